@@ -1,0 +1,366 @@
+//! Everything that touches chromiumoxide: launching or attaching to Chromium, the CDP pump,
+//! tabs, frames and event pumps.
+//!
+//! One shared [`Browser`] serves every task. Exactly one tokio task polls chromiumoxide's
+//! `Handler` (see [`Browser::launch`]); it logs undecodable messages and carries on, and when the
+//! stream ends it publishes "browser gone" on a `watch` channel so that every pending and later
+//! command fails fast with `BROWSER_GONE`. Commands never see chromiumoxide types: they go through
+//! [`Tab`] and [`task::Task`].
+
+pub mod events;
+pub mod raw;
+pub mod tab;
+pub mod task;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use chromiumoxide::browser::{Browser as CdpBrowser, BrowserConfig};
+use chromiumoxide::handler::viewport::Viewport;
+use futures::StreamExt;
+use serde_json::{json, Value};
+use tokio::sync::{watch, OnceCell, RwLock};
+
+use crate::error::{CommandError, StartError};
+
+pub use tab::{FrameRef, Tab};
+
+/// How to get a browser: launch Debian's Chromium or attach to a running one.
+#[derive(Debug, Clone, Default)]
+pub struct LaunchConfig {
+    /// Explicit executable (`--chromium`); else `MOONPILOT_CHROMIUM`, else PATH.
+    pub chromium: Option<PathBuf>,
+    /// Show a window (`--headful`) instead of running headless.
+    pub headful: bool,
+    /// A persistent profile directory (`--profile`); else a fresh one per browser, removed on exit.
+    pub profile: Option<PathBuf>,
+    /// Attach to this browser (`ws://…` or `http://…`) instead of launching.
+    pub cdp_url: Option<String>,
+}
+
+/// The viewport every tab gets, in CSS pixels.
+pub const VIEWPORT: (u32, u32) = (1280, 800);
+
+/// How the shared browser came to be.
+#[derive(Debug, Clone)]
+pub enum Mode {
+    /// Launched by us.
+    Managed {
+        /// The executable.
+        executable: PathBuf,
+        /// The profile directory.
+        profile_dir: PathBuf,
+        /// Whether we remove the profile on stop.
+        temporary: bool,
+        /// Whether the profile had content before launch.
+        profile_seen_before: bool,
+    },
+    /// Attached over `--cdp-url`.
+    Attached {
+        /// The URL given.
+        url: String,
+    },
+}
+
+/// The shared browser.
+pub struct Browser {
+    cdp: RwLock<Option<CdpBrowser>>,
+    alive: watch::Receiver<bool>,
+    ws_url: String,
+    raw: OnceCell<Arc<raw::RawConnection>>,
+    /// How it was obtained.
+    pub mode: Mode,
+    /// Whether it runs headless.
+    pub headless: bool,
+    /// `Browser.getVersion` product string.
+    pub product: String,
+    /// `Browser.getVersion` protocol version.
+    pub protocol_version: String,
+}
+
+/// Launch args measured to work on this machine (CDP-NOTES.md), without the leading `--`.
+const LAUNCH_ARGS: &[&str] = &[
+    "disable-gpu",
+    "disable-quic",
+    "no-first-run",
+    "disable-background-networking",
+    "disable-component-update",
+    "disable-sync",
+    "disable-dev-shm-usage",
+    "hide-scrollbars",
+    "mute-audio",
+];
+
+static PROFILE_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Finds the Chromium executable: explicit path, `MOONPILOT_CHROMIUM`, then PATH.
+pub fn find_chromium(explicit: Option<&Path>) -> Result<PathBuf, StartError> {
+    let mut tried = Vec::new();
+    if let Some(p) = explicit {
+        if p.is_file() {
+            return Ok(p.to_path_buf());
+        }
+        tried.push(p.to_path_buf());
+        return Err(StartError::NotFound { tried });
+    }
+    if let Some(p) = std::env::var_os("MOONPILOT_CHROMIUM") {
+        let p = PathBuf::from(p);
+        if p.is_file() {
+            return Ok(p);
+        }
+        tried.push(p);
+        return Err(StartError::NotFound { tried });
+    }
+    let names = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"];
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for name in names {
+        for dir in std::env::split_paths(&path) {
+            let candidate = dir.join(name);
+            if candidate.is_file() {
+                return Ok(candidate);
+            }
+        }
+        tried.push(PathBuf::from(format!("{name} (on PATH)")));
+    }
+    Err(StartError::NotFound { tried })
+}
+
+impl Browser {
+    /// Launches Chromium (or attaches, with `cdp_url`) and starts the CDP pump on the current
+    /// tokio runtime.
+    pub async fn start(config: &LaunchConfig) -> Result<Arc<Browser>, StartError> {
+        match &config.cdp_url {
+            Some(url) => Browser::connect(url).await,
+            None => Browser::launch(config).await,
+        }
+    }
+
+    async fn launch(config: &LaunchConfig) -> Result<Arc<Browser>, StartError> {
+        let executable = find_chromium(config.chromium.as_deref())?;
+        let (profile_dir, temporary) = match &config.profile {
+            Some(dir) => (dir.clone(), false),
+            None => {
+                let n = PROFILE_COUNTER.fetch_add(1, Ordering::Relaxed);
+                let dir = std::env::temp_dir()
+                    .join(format!("moonpilot-profile-{}-{n}", std::process::id()));
+                (dir, true)
+            }
+        };
+        let profile_seen_before = match tokio::fs::read_dir(&profile_dir).await {
+            Ok(mut entries) => entries.next_entry().await.ok().flatten().is_some(),
+            Err(_) => false,
+        };
+        tokio::fs::create_dir_all(&profile_dir)
+            .await
+            .map_err(|source| StartError::Profile {
+                path: profile_dir.clone(),
+                source,
+            })?;
+        let (w, h) = VIEWPORT;
+        let mut builder = BrowserConfig::builder()
+            .chrome_executable(&executable)
+            .user_data_dir(&profile_dir)
+            .no_sandbox()
+            .surface_invalid_messages()
+            .window_size(w, h)
+            .viewport(Viewport {
+                width: w,
+                height: h,
+                ..Viewport::default()
+            })
+            // Our own deadlines bound every command; this is only chromiumoxide's fallback.
+            .request_timeout(Duration::from_secs(60))
+            .launch_timeout(Duration::from_secs(30))
+            .args(LAUNCH_ARGS.iter().copied());
+        builder = if config.headful {
+            builder.with_head()
+        } else {
+            builder.new_headless_mode()
+        };
+        let browser_config = builder.build().map_err(|reason| StartError::Launch {
+            path: executable.clone(),
+            reason,
+        })?;
+        let (cdp, handler) =
+            CdpBrowser::launch(browser_config)
+                .await
+                .map_err(|e| StartError::Launch {
+                    path: executable.clone(),
+                    reason: e.to_string(),
+                })?;
+        let mode = Mode::Managed {
+            executable,
+            profile_dir,
+            temporary,
+            profile_seen_before,
+        };
+        Ok(Browser::finish(cdp, handler, mode, !config.headful).await)
+    }
+
+    async fn connect(url: &str) -> Result<Arc<Browser>, StartError> {
+        let (cdp, handler) = CdpBrowser::connect(url.to_string()).await.map_err(|e| StartError::Connect {
+            url: url.to_string(),
+            reason: e.to_string(),
+        })?;
+        let mode = Mode::Attached { url: url.to_string() };
+        Ok(Browser::finish(cdp, handler, mode, true).await)
+    }
+
+    async fn finish(
+        cdp: CdpBrowser,
+        mut handler: chromiumoxide::handler::Handler,
+        mode: Mode,
+        headless: bool,
+    ) -> Arc<Browser> {
+        let (alive_tx, alive_rx) = watch::channel(true);
+        // The one CDP pump: it only polls the handler. Undecodable messages (protocol drift, see
+        // CDP-NOTES.md) are logged and skipped; the loop ends only when the connection ends.
+        tokio::spawn(async move {
+            while let Some(event) = handler.next().await {
+                if let Err(e) = event {
+                    tracing::debug!(target: "moonpilot::cdp", "skipped CDP message: {e}");
+                }
+            }
+            tracing::info!(target: "moonpilot::cdp", "browser connection closed");
+            let _ = alive_tx.send(false);
+        });
+        let ws_url = cdp.websocket_address().clone();
+        let (product, protocol_version) = match tokio::time::timeout(
+            Duration::from_secs(5),
+            cdp.version(),
+        )
+        .await
+        {
+            Ok(Ok(v)) => (v.product, v.protocol_version),
+            _ => (String::new(), String::new()),
+        };
+        Arc::new(Browser {
+            cdp: RwLock::new(Some(cdp)),
+            alive: alive_rx,
+            ws_url,
+            raw: OnceCell::new(),
+            mode,
+            headless,
+            product,
+            protocol_version,
+        })
+    }
+
+    /// Whether the connection is still up.
+    pub fn is_alive(&self) -> bool {
+        *self.alive.borrow()
+    }
+
+    /// Resolves when the browser is gone (immediately if it already is).
+    pub async fn gone(&self) {
+        let mut rx = self.alive.clone();
+        let _ = rx.wait_for(|alive| !*alive).await;
+    }
+
+    /// Runs `fut` unless the browser goes away first.
+    pub async fn guard<T>(
+        &self,
+        fut: impl std::future::Future<Output = Result<T, CommandError>>,
+    ) -> Result<T, CommandError> {
+        tokio::select! {
+            res = fut => res,
+            _ = self.gone() => Err(CommandError::browser_gone()),
+        }
+    }
+
+    /// Sends a browser-level CDP command (no session).
+    pub async fn call(&self, method: &str, params: Value) -> Result<Value, CommandError> {
+        self.guard(async {
+            let guard = self.cdp.read().await;
+            let cdp = guard.as_ref().ok_or_else(CommandError::browser_gone)?;
+            let res = cdp
+                .execute(raw::Raw::new(method, params))
+                .await
+                .map_err(|e| crate::error::from_cdp(method, e))?;
+            Ok(res.result)
+        })
+        .await
+    }
+
+    /// Opens a new tab on `about:blank` and starts its event pumps.
+    pub async fn new_tab(self: &Arc<Browser>, events: events::TabEvents) -> Result<Tab, CommandError> {
+        let page = self
+            .guard(async {
+                let guard = self.cdp.read().await;
+                let cdp = guard.as_ref().ok_or_else(CommandError::browser_gone)?;
+                cdp.new_page("about:blank")
+                    .await
+                    .map_err(|e| crate::error::from_cdp("Target.createTarget", e))
+            })
+            .await?;
+        Tab::attach(self.clone(), page, events).await
+    }
+
+    /// The second connection used for out-of-process iframe sessions, opened on first use.
+    pub async fn raw(&self) -> Result<Arc<raw::RawConnection>, CommandError> {
+        self.raw
+            .get_or_try_init(|| async {
+                raw::RawConnection::connect(&self.ws_url).await.map(Arc::new)
+            })
+            .await
+            .cloned()
+    }
+
+    /// A descriptor for `start`, `list_tasks` and `get_config`.
+    pub fn describe(&self) -> Value {
+        let (mode, profile_dir, executable) = match &self.mode {
+            Mode::Managed {
+                executable,
+                profile_dir,
+                ..
+            } => (
+                "managed",
+                Value::from(profile_dir.display().to_string()),
+                Value::from(executable.display().to_string()),
+            ),
+            Mode::Attached { .. } => ("cdp", Value::Null, Value::Null),
+        };
+        json!({
+            "type": "chromium",
+            "engine": "chromium",
+            "mode": mode,
+            "headless": self.headless,
+            "profileDir": profile_dir,
+            "executable": executable,
+            "cdp": {"product": self.product, "protocolVersion": self.protocol_version},
+            "viewport": {"mode": "fixed", "size": format!("{}x{}", VIEWPORT.0, VIEWPORT.1)},
+        })
+    }
+
+    /// Closes the browser (or detaches from an attached one) and removes a temporary profile.
+    pub async fn stop(&self) {
+        let taken = self.cdp.write().await.take();
+        if let Some(mut cdp) = taken {
+            if let Mode::Managed { .. } = self.mode {
+                // `Browser.close` asks Chromium to exit; the kill is the fallback when it hangs.
+                let closed = tokio::time::timeout(Duration::from_secs(3), cdp.close()).await;
+                if !matches!(closed, Ok(Ok(_))) {
+                    let _ = cdp.kill().await;
+                }
+                let _ = tokio::time::timeout(Duration::from_secs(5), cdp.wait()).await;
+            }
+        }
+        if let Mode::Managed {
+            profile_dir,
+            temporary: true,
+            ..
+        } = &self.mode
+        {
+            let _ = tokio::fs::remove_dir_all(profile_dir).await;
+        }
+    }
+
+    /// Kills the browser process without ceremony (tests of `BROWSER_GONE` use this).
+    pub async fn kill(&self) {
+        if let Some(cdp) = self.cdp.write().await.as_mut() {
+            let _ = cdp.kill().await;
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! Raw CDP: a command type for any method name, and a second connection for out-of-process
+//! iframe sessions.
+//!
+//! chromiumoxide auto-attaches to cross-site iframe targets but offers no way to send commands
+//! into their sessions (CDP-NOTES.md, "Frames"). [`RawConnection`] is a small CDP client over its
+//! own websocket to the same browser: it attaches to such targets with `flatten:true` and sends
+//! commands with their `sessionId`. It is the only raw socket in the crate.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use async_tungstenite::tungstenite::Message;
+use chromiumoxide::types::{Command, Method, MethodId};
+use futures::StreamExt;
+use serde::Serialize;
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, oneshot, watch};
+
+use crate::error::{from_protocol_error, CommandError};
+
+/// A CDP command given by name, with JSON params and a JSON response.
+#[derive(Debug, Clone)]
+pub struct Raw {
+    method: String,
+    params: Value,
+}
+
+impl Raw {
+    /// `method` with `params` (an object).
+    pub fn new(method: &str, params: Value) -> Raw {
+        Raw {
+            method: method.to_string(),
+            params,
+        }
+    }
+}
+
+impl Serialize for Raw {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.params.serialize(s)
+    }
+}
+
+impl Method for Raw {
+    fn identifier(&self) -> MethodId {
+        self.method.clone().into()
+    }
+}
+
+impl Command for Raw {
+    type Response = Value;
+}
+
+type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, CommandError>>>>>;
+
+/// A CDP client on its own websocket.
+pub struct RawConnection {
+    next_id: AtomicU64,
+    pending: Pending,
+    outgoing: mpsc::UnboundedSender<String>,
+    alive: watch::Receiver<bool>,
+}
+
+impl RawConnection {
+    /// Connects to the browser websocket at `ws_url`.
+    pub async fn connect(ws_url: &str) -> Result<RawConnection, CommandError> {
+        let (socket, _) = async_tungstenite::tokio::connect_async(ws_url)
+            .await
+            .map_err(|e| CommandError::failed(format!("opening a CDP connection failed: {e}")))?;
+        let (mut sink, mut stream) = socket.split();
+        let (outgoing, mut outgoing_rx) = mpsc::unbounded_channel::<String>();
+        let pending: Pending = Arc::new(Mutex::new(HashMap::new()));
+        let (alive_tx, alive) = watch::channel(true);
+        tokio::spawn(async move {
+            while let Some(text) = outgoing_rx.recv().await {
+                if sink.send(Message::text(text)).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let reader_pending = pending.clone();
+        tokio::spawn(async move {
+            while let Some(Ok(msg)) = stream.next().await {
+                let Message::Text(text) = msg else { continue };
+                let Ok(value) = serde_json::from_str::<Value>(text.as_str()) else {
+                    tracing::debug!(target: "moonpilot::cdp", "undecodable raw CDP message");
+                    continue;
+                };
+                let Some(id) = value.get("id").and_then(Value::as_u64) else {
+                    continue; // An event: sessions here are used for commands only.
+                };
+                let sender = reader_pending.lock().ok().and_then(|mut p| p.remove(&id));
+                if let Some(sender) = sender {
+                    let res = match value.get("error") {
+                        Some(err) => Err(from_protocol_error(
+                            "raw CDP call",
+                            err.get("code").and_then(Value::as_i64).unwrap_or(0),
+                            err.get("message").and_then(Value::as_str).unwrap_or(""),
+                        )),
+                        None => Ok(value.get("result").cloned().unwrap_or(Value::Null)),
+                    };
+                    let _ = sender.send(res);
+                }
+            }
+            let _ = alive_tx.send(false);
+            if let Ok(mut p) = reader_pending.lock() {
+                p.clear();
+            }
+        });
+        Ok(RawConnection {
+            next_id: AtomicU64::new(1),
+            pending,
+            outgoing,
+            alive,
+        })
+    }
+
+    /// Sends `method` to `session` (or the browser when `None`) and awaits the result.
+    pub async fn call(
+        &self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, CommandError> {
+        if !*self.alive.borrow() {
+            return Err(CommandError::browser_gone());
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut msg = json!({"id": id, "method": method, "params": params});
+        if let Some(s) = session {
+            msg["sessionId"] = Value::from(s);
+        }
+        let (tx, rx) = oneshot::channel();
+        if let Ok(mut p) = self.pending.lock() {
+            p.insert(id, tx);
+        }
+        if self.outgoing.send(msg.to_string()).is_err() {
+            return Err(CommandError::browser_gone());
+        }
+        match rx.await {
+            Ok(res) => res.map_err(|mut e| {
+                e.msg = e.msg.replacen("raw CDP call", method, 1);
+                e
+            }),
+            Err(_) => Err(CommandError::browser_gone()),
+        }
+    }
+
+    /// Attaches to `target_id` with a flat session and returns the session id.
+    pub async fn attach(&self, target_id: &str) -> Result<String, CommandError> {
+        let res = self
+            .call(
+                None,
+                "Target.attachToTarget",
+                json!({"targetId": target_id, "flatten": true}),
+            )
+            .await?;
+        res.get("sessionId")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or_else(|| CommandError::failed("`Target.attachToTarget` returned no session"))
+    }
+}

@@ -1,0 +1,797 @@
+//! `Tab`: one page target of the shared browser, with its frames.
+//!
+//! All CDP traffic of a tab goes through [`Tab::call`] (the page session) or, for out-of-process
+//! iframes, through the browser's raw connection. Every call races the browser's death, so a
+//! dead browser turns into `BROWSER_GONE` at once instead of a hang.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chromiumoxide::cdp::browser_protocol::network::EventResponseReceived;
+use chromiumoxide::cdp::browser_protocol::page::EventLoadEventFired;
+use chromiumoxide::Page;
+use futures::{FutureExt, StreamExt};
+use serde_json::{json, Value};
+
+use super::events::TabEvents;
+use super::raw::{Raw, RawConnection};
+use super::Browser;
+use crate::error::{from_cdp, CommandError};
+use crate::js;
+use crate::protocol::ErrorCode;
+
+/// Where commands for a frame go.
+#[derive(Clone)]
+pub enum FrameSession {
+    /// The tab's own page session (main frame and in-process child frames).
+    Page,
+    /// An out-of-process iframe's session on the raw connection.
+    Remote {
+        /// The connection.
+        conn: Arc<RawConnection>,
+        /// The flat session id.
+        session_id: String,
+        /// The frame id of the session's root frame.
+        root_frame_id: String,
+    },
+}
+
+/// One frame of a tab, in depth-first order (main frame = ordinal 0).
+#[derive(Clone)]
+pub struct FrameRef {
+    /// Position in the depth-first walk.
+    pub ordinal: usize,
+    /// CDP frame id.
+    pub frame_id: String,
+    /// Frame URL.
+    pub url: String,
+    /// Frame name (the iframe's `name`), possibly empty.
+    pub name: String,
+    /// Ordinal of the parent frame.
+    pub parent: Option<usize>,
+    /// Nesting depth (main = 0).
+    pub depth: usize,
+    /// The frame's security origin as CDP reports it.
+    pub origin: String,
+    /// Whether the frame runs in another renderer process (cross-site).
+    pub out_of_process: bool,
+    /// Where its commands go.
+    pub session: FrameSession,
+}
+
+impl FrameRef {
+    /// Whether this is the main frame.
+    pub fn is_main(&self) -> bool {
+        self.parent.is_none()
+    }
+
+    /// The frame as JSON (`list_frames` shape).
+    pub fn to_json(&self) -> Value {
+        json!({
+            "index": self.ordinal,
+            "url": self.url,
+            "name": self.name,
+            "isMain": self.is_main(),
+            "depth": self.depth,
+            "parentIndex": self.parent,
+            "outOfProcess": self.out_of_process,
+        })
+    }
+}
+
+/// Whether `origin` counts as the same origin as `main` (unknown counts as same, JS-PROBES §4).
+pub fn same_origin(main: &str, origin: &str) -> bool {
+    matches!(origin, "" | "://" | "null") || origin == main
+}
+
+/// What a navigation produced.
+#[derive(Debug, Clone)]
+pub struct NavOutcome {
+    /// HTTP status of the main response, 0 when there was none.
+    pub status: i64,
+    /// Chrome's error text (`net::ERR_…`) when the navigation failed.
+    pub error_text: Option<String>,
+}
+
+/// A page target owned by one task.
+pub struct Tab {
+    browser: Arc<Browser>,
+    page: Page,
+    target_id: String,
+    remote_sessions: Mutex<HashMap<String, String>>,
+}
+
+/// How long a navigation may take to reach `load`.
+pub const NAVIGATION_TIMEOUT: Duration = Duration::from_secs(30);
+
+impl Tab {
+    pub(super) async fn attach(
+        browser: Arc<Browser>,
+        page: Page,
+        events: TabEvents,
+    ) -> Result<Tab, CommandError> {
+        events
+            .watch_dialogs(&page)
+            .await
+            .map_err(|e| from_cdp("Page.javascriptDialogOpening", e))?;
+        let target_id = page.target_id().as_ref().to_string();
+        Ok(Tab {
+            browser,
+            page,
+            target_id,
+            remote_sessions: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The CDP target id.
+    pub fn target_id(&self) -> &str {
+        &self.target_id
+    }
+
+    /// The shared browser.
+    pub fn browser(&self) -> &Arc<Browser> {
+        &self.browser
+    }
+
+    /// Sends a CDP command on the tab's page session.
+    pub async fn call(&self, method: &str, params: Value) -> Result<Value, CommandError> {
+        self.browser
+            .guard(async {
+                self.page
+                    .execute(Raw::new(method, params))
+                    .await
+                    .map(|r| r.result)
+                    .map_err(|e| from_cdp(method, e))
+            })
+            .await
+    }
+
+    /// Sends a CDP command to the session that owns `frame`.
+    pub async fn call_in(
+        &self,
+        frame: &FrameRef,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, CommandError> {
+        match &frame.session {
+            FrameSession::Page => self.call(method, params).await,
+            FrameSession::Remote {
+                conn, session_id, ..
+            } => {
+                self.browser
+                    .guard(conn.call(Some(session_id), method, params))
+                    .await
+            }
+        }
+    }
+
+    /// Evaluates one of our expression files (`js/*.js`) in the main frame's main world.
+    pub async fn eval_expression(&self, expression: &'static str) -> Result<Value, CommandError> {
+        let res = self
+            .call(
+                "Runtime.evaluate",
+                json!({"expression": expression, "returnByValue": true}),
+            )
+            .await?;
+        remote_value("Runtime.evaluate", res)
+    }
+
+    /// Calls a function file of `js/` in `frame`'s main world with one JSON argument and
+    /// returns its JSON result (promises awaited).
+    pub async fn call_function(
+        &self,
+        frame: &FrameRef,
+        function: &'static str,
+        arg: Value,
+    ) -> Result<Value, CommandError> {
+        let mut params = json!({
+            "functionDeclaration": function,
+            "arguments": [{"value": arg}],
+            "returnByValue": true,
+            "awaitPromise": true,
+        });
+        match &frame.session {
+            FrameSession::Page => {
+                let ctx = if frame.is_main() {
+                    self.page.execution_context().await
+                } else {
+                    self.page
+                        .frame_execution_context(frame.frame_id.clone().into())
+                        .await
+                }
+                .map_err(|e| from_cdp("Runtime.executionContext", e))?
+                .ok_or_else(navigating)?;
+                params["executionContextId"] = json!(ctx.inner());
+            }
+            FrameSession::Remote { root_frame_id, .. } => {
+                if *root_frame_id == frame.frame_id {
+                    let global = self
+                        .call_in(
+                            frame,
+                            "Runtime.evaluate",
+                            json!({"expression": js::GLOBAL_THIS_JS}),
+                        )
+                        .await?;
+                    let object_id = global
+                        .pointer("/result/objectId")
+                        .and_then(Value::as_str)
+                        .ok_or_else(navigating)?;
+                    params["objectId"] = json!(object_id);
+                } else {
+                    // Frames nested inside an out-of-process iframe: an isolated world sees the
+                    // DOM (not page globals), which is all the probes need.
+                    let world = self
+                        .call_in(
+                            frame,
+                            "Page.createIsolatedWorld",
+                            json!({"frameId": frame.frame_id, "worldName": "moonpilot"}),
+                        )
+                        .await?;
+                    let ctx = world
+                        .get("executionContextId")
+                        .cloned()
+                        .ok_or_else(navigating)?;
+                    params["executionContextId"] = ctx;
+                }
+            }
+        }
+        let res = self.call_in(frame, "Runtime.callFunctionOn", params).await?;
+        remote_value("Runtime.callFunctionOn", res)
+    }
+
+    /// Evaluates caller-supplied script text in `frame`'s main world (`execute_js`): promises
+    /// awaited, values returned by value, the user gesture flag set. `timeout_ms` asks Chromium
+    /// to terminate synchronous execution after that long. Answers the raw CDP result.
+    pub async fn evaluate_script(
+        &self,
+        frame: &FrameRef,
+        expression: &str,
+        timeout_ms: Option<u64>,
+    ) -> Result<Value, CommandError> {
+        let mut params = json!({
+            "expression": expression,
+            "returnByValue": true,
+            "awaitPromise": true,
+            "userGesture": true,
+        });
+        if let Some(ms) = timeout_ms {
+            params["timeout"] = json!(ms);
+        }
+        match &frame.session {
+            FrameSession::Page => {
+                let ctx = if frame.is_main() {
+                    self.page.execution_context().await
+                } else {
+                    self.page
+                        .frame_execution_context(frame.frame_id.clone().into())
+                        .await
+                }
+                .map_err(|e| from_cdp("Runtime.executionContext", e))?
+                .ok_or_else(navigating)?;
+                params["contextId"] = json!(ctx.inner());
+            }
+            FrameSession::Remote { root_frame_id, .. } => {
+                if *root_frame_id != frame.frame_id {
+                    let world = self
+                        .call_in(
+                            frame,
+                            "Page.createIsolatedWorld",
+                            json!({"frameId": frame.frame_id, "worldName": "moonpilot"}),
+                        )
+                        .await?;
+                    params["contextId"] = world
+                        .get("executionContextId")
+                        .cloned()
+                        .ok_or_else(navigating)?;
+                }
+            }
+        }
+        self.call_in(frame, "Runtime.evaluate", params).await
+    }
+
+    /// Stops whatever script runs in `frame`'s renderer (after an `execute_js` budget expired).
+    pub async fn terminate_execution(&self, frame: &FrameRef) -> Result<(), CommandError> {
+        self.call_in(frame, "Runtime.terminateExecution", json!({}))
+            .await
+            .map(drop)
+    }
+
+    /// The main frame (ordinal 0) without walking the tree.
+    pub async fn main_frame(&self) -> Result<FrameRef, CommandError> {
+        let tree = self.call("Page.getFrameTree", json!({})).await?;
+        let frame = tree.pointer("/frameTree/frame").ok_or_else(navigating)?;
+        Ok(frame_ref(frame, 0, None, 0, FrameSession::Page, false))
+    }
+
+    /// Every frame, depth-first from the main frame. With `include_remote`, out-of-process
+    /// iframes are attached and walked too (their children follow the in-process children).
+    pub async fn frames(&self, include_remote: bool) -> Result<Vec<FrameRef>, CommandError> {
+        let tree = self.call("Page.getFrameTree", json!({})).await?;
+        let root = tree.get("frameTree").cloned().ok_or_else(navigating)?;
+        let iframe_targets = if include_remote {
+            let targets = self.browser.call("Target.getTargets", json!({})).await?;
+            targets
+                .get("targetInfos")
+                .and_then(Value::as_array)
+                .map(|list| {
+                    list.iter()
+                        .filter(|t| t["type"] == "iframe")
+                        .cloned()
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let mut out = Vec::new();
+        // An explicit stack keeps the walk iterative (async recursion would need boxing).
+        let mut stack: Vec<(Value, Option<usize>, usize, FrameSession, bool)> =
+            vec![(root, None, 0, FrameSession::Page, false)];
+        while let Some((node, parent, depth, session, oop)) = stack.pop() {
+            let Some(frame) = node.get("frame") else { continue };
+            let ordinal = out.len();
+            let fref = frame_ref(frame, ordinal, parent, depth, session.clone(), oop);
+            let frame_id = fref.frame_id.clone();
+            out.push(fref);
+            let mut children: Vec<(Value, Option<usize>, usize, FrameSession, bool)> = node
+                .get("childFrames")
+                .and_then(Value::as_array)
+                .map(|kids| {
+                    kids.iter()
+                        .map(|k| (k.clone(), Some(ordinal), depth + 1, session.clone(), oop))
+                        .collect()
+                })
+                .unwrap_or_default();
+            for target in iframe_targets.iter().filter(|t| t["parentFrameId"] == frame_id.as_str()) {
+                let Some(target_id) = target["targetId"].as_str() else { continue };
+                match self.remote_tree(target_id).await {
+                    Ok((remote_session, remote_root)) => {
+                        children.push((remote_root, Some(ordinal), depth + 1, remote_session, true))
+                    }
+                    Err(e) => tracing::debug!("skipping out-of-process frame {target_id}: {e}"),
+                }
+            }
+            // Reverse so that the first child is popped first (depth-first, in order).
+            stack.extend(children.into_iter().rev());
+        }
+        Ok(out)
+    }
+
+    async fn remote_tree(&self, target_id: &str) -> Result<(FrameSession, Value), CommandError> {
+        let conn = self.browser.raw().await?;
+        let cached = self
+            .remote_sessions
+            .lock()
+            .ok()
+            .and_then(|m| m.get(target_id).cloned());
+        let mut session_id = match cached {
+            Some(s) => s,
+            None => conn.attach(target_id).await?,
+        };
+        let tree = match conn.call(Some(&session_id), "Page.getFrameTree", json!({})).await {
+            Ok(t) => t,
+            Err(_) => {
+                // The cached session died with a navigation of the frame: attach again once.
+                session_id = conn.attach(target_id).await?;
+                conn.call(Some(&session_id), "Page.getFrameTree", json!({}))
+                    .await?
+            }
+        };
+        if let Ok(mut m) = self.remote_sessions.lock() {
+            m.insert(target_id.to_string(), session_id.clone());
+        }
+        let root = tree.get("frameTree").cloned().ok_or_else(navigating)?;
+        let root_frame_id = root
+            .pointer("/frame/id")
+            .and_then(Value::as_str)
+            .unwrap_or(target_id)
+            .to_string();
+        Ok((
+            FrameSession::Remote {
+                conn,
+                session_id,
+                root_frame_id,
+            },
+            root,
+        ))
+    }
+
+    /// The origin of `frame`'s content box in the main frame's viewport (CSS pixels), summing
+    /// the offsets of every ancestor iframe element.
+    pub async fn frame_offset(&self, frames: &[FrameRef], frame: &FrameRef) -> Result<(f64, f64), CommandError> {
+        let mut x = 0.0;
+        let mut y = 0.0;
+        let mut current = frame.clone();
+        while let Some(parent_ordinal) = current.parent {
+            let parent = frames
+                .iter()
+                .find(|f| f.ordinal == parent_ordinal)
+                .ok_or_else(navigating)?;
+            let owner = self
+                .call_in(parent, "DOM.getFrameOwner", json!({"frameId": current.frame_id}))
+                .await?;
+            let backend = owner.get("backendNodeId").cloned().ok_or_else(navigating)?;
+            let node = self
+                .call_in(parent, "DOM.resolveNode", json!({"backendNodeId": backend}))
+                .await?;
+            let object_id = node
+                .pointer("/object/objectId")
+                .and_then(Value::as_str)
+                .ok_or_else(navigating)?
+                .to_string();
+            let res = self
+                .call_in(
+                    parent,
+                    "Runtime.callFunctionOn",
+                    json!({"objectId": object_id, "functionDeclaration": js::FRAME_OFFSET_JS, "returnByValue": true}),
+                )
+                .await?;
+            let v = remote_value("Runtime.callFunctionOn", res)?;
+            x += v["x"].as_f64().unwrap_or(0.0);
+            y += v["y"].as_f64().unwrap_or(0.0);
+            current = parent.clone();
+        }
+        Ok((x, y))
+    }
+
+    /// A trusted left click at viewport point (`x`, `y`) of the main frame.
+    pub async fn mouse_click(&self, x: f64, y: f64) -> Result<(), CommandError> {
+        let base = json!({"x": x, "y": y});
+        let mut moved = base.clone();
+        moved["type"] = json!("mouseMoved");
+        self.call("Input.dispatchMouseEvent", moved).await?;
+        for kind in ["mousePressed", "mouseReleased"] {
+            let mut ev = base.clone();
+            ev["type"] = json!(kind);
+            ev["button"] = json!("left");
+            ev["buttons"] = json!(if kind == "mousePressed" { 1 } else { 0 });
+            ev["clickCount"] = json!(1);
+            self.call("Input.dispatchMouseEvent", ev).await?;
+        }
+        Ok(())
+    }
+
+    /// Inserts `text` at the focused element as one input (works for any script, CJK included).
+    pub async fn insert_text(&self, text: &str) -> Result<(), CommandError> {
+        self.call("Input.insertText", json!({"text": text})).await.map(drop)
+    }
+
+    /// Types `text` key by key: ASCII characters as key events, others through `insertText`.
+    pub async fn type_keys(&self, text: &str) -> Result<(), CommandError> {
+        for ch in text.chars() {
+            match ch {
+                '\n' | '\r' => {
+                    for kind in ["keyDown", "keyUp"] {
+                        let mut ev = json!({"type": kind, "key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13});
+                        if kind == "keyDown" {
+                            ev["text"] = json!("\r");
+                        }
+                        self.call("Input.dispatchKeyEvent", ev).await?;
+                    }
+                }
+                c if c.is_ascii() && !c.is_ascii_control() => {
+                    let s = c.to_string();
+                    self.call(
+                        "Input.dispatchKeyEvent",
+                        json!({"type": "keyDown", "key": s, "text": s, "unmodifiedText": s}),
+                    )
+                    .await?;
+                    self.call("Input.dispatchKeyEvent", json!({"type": "keyUp", "key": s}))
+                        .await?;
+                }
+                c => self.insert_text(&c.to_string()).await?,
+            }
+        }
+        Ok(())
+    }
+
+    /// The current URL (`location.href` of the main frame).
+    pub async fn url(&self) -> Result<String, CommandError> {
+        Ok(self
+            .eval_expression(js::LOCATION_HREF_JS)
+            .await?
+            .as_str()
+            .unwrap_or_default()
+            .to_string())
+    }
+
+    /// The current title (`''` when unreadable).
+    pub async fn title(&self) -> Result<String, CommandError> {
+        Ok(self
+            .eval_expression(js::DOCUMENT_TITLE_JS)
+            .await?
+            .as_str()
+            .unwrap_or_default()
+            .to_string())
+    }
+
+    /// Navigates the main frame to `url` and waits for its `load` (bounded by
+    /// [`NAVIGATION_TIMEOUT`]).
+    pub async fn navigate(&self, url: &str) -> Result<NavOutcome, CommandError> {
+        let mut responses = self
+            .page
+            .event_listener::<EventResponseReceived>()
+            .await
+            .map_err(|e| from_cdp("Network.responseReceived", e))?;
+        // chromiumoxide treats `Page.navigate` as a navigation: the answer comes once the frame
+        // reached `load` (or failed).
+        let nav = tokio::time::timeout(
+            NAVIGATION_TIMEOUT,
+            self.call("Page.navigate", json!({"url": url})),
+        )
+        .await
+        .map_err(|_| {
+            CommandError::new(
+                ErrorCode::ActionTimeout,
+                format!("navigation to `{url}` did not finish loading within {} s", NAVIGATION_TIMEOUT.as_secs()),
+            )
+        })??;
+        let loader = nav.get("loaderId").and_then(Value::as_str).map(str::to_string);
+        let mut status = 0;
+        while let Some(Some(ev)) = responses.next().now_or_never() {
+            let is_document = ev.r#type.as_ref() == "Document";
+            let same_loader = loader.as_deref().is_some_and(|l| ev.loader_id.as_ref() == l);
+            if is_document && same_loader {
+                status = ev.response.status;
+            }
+        }
+        let error_text = nav
+            .get("errorText")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string);
+        Ok(NavOutcome { status, error_text })
+    }
+
+    /// Runs a history or reload step (`method`) and waits until the page has loaded again;
+    /// returns the HTTP status of the main document response seen meanwhile (0 when none, as
+    /// for pages restored from the back-forward cache).
+    ///
+    /// `expect_url_change` waits for the URL to move away from its old value (history steps may
+    /// be served from the back-forward cache without a `load` event); otherwise a `load` event is
+    /// awaited (reload).
+    pub async fn navigate_with(
+        &self,
+        method: &str,
+        params: Value,
+        expect_url_change: Option<&str>,
+    ) -> Result<i64, CommandError> {
+        let mut responses = self
+            .page
+            .event_listener::<EventResponseReceived>()
+            .await
+            .map_err(|e| from_cdp("Network.responseReceived", e))?;
+        let mut loads = self
+            .page
+            .event_listener::<EventLoadEventFired>()
+            .await
+            .map_err(|e| from_cdp("Page.loadEventFired", e))?;
+        self.call(method, params).await?;
+        let wait = async {
+            match expect_url_change {
+                None => {
+                    loads.next().await;
+                }
+                Some(old) => loop {
+                    // Mid-navigation the context is gone; those reads fail and are retried.
+                    if let Ok(status) = self.call_page_status().await {
+                        if status["url"] != old && status["readyState"] == "complete" {
+                            break;
+                        }
+                    }
+                    tokio::time::sleep(Duration::from_millis(25)).await;
+                },
+            }
+        };
+        tokio::time::timeout(NAVIGATION_TIMEOUT, wait).await.map_err(|_| {
+            CommandError::new(
+                ErrorCode::ActionTimeout,
+                format!("`{method}` did not finish loading within {} s", NAVIGATION_TIMEOUT.as_secs()),
+            )
+        })?;
+        let mut status = 0;
+        while let Some(Some(ev)) = responses.next().now_or_never() {
+            if ev.r#type.as_ref() == "Document" && ev.frame_id.as_ref().map(|f| f.as_ref()) == Some(self.target_id.as_str()) {
+                status = ev.response.status;
+            }
+        }
+        Ok(status)
+    }
+
+    /// `{url, readyState, title}` of the main frame.
+    pub async fn call_page_status(&self) -> Result<Value, CommandError> {
+        let main = FrameRef {
+            ordinal: 0,
+            frame_id: String::new(),
+            url: String::new(),
+            name: String::new(),
+            parent: None,
+            depth: 0,
+            origin: String::new(),
+            out_of_process: false,
+            session: FrameSession::Page,
+        };
+        self.call_function(&main, js::PAGE_STATUS_JS, Value::Null).await
+    }
+
+    /// A PNG screenshot of the viewport, with the highlight overlay hidden while it is taken.
+    pub async fn screenshot(&self) -> Result<Vec<u8>, CommandError> {
+        let main = self.main_frame().await?;
+        let hidden = self
+            .call_function(&main, js::OVERLAY_TOGGLE_JS, json!({"show": false}))
+            .await
+            .map(|v| v["existed"] == true)
+            .unwrap_or(false);
+        let shot = self
+            .call("Page.captureScreenshot", json!({"format": "png"}))
+            .await;
+        if hidden {
+            let _ = self
+                .call_function(&main, js::OVERLAY_TOGGLE_JS, json!({"show": true}))
+                .await;
+        }
+        let data = shot?
+            .get("data")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or_else(|| CommandError::failed("`Page.captureScreenshot` returned no data"))?;
+        decode_base64(&data).ok_or_else(|| CommandError::failed("screenshot data is not base64"))
+    }
+
+    /// Closes the tab.
+    pub async fn close(&self) -> Result<(), CommandError> {
+        self.browser
+            .call("Target.closeTarget", json!({"targetId": self.target_id}))
+            .await
+            .map(drop)
+    }
+}
+
+fn navigating() -> CommandError {
+    CommandError::new(
+        ErrorCode::PageNavigating,
+        "the page is navigating (no document to run in yet)",
+    )
+}
+
+fn frame_ref(
+    frame: &Value,
+    ordinal: usize,
+    parent: Option<usize>,
+    depth: usize,
+    session: FrameSession,
+    out_of_process: bool,
+) -> FrameRef {
+    let s = |k: &str| frame.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+    let mut url = s("url");
+    if let Some(fragment) = frame.get("urlFragment").and_then(Value::as_str) {
+        url.push_str(fragment);
+    }
+    FrameRef {
+        ordinal,
+        frame_id: s("id"),
+        url,
+        name: s("name"),
+        parent,
+        depth,
+        origin: s("securityOrigin"),
+        out_of_process,
+        session,
+    }
+}
+
+/// The JSON value of a `Runtime.evaluate`/`callFunctionOn` answer; a thrown exception becomes
+/// an `ACTION_FAILED` error naming the exception.
+pub fn remote_value(what: &str, res: Value) -> Result<Value, CommandError> {
+    if let Some(ex) = res.get("exceptionDetails") {
+        return Err(CommandError::failed(format!(
+            "`{what}`: page script threw: {}",
+            exception_line(ex)
+        ))
+        .with_details(json!({"error": exception_json(ex)})));
+    }
+    Ok(res.pointer("/result/value").cloned().unwrap_or(Value::Null))
+}
+
+/// The first line of an exception's description.
+pub fn exception_line(ex: &Value) -> String {
+    ex.pointer("/exception/description")
+        .and_then(Value::as_str)
+        .or_else(|| ex.get("text").and_then(Value::as_str))
+        .unwrap_or("unknown error")
+        .lines()
+        .next()
+        .unwrap_or("unknown error")
+        .to_string()
+}
+
+/// `{name, message, stack}` of an exception (stack: page frames only, at most 12).
+pub fn exception_json(ex: &Value) -> Value {
+    let description = ex
+        .pointer("/exception/description")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let class = ex
+        .pointer("/exception/className")
+        .and_then(Value::as_str)
+        .unwrap_or("Error");
+    let first = description.lines().next().unwrap_or_default();
+    let message = first
+        .strip_prefix(&format!("{class}: "))
+        .unwrap_or(first)
+        .to_string();
+    let stack: Vec<&str> = description
+        .lines()
+        .skip(1)
+        .map(str::trim)
+        .filter(|l| l.starts_with("at "))
+        .take(12)
+        .collect();
+    json!({"name": class, "message": message, "stack": stack})
+}
+
+/// Standard base64 decoding (CDP's screenshot and file payloads).
+pub fn decode_base64(s: &str) -> Option<Vec<u8>> {
+    fn val(c: u8) -> Option<u32> {
+        match c {
+            b'A'..=b'Z' => Some(u32::from(c - b'A')),
+            b'a'..=b'z' => Some(u32::from(c - b'a') + 26),
+            b'0'..=b'9' => Some(u32::from(c - b'0') + 52),
+            b'+' => Some(62),
+            b'/' => Some(63),
+            _ => None,
+        }
+    }
+    let bytes: Vec<u8> = s.bytes().filter(|b| !b.is_ascii_whitespace() && *b != b'=').collect();
+    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
+    for chunk in bytes.chunks(4) {
+        let mut acc = 0u32;
+        for (i, b) in chunk.iter().enumerate() {
+            acc |= val(*b)? << (18 - 6 * i);
+        }
+        let n = chunk.len();
+        if n < 2 {
+            return None;
+        }
+        out.push((acc >> 16) as u8);
+        if n > 2 {
+            out.push((acc >> 8) as u8);
+        }
+        if n > 3 {
+            out.push(acc as u8);
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_decodes() {
+        assert_eq!(decode_base64("aGVsbG8=").unwrap(), b"hello");
+        assert_eq!(decode_base64("aGk=").unwrap(), b"hi");
+        assert_eq!(decode_base64("YWJj").unwrap(), b"abc");
+        assert!(decode_base64("a$==").is_none());
+    }
+
+    #[test]
+    fn exceptions_are_summarised() {
+        let ex = json!({"text": "Uncaught", "exception": {"className": "TypeError",
+            "description": "TypeError: x is not a function\n    at <anonymous>:1:1\n    at foo (a.js:2:3)"}});
+        assert_eq!(exception_line(&ex), "TypeError: x is not a function");
+        let j = exception_json(&ex);
+        assert_eq!(j["name"], "TypeError");
+        assert_eq!(j["message"], "x is not a function");
+        assert_eq!(j["stack"].as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn unknown_origins_count_as_same() {
+        assert!(same_origin("http://a", "://"));
+        assert!(same_origin("http://a", "http://a"));
+        assert!(!same_origin("http://a", "http://b"));
+    }
+}

@@ -1,0 +1,186 @@
+//! Lifecycle: `start`, `close`, `shutdown`.
+//!
+//! One shared browser serves every task; a task owns its tabs. The first `start` launches the
+//! browser, the last `close` (or `shutdown`) stops it.
+
+use serde_json::{json, Value};
+
+use crate::browser::task::{Task, TaskId};
+use crate::error::CommandError;
+use crate::executor::Cx;
+use crate::protocol::{ErrorCode, Params};
+use crate::registry::{CommandFuture, CommandSpec, Kind, ParamSpec};
+
+/// The lifecycle group.
+pub const SPECS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "start",
+        group: "lifecycle",
+        summary: "Create a task with its own tab, launching the shared browser if needed",
+        doc: "Creates a task (the seed's browser instance) that owns one fresh tab. The first task \
+              launches the shared Chromium; later tasks open a tab in it. With an envelope id that \
+              is already live the call fails: close it first or use another id.",
+        params: &[
+            ParamSpec { name: "headless", kind: Kind::Bool, required: false, default: Some("true"), doc: "run without a window; absent means headless (unless the host was started with --headful)" },
+            ParamSpec { name: "browser", kind: Kind::String, required: false, default: None, doc: "auto | chromium (chrome, edge and firefox are refused: moonpilot drives Chromium)" },
+            ParamSpec { name: "networkRecording", kind: Kind::Bool, required: false, default: None, doc: "per-task request/response recording on or off; absent = global setting" },
+        ],
+        needs_task: false,
+        mutates_page: true,
+        retry_safe: false,
+        long_running: false,
+        alias_of: None,
+        example: "local page = browser.start{ headless = true }",
+        handler: start,
+    },
+    CommandSpec {
+        name: "close",
+        group: "lifecycle",
+        summary: "Close the task's tabs and forget the task; the last task stops the browser",
+        doc: "Closes only this task's tabs. A command still running on the task ends with \
+              TASK_NOT_FOUND; close never queues behind it. When no task is left the shared \
+              browser exits (a persistent --profile keeps its login state).",
+        params: &[],
+        needs_task: true,
+        mutates_page: true,
+        retry_safe: false,
+        long_running: false,
+        alias_of: None,
+        example: "page:close()",
+        handler: close,
+    },
+    CommandSpec {
+        name: "shutdown",
+        group: "lifecycle",
+        summary: "Close every task and the shared browser",
+        doc: "Closes every task and stops the shared browser; the host keeps running.",
+        params: &[],
+        needs_task: false,
+        mutates_page: true,
+        retry_safe: false,
+        long_running: false,
+        alias_of: None,
+        example: "browser.call(\"shutdown\")",
+        handler: shutdown,
+    },
+];
+
+const BROWSER_CHOICES: &str = "auto, chromium, chrome, edge, firefox";
+
+/// Normalises the `browser` param; only Chromium is honoured.
+fn requested_browser(value: Option<String>) -> Result<String, CommandError> {
+    let Some(raw) = value else {
+        return Ok("auto".into());
+    };
+    let norm = match raw.trim().to_ascii_lowercase().as_str() {
+        "auto" | "default" => "auto",
+        "chromium" | "bundled" | "bundled-chromium" | "playwright-chromium" => "chromium",
+        "chrome" | "google-chrome" | "googlechrome" => "chrome",
+        "edge" | "msedge" | "ms-edge" | "microsoft-edge" => "edge",
+        "firefox" | "ff" | "gecko" => "firefox",
+        _ => {
+            return Err(CommandError::invalid(
+                "browser",
+                format!("param `browser`: unknown browser `{raw}`; allowed: {BROWSER_CHOICES}"),
+            ))
+        }
+    };
+    if matches!(norm, "chrome" | "edge" | "firefox") {
+        return Err(CommandError::new(
+            ErrorCode::ActionFailed,
+            format!(
+                "browser `{norm}` is not available: moonpilot drives Chromium (use `auto` or \
+                 `chromium`); it never falls back silently"
+            ),
+        ));
+    }
+    Ok(norm.to_string())
+}
+
+fn start(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
+    let headless = p
+        .bool_opt("headless")?
+        .unwrap_or(!cx.engine.config.launch.headful);
+    let requested = requested_browser(p.str_opt("browser")?)?;
+    let recording = p.bool_opt("networkRecording")?;
+    Ok(Box::pin(async move {
+        let id = cx.task_id.unwrap_or_else(TaskId::generate);
+        if cx.engine.task(id).is_some() {
+            return Err(CommandError::failed(format!(
+                "task {id} is already running; close it first or use another id"
+            )));
+        }
+        let browser = cx.engine.browser_for_start(headless).await?;
+        let task = match Task::open(id, browser.clone()).await {
+            Ok(t) => t,
+            Err(e) => {
+                cx.engine.stop_browser_if_idle().await;
+                return Err(e);
+            }
+        };
+        if let Err(task) = cx.engine.insert_task(task) {
+            // Another `start` with the same id won the race.
+            task.close_tabs().await;
+            return Err(CommandError::failed(format!("task {id} is already running")));
+        }
+        let (profile_seen_before, profile_note) = match &browser.mode {
+            crate::browser::Mode::Managed {
+                profile_seen_before: true,
+                ..
+            } => (true, "the profile directory had content before launch: earlier logins may still be valid"),
+            crate::browser::Mode::Managed { temporary: true, .. } => {
+                (false, "fresh temporary profile: no login state; it is removed when the browser stops")
+            }
+            crate::browser::Mode::Managed { .. } => (false, "new profile directory: no earlier login state"),
+            crate::browser::Mode::Attached { .. } => (false, "attached over CDP: the remote browser's profile is used"),
+        };
+        Ok(json!({
+            "id": id.to_string(),
+            "networkRecording": match recording {
+                Some(true) => Value::from("on"),
+                Some(false) => Value::from("off"),
+                None => Value::from("on (global setting)"),
+            },
+            "browser": browser.describe(),
+            "requestedBrowser": requested,
+            "effectiveBrowser": "chromium",
+            "engineHonored": true,
+            "profileSeenBefore": profile_seen_before,
+            "profileNote": profile_note,
+        }))
+    }))
+}
+
+fn close(cx: Cx, _p: &mut Params) -> Result<CommandFuture, CommandError> {
+    Ok(Box::pin(async move {
+        let task = cx.task()?;
+        task.mark_closed();
+        cx.engine.remove_task(task.id);
+        task.close_tabs().await;
+        cx.engine.stop_browser_if_idle().await;
+        Ok(json!({}))
+    }))
+}
+
+fn shutdown(cx: Cx, _p: &mut Params) -> Result<CommandFuture, CommandError> {
+    Ok(Box::pin(async move {
+        let closed = cx.engine.shutdown().await;
+        let ids: Vec<String> = closed.iter().map(|id| id.to_string()).collect();
+        Ok(json!({"closedTasks": ids, "remainingTasks": cx.engine.tasks().len()}))
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn browser_choices() {
+        assert_eq!(requested_browser(None).unwrap(), "auto");
+        assert_eq!(requested_browser(Some("Bundled".into())).unwrap(), "chromium");
+        assert_eq!(requested_browser(Some("ff".into())).unwrap_err().code, ErrorCode::ActionFailed);
+        let e = requested_browser(Some("netscape".into())).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArgument);
+        assert!(e.msg.contains("allowed: auto, chromium"), "{}", e.msg);
+    }
+}

@@ -1,0 +1,22 @@
+//! The command groups of `spec/COMMANDS.md`, one file each; this file only chains their specs.
+
+pub mod extract;
+pub mod interact;
+pub mod lifecycle;
+pub mod meta;
+pub mod navigation;
+pub mod page_state;
+pub mod wait;
+
+use crate::registry::CommandSpec;
+
+/// Every group's specs, in catalogue order.
+pub const GROUPS: &[&[CommandSpec]] = &[
+    lifecycle::SPECS,
+    navigation::SPECS,
+    page_state::SPECS,
+    interact::SPECS,
+    wait::SPECS,
+    extract::SPECS,
+    meta::SPECS,
+];

@@ -1,0 +1,547 @@
+//! Reading page state: `get_browser_state` (the indexed snapshot) and `list_frames`.
+//!
+//! A snapshot reads every included frame with the DOM index probe, one index space across
+//! frames (cross-site ones too with `includeFrames`), re-resolves every index, and checks a
+//! before/after stamp of the main document (JS-PROBES.md §5). Only a consistent snapshot becomes
+//! the task's index snapshot.
+
+use std::time::Instant;
+
+use serde_json::{json, Value};
+
+use crate::browser::tab::{same_origin, FrameRef};
+use crate::browser::task::{SnapElement, SnapFrame, Snapshot, Task};
+use crate::browser::Tab;
+use crate::dom::{self, FrameDom, FrameHeader};
+use crate::error::CommandError;
+use crate::executor::Cx;
+use crate::js;
+use crate::protocol::{ErrorCode, Params};
+use crate::registry::{CommandFuture, CommandSpec, Kind, ParamSpec};
+
+/// The page-state group.
+pub const SPECS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "get_browser_state",
+        group: "page_state",
+        summary: "Read the page as indexed text and elements; replaces the index snapshot",
+        doc: "Runs the DOM index builder in every included frame (one index space across frames), \
+              renders `[index]<tag attr='v'>text/>` lines, lists tabs and elements, writes a \
+              screenshot and a state text file, and reports whether the indices are usable. \
+              Cross-origin frames are skipped unless `includeFrames` is true.",
+        params: &[
+            ParamSpec { name: "highlight", kind: Kind::Bool, required: false, default: Some("true"), doc: "draw the numbered highlight overlay in the page (never affects the text; hidden in screenshots)" },
+            ParamSpec { name: "viewportExpansion", kind: Kind::Int, required: false, default: Some("0"), doc: "pixels around the viewport that still get indices; -1 = the whole page" },
+            ParamSpec { name: "includeElements", kind: Kind::Bool, required: false, default: Some("true"), doc: "inline the element list in data.elements" },
+            ParamSpec { name: "maxElements", kind: Kind::Int, required: false, default: Some("200"), doc: "cap for the inlined list (<= 0 means 200)" },
+            ParamSpec { name: "includeFrames", kind: Kind::Bool, required: false, default: Some("false"), doc: "also index cross-origin (and cross-site) iframes; same-origin frames are always included" },
+            ParamSpec { name: "strictSnapshot", kind: Kind::Bool, required: false, default: Some("false"), doc: "any DOM mutation during the read invalidates the indices (default: only structural ones)" },
+        ],
+        needs_task: true,
+        mutates_page: false,
+        retry_safe: true,
+        long_running: false,
+        alias_of: None,
+        example: "local s = page:get_browser_state{ includeFrames = true }:unwrap()\nprint(s.text)",
+        handler: get_browser_state,
+    },
+    CommandSpec {
+        name: "list_frames",
+        group: "page_state",
+        summary: "List the frames of the current tab (0 = main frame, depth-first)",
+        doc: "With `refresh` (default) an all-frames snapshot without highlight is taken first, so \
+              element counts and index ranges are current and indices become global across \
+              frames.",
+        params: &[ParamSpec { name: "refresh", kind: Kind::Bool, required: false, default: Some("true"), doc: "rebuild an all-frames snapshot (no highlight) first" }],
+        needs_task: true,
+        mutates_page: false,
+        retry_safe: true,
+        long_running: false,
+        alias_of: None,
+        example: "for _, f in ipairs(page:list_frames():unwrap().frames) do print(f.index, f.url) end",
+        handler: list_frames,
+    },
+];
+
+/// Finds a frame by a `frame` param: an ordinal (number or digits) or a substring of the URL,
+/// then of the name. Unknown → `INVALID_ARGUMENT` listing the frames.
+pub async fn find_frame(tab: &Tab, spec: &str) -> Result<FrameRef, CommandError> {
+    let frames = tab.frames(true).await?;
+    let spec = spec.trim();
+    let found = if !spec.is_empty() && spec.chars().all(|c| c.is_ascii_digit()) {
+        spec.parse::<usize>().ok().and_then(|n| frames.iter().find(|f| f.ordinal == n))
+    } else {
+        frames
+            .iter()
+            .find(|f| f.url.contains(spec))
+            .or_else(|| frames.iter().find(|f| !f.name.is_empty() && f.name.contains(spec)))
+    };
+    found.cloned().ok_or_else(|| {
+        let list: Vec<String> = frames
+            .iter()
+            .map(|f| format!("{}: {}{}", f.ordinal, f.url, if f.name.is_empty() { String::new() } else { format!(" name={}", f.name) }))
+            .collect();
+        CommandError::invalid("frame", format!("param `frame`: no frame matches `{spec}`; frames are [{}]", list.join("; ")))
+            .with_details(json!({"frames": frames.iter().map(FrameRef::to_json).collect::<Vec<_>>()}))
+    })
+}
+
+/// Options of one snapshot read.
+#[derive(Debug, Clone, Copy)]
+pub struct SnapshotOptions {
+    /// Draw the overlay.
+    pub highlight: bool,
+    /// Viewport expansion in px, -1 for all.
+    pub viewport_expansion: i64,
+    /// Include cross-origin frames.
+    pub include_frames: bool,
+    /// Any mutation invalidates.
+    pub strict: bool,
+}
+
+/// One frame's part of a snapshot read.
+struct FrameRead {
+    frame: FrameRef,
+    dom: Option<FrameDom>,
+    skipped: Option<String>,
+    read_error: Option<String>,
+    resolved: Vec<Value>,
+}
+
+/// The outcome of [`read_snapshot`].
+pub struct SnapshotRead {
+    frames: Vec<FrameRead>,
+    issues: Vec<String>,
+    attempts: u32,
+    mutations: (i64, i64, i64),
+    last_mutation: Value,
+    main_mutations_total: u64,
+    document_loading: bool,
+}
+
+fn stamp_num(stamp: &Value, key: &str) -> i64 {
+    stamp.get(key).and_then(Value::as_i64).unwrap_or(0)
+}
+
+async fn read_once(tab: &Tab, opts: SnapshotOptions) -> Result<SnapshotRead, CommandError> {
+    let frames = tab.frames(true).await?;
+    let main = frames.first().cloned().ok_or_else(|| {
+        CommandError::new(ErrorCode::PageNavigating, "page_navigating: the page has no main frame")
+    })?;
+    let before = tab.call_function(&main, js::SNAPSHOT_WATCH_JS, json!({})).await;
+    let mut issues = Vec::new();
+    let mut reads = Vec::new();
+    let mut cursor: u32 = 0;
+    for frame in frames {
+        let cross_origin = frame.out_of_process || !same_origin(&main.origin, &frame.origin);
+        if !frame.is_main() && cross_origin && !opts.include_frames {
+            reads.push(FrameRead {
+                skipped: Some(format!("cross-origin frame ({}); pass includeFrames=true to index it", frame.origin)),
+                frame,
+                dom: None,
+                read_error: None,
+                resolved: Vec::new(),
+            });
+            continue;
+        }
+        let args = json!({
+            "doHighlightElements": opts.highlight,
+            "viewportExpansion": opts.viewport_expansion,
+            "highlightIndexStart": cursor,
+        });
+        let parsed = match tab.call_function(&frame, js::DOM_INDEX_JS, args).await {
+            Ok(v) => probe_value(v).and_then(|v| dom::parse_frame(v).map_err(|e| format!("unreadable probe output: {e}"))),
+            Err(e) => Err(e.msg),
+        };
+        match parsed {
+            Ok(dom) => {
+                if let Some(last) = dom.elements.iter().map(|e| e.index).max() {
+                    cursor = last + 1;
+                }
+                reads.push(FrameRead { frame, dom: Some(dom), skipped: None, read_error: None, resolved: Vec::new() });
+            }
+            Err(msg) if frame.is_main() => {
+                return Err(CommandError::new(ErrorCode::PageNavigating, format!("building page structure failed: {msg}")));
+            }
+            Err(msg) => {
+                issues.push(format!("frame_read_failed:{}", frame.ordinal));
+                reads.push(FrameRead { frame, dom: None, skipped: None, read_error: Some(msg), resolved: Vec::new() });
+            }
+        }
+    }
+    // Re-resolve every index in its frame (JS-PROBES.md §6), one call per frame.
+    let mut changed_identity = Vec::new();
+    let mut unresolved = false;
+    for read in reads.iter_mut() {
+        let Some(dom) = &read.dom else { continue };
+        if dom.elements.is_empty() {
+            continue;
+        }
+        let paths: Vec<&str> = dom.elements.iter().map(|e| e.xpath.as_str()).collect();
+        let res = tab.call_function(&read.frame, js::RESOLVE_JS, json!({"paths": paths})).await;
+        let list = match res {
+            Ok(Value::Array(list)) => list,
+            _ => {
+                issues.push(format!("frame_read_failed:{}", read.frame.ordinal));
+                Vec::new()
+            }
+        };
+        for (i, el) in dom.elements.iter().enumerate() {
+            let got = list.get(i).cloned().unwrap_or(Value::Null);
+            if got.is_null() {
+                unresolved = true;
+            } else {
+                let tag_ok = got["tag"].as_str().is_some_and(|t| t.eq_ignore_ascii_case(&el.tag));
+                let id_ok = match (got["id"].as_str(), el.id.as_deref()) {
+                    (Some(a), Some(b)) if !a.is_empty() && !b.is_empty() => a == b,
+                    _ => true,
+                };
+                let name_ok = match (got["name"].as_str(), el.name.as_deref()) {
+                    (Some(a), Some(b)) if !a.is_empty() && !b.is_empty() => a == b,
+                    _ => true,
+                };
+                if !(tag_ok && id_ok && name_ok) {
+                    changed_identity.push(el.index.to_string());
+                }
+            }
+            read.resolved.push(got);
+        }
+    }
+    if unresolved {
+        issues.push("elements_unresolved".into());
+    }
+    if !changed_identity.is_empty() {
+        issues.push(format!("element_identity_changed:{}", changed_identity.join(",")));
+    }
+    let after = tab.call_function(&main, js::SNAPSHOT_WATCH_JS, json!({})).await;
+    let mut mutations = (0, 0, 0);
+    let mut last_mutation = Value::Null;
+    let mut total = 0;
+    let mut document_loading = false;
+    match (&before, &after) {
+        (Ok(b), Ok(a)) if b.get("error").is_none() && a.get("error").is_none() => {
+            if b["documentId"] != a["documentId"] {
+                issues.push("documentId_changed".into());
+            }
+            if b["url"] != a["url"] {
+                issues.push("url_changed".into());
+            }
+            mutations = (
+                stamp_num(a, "mutations") - stamp_num(b, "mutations"),
+                stamp_num(a, "structuralMutations") - stamp_num(b, "structuralMutations"),
+                stamp_num(a, "contentMutations") - stamp_num(b, "contentMutations"),
+            );
+            let counted = if opts.strict { mutations.0 } else { mutations.1 };
+            if counted != 0 {
+                issues.push("mutations_changed".into());
+            }
+            if a["readyState"] == "loading" {
+                document_loading = true;
+                issues.push("document_loading".into());
+            }
+            if a["url"].as_str().is_some_and(|u| u != main.url && !main.url.is_empty() && !u.starts_with(&main.url)) {
+                issues.push("frame_url_changed".into());
+            }
+            last_mutation = a.get("lastMutation").cloned().unwrap_or(Value::Null);
+            total = a["mutations"].as_u64().unwrap_or(0);
+        }
+        _ => issues.push("document_probe_failed".into()),
+    }
+    Ok(SnapshotRead {
+        frames: reads,
+        issues,
+        attempts: 1,
+        mutations,
+        last_mutation,
+        main_mutations_total: total,
+        document_loading,
+    })
+}
+
+/// Unwraps a tagged probe result `{ok:true, value}` / `{ok:false, msg}`.
+fn probe_value(v: Value) -> Result<Value, String> {
+    match v.get("ok").and_then(Value::as_bool) {
+        Some(true) => Ok(v.get("value").cloned().unwrap_or(Value::Null)),
+        Some(false) => Err(v.get("msg").and_then(Value::as_str).unwrap_or("probe failed").to_string()),
+        None => Err("probe returned no result".into()),
+    }
+}
+
+/// Reads a snapshot, re-reading once on any issue (never replaying actions).
+pub async fn read_snapshot(tab: &Tab, opts: SnapshotOptions) -> Result<SnapshotRead, CommandError> {
+    let first = read_once(tab, opts).await?;
+    if first.issues.is_empty() {
+        return Ok(first);
+    }
+    let mut second = read_once(tab, opts).await?;
+    second.attempts = 2;
+    Ok(second)
+}
+
+impl SnapshotRead {
+    /// Whether index commands may use it.
+    pub fn usable(&self) -> bool {
+        self.issues.is_empty()
+    }
+
+    /// The snapshot to store on the task.
+    pub fn to_snapshot(&self, tab: &Tab) -> Snapshot {
+        let mut elements = Vec::new();
+        let mut frames = Vec::new();
+        for read in &self.frames {
+            frames.push(SnapFrame {
+                ordinal: read.frame.ordinal,
+                frame_id: read.frame.frame_id.clone(),
+                url: read.frame.url.clone(),
+                name: read.frame.name.clone(),
+            });
+            if let Some(dom) = &read.dom {
+                for el in &dom.elements {
+                    elements.push(SnapElement {
+                        index: el.index,
+                        frame: read.frame.ordinal,
+                        locator: el.xpath.clone(),
+                        tag: el.tag.clone(),
+                        id: el.id.clone(),
+                        name: el.name.clone(),
+                        text: el.text.clone(),
+                    });
+                }
+            }
+        }
+        Snapshot {
+            created: Instant::now(),
+            tab_target: tab.target_id().to_string(),
+            frames,
+            elements,
+            mutations: self.main_mutations_total,
+        }
+    }
+
+    /// The indexed text, with frame headers when more than one frame was read.
+    pub fn text(&self) -> String {
+        let sections: Vec<(FrameHeader, String)> = self
+            .frames
+            .iter()
+            .filter(|r| r.skipped.is_none())
+            .map(|r| {
+                let indices: Vec<u32> = r.dom.as_ref().map(|d| d.elements.iter().map(|e| e.index).collect()).unwrap_or_default();
+                (
+                    FrameHeader {
+                        ordinal: r.frame.ordinal,
+                        is_main: r.frame.is_main(),
+                        url: r.frame.url.clone(),
+                        name: r.frame.name.clone(),
+                        element_count: indices.len(),
+                        first_index: indices.iter().min().copied(),
+                        last_index: indices.iter().max().copied(),
+                        read_failure: r.read_error.clone(),
+                    },
+                    r.dom.as_ref().map(FrameDom::render).unwrap_or_default(),
+                )
+            })
+            .collect();
+        dom::render_frames(&sections)
+    }
+
+    /// Every indexed element in the `get_interactive_map` item shape.
+    pub fn elements(&self) -> Vec<Value> {
+        let mut out = Vec::new();
+        for read in &self.frames {
+            let Some(dom) = &read.dom else { continue };
+            for (i, el) in dom.elements.iter().enumerate() {
+                let live = read.resolved.get(i).cloned().unwrap_or(Value::Null);
+                let mut item = if live.is_object() {
+                    live
+                } else {
+                    json!({"tag": el.tag.to_uppercase(), "text": "[element could not be re-read]"})
+                };
+                item["index"] = json!(el.index);
+                item["resolved"] = json!(!read.resolved.get(i).is_none_or(Value::is_null));
+                item["xpath"] = json!(el.xpath);
+                item["snapshotTag"] = json!(el.tag);
+                item["snapshotId"] = json!(el.id);
+                item["snapshotName"] = json!(el.name);
+                item["frameIndex"] = json!(read.frame.ordinal);
+                item["frameUrl"] = json!(read.frame.url);
+                out.push(item);
+            }
+        }
+        out
+    }
+
+    /// The per-frame entries of `frames` in the receipt.
+    pub fn frame_entries(&self) -> Vec<Value> {
+        self.frames
+            .iter()
+            .map(|r| {
+                let indices: Vec<u32> = r.dom.as_ref().map(|d| d.elements.iter().map(|e| e.index).collect()).unwrap_or_default();
+                let mut entry = r.frame.to_json();
+                entry["elementCount"] = json!(indices.len());
+                entry["indexRange"] = match (indices.iter().min(), indices.iter().max()) {
+                    (Some(a), Some(b)) => json!(format!("{a}-{b}")),
+                    _ => Value::Null,
+                };
+                entry["readError"] = json!(r.read_error);
+                entry["skipped"] = json!(r.skipped.is_some());
+                entry["skipReason"] = json!(r.skipped);
+                entry
+            })
+            .collect()
+    }
+
+    fn main_dom(&self) -> Option<&FrameDom> {
+        self.frames.first().and_then(|r| r.dom.as_ref())
+    }
+}
+
+/// The tab block (`browser_state`) and the `tabs` list.
+async fn tab_block(task: &Task) -> (String, Vec<Value>) {
+    let (tabs, current) = task.tabs();
+    let mut lines = Vec::new();
+    let mut list = Vec::new();
+    for (i, tab) in tabs.iter().enumerate() {
+        let url = tab.url().await.unwrap_or_default();
+        let title = tab.title().await.unwrap_or_default();
+        lines.push(format!("Browser tab: {}, Title: \"{title}\", URL: \"{url}\".", i + 1));
+        list.push(json!({"index": i, "url": url, "title": title, "current": i == current}));
+    }
+    lines.push(format!("current tab is: {}", current + 1));
+    (lines.join("\n"), list)
+}
+
+/// Writes `bytes` to `<data_dir>/<task>/<name>` and answers the absolute path.
+async fn write_data_file(cx: &Cx, task: &Task, name: &str, bytes: &[u8]) -> Result<String, std::io::Error> {
+    let dir = cx.engine.config.data_dir.join(task.id.to_string());
+    tokio::fs::create_dir_all(&dir).await?;
+    let path = dir.join(name);
+    tokio::fs::write(&path, bytes).await?;
+    let abs = std::path::absolute(&path).unwrap_or(path);
+    Ok(abs.display().to_string())
+}
+
+fn get_browser_state(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
+    let opts = SnapshotOptions {
+        highlight: p.bool_or("highlight", true)?,
+        viewport_expansion: p.int_opt("viewportExpansion")?.unwrap_or(0).max(-1),
+        include_frames: p.bool_or("includeFrames", false)?,
+        strict: p.bool_or("strictSnapshot", false)?,
+    };
+    let include_elements = p.bool_or("includeElements", true)?;
+    let max_elements = match p.int_opt("maxElements")? {
+        Some(n) if n > 0 => usize::try_from(n).unwrap_or(200),
+        _ => 200,
+    };
+    Ok(Box::pin(async move {
+        let task = cx.task()?;
+        let tab = task.tab()?;
+        let read = read_snapshot(&tab, opts).await?;
+        let usable = read.usable();
+        task.set_snapshot(usable.then(|| read.to_snapshot(&tab)));
+        let text = read.text();
+        let (block, tabs) = tab_block(&task).await;
+        let seq = task.next_capture_seq();
+        let mut data = json!({
+            "url": tab.url().await.unwrap_or_default(),
+            "title": tab.title().await.unwrap_or_default(),
+            "browser_state": block,
+            "text": text,
+            "tabs": tabs,
+        });
+        if let Some(main) = read.main_dom() {
+            data["pixels_above"] = json!(main.pixels_above);
+            data["pixels_below"] = json!(main.pixels_below);
+            data["viewport_height"] = json!(main.viewport_height);
+            data["page_height"] = json!(main.page_height);
+            if let Some(media) = &main.media {
+                data["mediaCount"] = json!(media.media_count);
+                data["imageCount"] = json!(media.image_count);
+                data["mediaSamples"] = json!(media.samples);
+                data["mediaHint"] = json!("the page shows large images: download_image + ocr_image can read text inside them");
+            }
+        }
+        if opts.include_frames {
+            let entries = read.frame_entries();
+            data["frameCount"] = json!(entries.len());
+            data["frames"] = json!(entries);
+            data["includeFrames"] = json!(true);
+        } else {
+            let skipped = read.frames.iter().filter(|r| r.skipped.is_some()).count();
+            if skipped > 0 {
+                let no_elements = read.main_dom().is_none_or(|d| d.elements.is_empty());
+                data["frameHint"] = json!(if no_elements {
+                    format!("the top document has no interactive element but {skipped} cross-origin frame(s) were skipped: the content is probably inside them; call again with includeFrames=true")
+                } else {
+                    format!("{skipped} cross-origin frame(s) were skipped; pass includeFrames=true to index them")
+                });
+            }
+        }
+        let elements = read.elements();
+        data["elementCount"] = json!(elements.len());
+        data["elementsTruncated"] = json!(include_elements && elements.len() > max_elements);
+        if include_elements {
+            if elements.len() > max_elements {
+                data["elementsHint"] = json!(format!("{} elements, {max_elements} inlined; raise maxElements to see more", elements.len()));
+            }
+            data["elements"] = json!(elements.into_iter().take(max_elements).collect::<Vec<_>>());
+        }
+        data["snapshotConsistent"] = json!(usable);
+        data["snapshotAttempts"] = json!(read.attempts);
+        data["indicesUsable"] = json!(usable);
+        data["snapshotMutations"] = json!(read.mutations.0);
+        data["snapshotStructuralMutations"] = json!(read.mutations.1);
+        data["snapshotContentMutations"] = json!(read.mutations.2);
+        data["snapshotStrict"] = json!(opts.strict);
+        if !usable {
+            data["snapshotIssues"] = json!(read.issues);
+            data["snapshotLastMutation"] = read.last_mutation.clone();
+            data["snapshotHint"] = json!(if read.document_loading {
+                "the document was still loading: wait for it, then read again"
+            } else {
+                "the page changed while it was read: indices are not usable; read again (or use *_by_selector)"
+            });
+        } else if read.mutations.0 != 0 {
+            data["snapshotNote"] = json!("content changed during the read (text, attributes), but no element was added or removed: indices stay usable");
+        }
+        data["pageAppearsBlank"] = json!(text.trim().is_empty());
+        // Screenshot + state file (PROTOCOL.md §8, §15); a failure never fails the read.
+        data["seq"] = json!(seq);
+        match tab.screenshot().await {
+            Ok(png) => match write_data_file(&cx, &task, &format!("{seq}.png"), &png).await {
+                Ok(path) => {
+                    data["screenshot"] = json!(format!("/data/{}/{seq}.png", task.id));
+                    data["screenshot_path"] = json!(path);
+                }
+                Err(e) => data["screenshot_error"] = json!(e.to_string()),
+            },
+            Err(e) => data["screenshot_error"] = json!(e.msg),
+        }
+        let state_text = format!("{}\n\n{}", data["browser_state"].as_str().unwrap_or_default(), text);
+        match write_data_file(&cx, &task, &format!("{seq}.txt"), state_text.as_bytes()).await {
+            Ok(path) => data["state_file"] = json!(path),
+            Err(e) => data["state_file_error"] = json!(e.to_string()),
+        }
+        Ok(data)
+    }))
+}
+
+fn list_frames(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
+    let refresh = p.bool_or("refresh", true)?;
+    Ok(Box::pin(async move {
+        let task = cx.task()?;
+        let tab = task.tab()?;
+        let frames = if refresh {
+            let opts = SnapshotOptions { highlight: false, viewport_expansion: 0, include_frames: true, strict: false };
+            let read = read_snapshot(&tab, opts).await?;
+            task.set_snapshot(read.usable().then(|| read.to_snapshot(&tab)));
+            read.frame_entries()
+        } else {
+            tab.frames(true).await?.iter().map(FrameRef::to_json).collect()
+        };
+        Ok(json!({
+            "count": frames.len(),
+            "frames": frames,
+            "note": "index 0 is the main frame; the rest follow depth-first",
+        }))
+    }))
+}

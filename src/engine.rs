@@ -1,0 +1,198 @@
+//! `Engine`: the shared browser slot, the live tasks and the configuration.
+//!
+//! The engine owns no command semantics; the executor drives it and the lifecycle commands
+//! (`start`, `close`, `shutdown`) change it.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::browser::task::{Task, TaskId};
+use crate::browser::{Browser, LaunchConfig};
+use crate::error::CommandError;
+use crate::protocol::ErrorCode;
+
+/// Engine-wide settings (PROTOCOL.md §16 where the seed has a key).
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// How to launch or attach to the browser.
+    pub launch: LaunchConfig,
+    /// Where captures and state files go (`<dir>/<task>/<seq>.png|txt`).
+    pub data_dir: PathBuf,
+    /// How long a command waits for its task's lane (PROTOCOL.md §4.1: 5000 ms).
+    pub lane_wait: Duration,
+    /// The bound of a normal command (`browser.command.timeoutMs`, 90 s).
+    pub command_timeout: Duration,
+    /// The bound of a long-running command (`browser.command.hardTimeoutMs`, 15 min).
+    pub long_command_timeout: Duration,
+    /// Actionability timeout of element actions (`browser.action.timeoutMs`, 5000 ms).
+    pub action_timeout_ms: u64,
+    /// `execute_js` in-page budget (`browser.eval.timeoutMs`, 60000 ms).
+    pub eval_timeout_ms: u64,
+    /// How long a launch may take (`browser.launch.timeoutMs`, 60 s).
+    pub launch_timeout: Duration,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            launch: LaunchConfig::default(),
+            data_dir: PathBuf::from("data"),
+            lane_wait: Duration::from_millis(5000),
+            command_timeout: Duration::from_millis(90_000),
+            long_command_timeout: Duration::from_millis(900_000),
+            action_timeout_ms: 5000,
+            eval_timeout_ms: 60_000,
+            launch_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+/// The engine: one shared browser, many tasks.
+pub struct Engine {
+    /// Its settings.
+    pub config: EngineConfig,
+    /// When the engine started (for `TASK_NOT_FOUND` messages and health).
+    pub started_at: SystemTime,
+    browser: tokio::sync::Mutex<Option<Arc<Browser>>>,
+    launching: Mutex<Option<(Instant, bool)>>,
+    tasks: Mutex<BTreeMap<TaskId, Arc<Task>>>,
+}
+
+impl Engine {
+    /// A new engine; nothing is launched until the first `start`.
+    pub fn new(config: EngineConfig) -> Arc<Engine> {
+        Arc::new(Engine {
+            config,
+            started_at: SystemTime::now(),
+            browser: tokio::sync::Mutex::new(None),
+            launching: Mutex::new(None),
+            tasks: Mutex::new(BTreeMap::new()),
+        })
+    }
+
+    fn with_tasks<T>(&self, f: impl FnOnce(&mut BTreeMap<TaskId, Arc<Task>>) -> T) -> T {
+        let mut guard = match self.tasks.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        f(&mut guard)
+    }
+
+    /// The live task `id`.
+    pub fn task(&self, id: TaskId) -> Option<Arc<Task>> {
+        self.with_tasks(|t| t.get(&id).cloned())
+    }
+
+    /// Every live task, by id.
+    pub fn tasks(&self) -> Vec<Arc<Task>> {
+        self.with_tasks(|t| t.values().cloned().collect())
+    }
+
+    /// Registers a task; fails if the id is taken.
+    pub fn insert_task(&self, task: Arc<Task>) -> Result<(), Arc<Task>> {
+        self.with_tasks(|t| {
+            if t.contains_key(&task.id) {
+                return Err(task);
+            }
+            t.insert(task.id, task);
+            Ok(())
+        })
+    }
+
+    /// Forgets a task.
+    pub fn remove_task(&self, id: TaskId) -> Option<Arc<Task>> {
+        self.with_tasks(|t| t.remove(&id))
+    }
+
+    /// The `launching` block of `list_tasks`, while a launch is in progress.
+    pub fn launching(&self) -> Option<(Instant, bool)> {
+        self.launching.lock().ok().and_then(|l| *l)
+    }
+
+    /// The running shared browser, if any.
+    pub async fn current_browser(&self) -> Option<Arc<Browser>> {
+        self.browser.lock().await.clone().filter(|b| b.is_alive())
+    }
+
+    /// The shared browser for a new task, launching it if none runs (or the last one died).
+    pub async fn browser_for_start(&self, headless: bool) -> Result<Arc<Browser>, CommandError> {
+        let mut slot = self.browser.lock().await;
+        if let Some(b) = slot.as_ref() {
+            if b.is_alive() {
+                let others = self.with_tasks(|t| t.len());
+                if b.headless != headless && others > 0 {
+                    return Err(CommandError::invalid(
+                        "headless",
+                        format!(
+                            "the shared browser runs {} and {others} task(s) use it; close them \
+                             first or start with `headless={}`",
+                            if b.headless { "headless" } else { "with a window" },
+                            b.headless
+                        ),
+                    ));
+                }
+                if b.headless == headless {
+                    return Ok(b.clone());
+                }
+            }
+            // Dead, or idle with the other headless flag: rebuild.
+            let old = slot.take();
+            self.with_tasks(|t| t.retain(|_, task| task.browser.is_alive()));
+            if let Some(old) = old {
+                old.stop().await;
+            }
+        }
+        let mut launch = self.config.launch.clone();
+        launch.headful = !headless;
+        if let Ok(mut l) = self.launching.lock() {
+            *l = Some((Instant::now(), headless));
+        }
+        let res = tokio::time::timeout(self.config.launch_timeout, Browser::start(&launch)).await;
+        if let Ok(mut l) = self.launching.lock() {
+            *l = None;
+        }
+        let browser = match res {
+            Ok(Ok(b)) => b,
+            Ok(Err(e)) => return Err(CommandError::failed(e.to_string())),
+            Err(_) => {
+                return Err(CommandError::new(
+                    ErrorCode::ActionTimeout,
+                    format!(
+                        "the browser did not start within {} s",
+                        self.config.launch_timeout.as_secs()
+                    ),
+                ))
+            }
+        };
+        *slot = Some(browser.clone());
+        Ok(browser)
+    }
+
+    /// Stops the shared browser when no task is left.
+    pub async fn stop_browser_if_idle(&self) {
+        let mut slot = self.browser.lock().await;
+        if self.with_tasks(|t| t.is_empty()) {
+            if let Some(b) = slot.take() {
+                b.stop().await;
+            }
+        }
+    }
+
+    /// Closes every task and the shared browser; returns the closed ids.
+    pub async fn shutdown(&self) -> Vec<TaskId> {
+        let tasks: Vec<Arc<Task>> = self.with_tasks(|t| std::mem::take(t).into_values().collect());
+        let mut closed = Vec::new();
+        for task in tasks {
+            task.mark_closed();
+            // Bounded: a dead or hung browser must not hold up the shutdown.
+            let _ = tokio::time::timeout(Duration::from_secs(5), task.close_tabs()).await;
+            closed.push(task.id);
+        }
+        if let Some(b) = self.browser.lock().await.take() {
+            b.stop().await;
+        }
+        closed
+    }
+}

@@ -1,0 +1,249 @@
+//! The executor: the one path every command takes, whoever calls it.
+//!
+//! validate params → take the task's lane (bounded wait) → run the handler under a deadline →
+//! turn every failure into a typed receipt (panics included). Only this file decides `started`,
+//! timeouts and (later) retries, capture and trace.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::FutureExt;
+use serde_json::{json, Value};
+
+use crate::browser::task::{Task, TaskId};
+use crate::browser::Tab;
+use crate::engine::Engine;
+use crate::error::CommandError;
+use crate::protocol::{ErrorCode, Params, Receipt};
+use crate::registry::{self, CommandSpec};
+
+/// What a handler gets besides its params.
+#[derive(Clone)]
+pub struct Cx {
+    /// The engine.
+    pub engine: Arc<Engine>,
+    /// The task id of the envelope, if any (for `start`: the requested id).
+    pub task_id: Option<TaskId>,
+    /// The live task, for commands that need one.
+    pub task: Option<Arc<Task>>,
+    /// The spec of the running command.
+    pub spec: &'static CommandSpec,
+}
+
+impl Cx {
+    /// The task (present for every `needs_task` command).
+    pub fn task(&self) -> Result<Arc<Task>, CommandError> {
+        self.task
+            .clone()
+            .ok_or_else(|| CommandError::invalid("id", "missing parameter `id` (task id)"))
+    }
+
+    /// The task's current tab.
+    pub fn tab(&self) -> Result<Arc<Tab>, CommandError> {
+        self.task()?.tab()
+    }
+}
+
+/// Commands that do not queue behind the task's lane: `close` cancels what runs instead
+/// (PROTOCOL.md §18).
+const LANE_FREE: &[&str] = &["close"];
+
+/// The executor: a cheap clone handle.
+#[derive(Clone)]
+pub struct Executor {
+    engine: Arc<Engine>,
+}
+
+fn ms_since(t0: Instant) -> f64 {
+    (t0.elapsed().as_secs_f64() * 1000.0 * 1000.0).round() / 1000.0
+}
+
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_string())
+}
+
+impl Executor {
+    /// An executor over `engine`.
+    pub fn new(engine: Arc<Engine>) -> Executor {
+        Executor { engine }
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    /// Runs `method` with `params` for `task_id` and answers with a receipt. Never panics,
+    /// never waits longer than the command's bound plus the lane wait.
+    pub async fn execute(&self, task_id: Option<TaskId>, method: &str, params: Value) -> Receipt {
+        let t0 = Instant::now();
+        let fail = |code: ErrorCode, msg: String, details: Option<Value>, started: bool| {
+            Receipt::failure(method, code, format!("{method}: {msg}"), details, started, ms_since(t0))
+        };
+        let Some(spec) = registry::lookup(method) else {
+            let msg = registry::unknown_method_message(method);
+            return Receipt::failure(method, ErrorCode::UnknownMethod, msg, None, false, ms_since(t0));
+        };
+        let mut params = match Params::new(params) {
+            Ok(p) => p,
+            Err(e) => return fail(e.code, e.msg, e.details, false),
+        };
+        let task = match (spec.needs_task, task_id) {
+            (true, None) => {
+                return fail(
+                    ErrorCode::InvalidArgument,
+                    "missing parameter `id` (task id); `start` creates one".into(),
+                    None,
+                    false,
+                )
+            }
+            (true, Some(id)) => match self.engine.task(id) {
+                Some(t) => Some(t),
+                None => return fail(ErrorCode::TaskNotFound, self.no_task_message(id), None, false),
+            },
+            (false, Some(id)) => self.engine.task(id),
+            (false, None) => None,
+        };
+        let _lane = match &task {
+            Some(t) if spec.needs_task && !LANE_FREE.contains(&spec.name) => {
+                match tokio::time::timeout(self.engine.config.lane_wait, t.lane.lock()).await {
+                    Ok(guard) => Some(guard),
+                    Err(_) => {
+                        let waited = self.engine.config.lane_wait.as_millis();
+                        return fail(
+                            ErrorCode::TaskBusy,
+                            format!(
+                                "not executed: another command of the same task is running; waited {waited} ms"
+                            ),
+                            Some(json!({"serialized": true})),
+                            false,
+                        );
+                    }
+                }
+            }
+            _ => None,
+        };
+        let cx = Cx {
+            engine: self.engine.clone(),
+            task_id,
+            task: task.clone(),
+            spec,
+        };
+        // The synchronous part reads params; nothing has touched the browser yet.
+        let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| (spec.handler)(cx, &mut params))) {
+            Ok(Ok(fut)) => fut,
+            Ok(Err(e)) => return self.failed(method, spec, &params, e, false, t0),
+            Err(panic) => {
+                return fail(ErrorCode::Internal, format!("internal error: {}", panic_text(&*panic)), None, false)
+            }
+        };
+        let bound = if spec.long_running {
+            self.engine.config.long_command_timeout
+        } else {
+            self.engine.config.command_timeout
+        };
+        let run = AssertUnwindSafe(fut).catch_unwind();
+        let browser_gone = async {
+            match &task {
+                Some(t) => t.browser.gone().await,
+                None => std::future::pending().await,
+            }
+        };
+        let task_closed = async {
+            match &task {
+                Some(t) if spec.name != "close" => t.closed().await,
+                _ => std::future::pending().await,
+            }
+        };
+        let outcome: Result<Value, CommandError> = tokio::select! {
+            res = tokio::time::timeout(bound, run) => match res {
+                Ok(Ok(res)) => res,
+                Ok(Err(panic)) => Err(CommandError::new(
+                    ErrorCode::Internal,
+                    format!("internal error: {}", panic_text(&*panic)),
+                )),
+                Err(_) => Err(CommandError::new(
+                    ErrorCode::CommandTimeout,
+                    format!("timed out after {} ms; outcome unknown", bound.as_millis()),
+                ).with_details(json!({"outcomeUnknown": true, "commandTimeoutMs": bound.as_millis() as u64}))),
+            },
+            _ = browser_gone => Err(CommandError::browser_gone()),
+            _ = task_closed => Err(CommandError::new(
+                ErrorCode::TaskNotFound,
+                "the task was closed while this command ran",
+            )),
+        };
+        match outcome {
+            Ok(data) => {
+                let mut receipt = Receipt::success(method, data, 0.0);
+                self.report_unknown(&mut receipt, spec, &params);
+                receipt.elapsed_ms = ms_since(t0);
+                receipt
+            }
+            Err(e) => {
+                let started = !matches!(e.code, ErrorCode::InvalidArgument);
+                self.failed(method, spec, &params, e, started, t0)
+            }
+        }
+    }
+
+    fn failed(
+        &self,
+        method: &str,
+        spec: &CommandSpec,
+        params: &Params,
+        e: CommandError,
+        started: bool,
+        t0: Instant,
+    ) -> Receipt {
+        let mut receipt = Receipt::failure(method, e.code, format!("{method}: {}", e.msg), e.details, started, 0.0);
+        if let Some(param) = e.param {
+            receipt.add_data_field("param", json!(param));
+        }
+        self.report_unknown(&mut receipt, spec, params);
+        receipt.elapsed_ms = ms_since(t0);
+        receipt
+    }
+
+    fn report_unknown(&self, receipt: &mut Receipt, spec: &CommandSpec, params: &Params) {
+        let unknown = params.unread();
+        if unknown.is_empty() {
+            return;
+        }
+        let used = params.read_keys().iter().filter(|k| params.raw().contains_key(k.as_str())).cloned().collect::<Vec<_>>();
+        let mut note = format!(
+            "{} ignored these parameters: {}. They were not used by this command (likely misspelled or unsupported).",
+            spec.name,
+            unknown.join(", ")
+        );
+        for name in &unknown {
+            if let Some(near) = registry::suggest_among(name, spec.params.iter().map(|p| p.name)).first() {
+                note.push_str(&format!(" `{name}`: did you mean `{near}`?"));
+            }
+        }
+        if used.is_empty() {
+            note.push_str(" No parameter was read at all.");
+        } else {
+            note.push_str(&format!(" Parameters actually used this time: {}.", used.join(", ")));
+        }
+        receipt.add_data_field("unknownParams", json!(unknown));
+        receipt.add_data_field("unknownParamNote", json!(note));
+    }
+
+    fn no_task_message(&self, id: TaskId) -> String {
+        format!(
+            "no task {id} (tasks live in memory only and vanish when the engine restarts; \
+             `list_tasks` shows the live ones, `start` creates one)"
+        )
+    }
+
+    /// How long the lane wait is, for hosts that print it.
+    pub fn lane_wait(&self) -> Duration {
+        self.engine.config.lane_wait
+    }
+}

@@ -1,0 +1,1 @@
+(args) => ({ ok: false, msg: "placeholder" })

@@ -1,0 +1,28 @@
+//! The page-side probes, one real `.js` file each (JS-PROBES.md).
+//!
+//! A probe file is a function expression that takes one JSON argument, or (for the few
+//! one-liners marked below) a plain expression. Values reach probes as call arguments, never
+//! spliced into source.
+
+/// DOM index builder with overlay and media hint (§1, §3, §15).
+pub const DOM_INDEX_JS: &str = include_str!("dom_index.js");
+/// Snapshot consistency stamp (§5).
+pub const SNAPSHOT_WATCH_JS: &str = include_str!("snapshot_watch.js");
+/// Re-resolution of snapshot locators (§6).
+pub const RESOLVE_JS: &str = include_str!("resolve.js");
+/// Interaction fingerprint (§7).
+pub const FINGERPRINT_JS: &str = include_str!("fingerprint.js");
+/// Element inspection, hit test, JS click, value setter and focus helpers (§8, §9).
+pub const ELEMENT_PROBE_JS: &str = include_str!("element_probe.js");
+/// Origin of an iframe element's content box (called on the element).
+pub const FRAME_OFFSET_JS: &str = include_str!("frame_offset.js");
+/// `{url, readyState, title}` of a document.
+pub const PAGE_STATUS_JS: &str = include_str!("page_status.js");
+/// Hides or shows the highlight overlay around screenshots.
+pub const OVERLAY_TOGGLE_JS: &str = include_str!("overlay_toggle.js");
+/// Expression: the global object (to get a handle in an out-of-process frame).
+pub const GLOBAL_THIS_JS: &str = include_str!("global_this.js");
+/// Expression: `document.title`.
+pub const DOCUMENT_TITLE_JS: &str = include_str!("document_title.js");
+/// Expression: `location.href`.
+pub const LOCATION_HREF_JS: &str = include_str!("location_href.js");

@@ -1,0 +1,1 @@
+() => ({ url: location.href, readyState: document.readyState, title: document.title })

@@ -1,0 +1,28 @@
+//! moonpilot: a browser-automation engine in Rust, driven by Lua, on real Chromium.
+//!
+//! Crate map (see ARCHITECTURE.md):
+//! - [`protocol`]: receipts, error codes, the params reader — the wire vocabulary.
+//! - [`registry`]: the one table of commands; [`commands`] holds one file per group.
+//! - [`executor`]: the one path every command takes.
+//! - [`engine`]: the shared browser slot and the live tasks.
+//! - [`browser`]: everything that touches chromiumoxide (launch, pump, tabs, frames, events).
+//! - [`dom`]: the snapshot model and its text rendering; [`js`]: the page-side probes.
+//! - [`lua`]: the Lua bridge used by `moonpilot run` (and later the REPL and watch mode).
+
+#![warn(missing_docs)]
+
+pub mod browser;
+pub mod commands;
+pub mod dom;
+pub mod engine;
+pub mod error;
+pub mod executor;
+pub mod js;
+pub mod lua;
+pub mod protocol;
+pub mod registry;
+
+pub use engine::{Engine, EngineConfig};
+pub use error::{CommandError, StartError};
+pub use executor::Executor;
+pub use protocol::{ErrorCode, Receipt};

@@ -1,0 +1,260 @@
+//! The Lua bridge: a Lua 5.4 state with the `browser` module, over the one executor.
+//!
+//! Rust exposes a handful of core functions (`exec`, `sleep`, `spawn`, ...); the embedded
+//! `prelude.lua` builds `browser`, `Task` and `Result` from them, generating one `Task` method per
+//! registry command. The executor reaches callbacks through `Lua::set_app_data`, not a global a
+//! script could overwrite. The state is `!Send`: it lives on the engine's thread, and async calls
+//! run on a `LocalSet`.
+
+pub mod convert;
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use mlua::{Function, Lua, MultiValue, Table, UserData, UserDataMethods, Value as LuaValue};
+use serde_json::Value;
+use tokio::task::JoinHandle;
+
+use crate::browser::task::TaskId;
+use crate::error::CommandError;
+use crate::executor::Executor;
+use crate::protocol::{ErrorCode, Receipt};
+use crate::registry;
+
+const PRELUDE: &str = include_str!("prelude.lua");
+
+/// A Lua state wired to an executor.
+pub struct LuaHost {
+    lua: Lua,
+}
+
+struct HostData {
+    executor: Executor,
+    epoch: Instant,
+}
+
+/// A coroutine started by `browser.spawn`.
+struct Job {
+    handle: RefCell<Option<JoinHandle<mlua::Result<MultiValue>>>>,
+}
+
+impl UserData for Job {
+    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
+        methods.add_async_method("join", |_lua, this, ()| async move {
+            let handle = this.handle.borrow_mut().take();
+            let Some(handle) = handle else {
+                return Err(mlua::Error::runtime("job:join(): the job was already joined"));
+            };
+            match handle.await {
+                Ok(res) => res,
+                Err(e) => Err(mlua::Error::runtime(format!("job:join(): the job was cancelled: {e}"))),
+            }
+        });
+    }
+}
+
+fn task_id_from(value: &LuaValue) -> Result<Option<TaskId>, String> {
+    match value {
+        LuaValue::Nil => Ok(None),
+        LuaValue::Integer(i) => u64::try_from(*i).map(|v| Some(TaskId(v))).map_err(|_| format!("task id must be >= 0, got {i}")),
+        LuaValue::Number(n) if n.fract() == 0.0 && *n >= 0.0 => Ok(Some(TaskId(*n as u64))),
+        LuaValue::String(s) => s
+            .to_str()
+            .ok()
+            .and_then(|t| t.trim().parse::<u64>().ok())
+            .map(|v| Some(TaskId(v)))
+            .ok_or_else(|| "task id must be a number or a numeric string".to_string()),
+        other => Err(format!("task id must be a number, got {}", other.type_name())),
+    }
+}
+
+/// The receipt as a plain Lua table (the prelude adds the `Result` metatable) and the JSON text
+/// of its `data`.
+fn receipt_to_lua(lua: &Lua, receipt: &Receipt) -> mlua::Result<(Table, String)> {
+    let t = lua.create_table()?;
+    t.raw_set("ok", receipt.ok)?;
+    if let Some(code) = receipt.code {
+        t.raw_set("code", code.as_str())?;
+    }
+    if let Some(msg) = &receipt.msg {
+        t.raw_set("msg", msg.as_str())?;
+    }
+    t.raw_set("data", convert::json_to_lua(lua, &receipt.data)?)?;
+    t.raw_set("retryable", receipt.retryable)?;
+    if let Some(ms) = receipt.retry_after_ms {
+        t.raw_set("retryAfterMs", ms)?;
+    }
+    t.raw_set("started", receipt.started)?;
+    t.raw_set("method", receipt.method.as_str())?;
+    t.raw_set("elapsed_ms", receipt.elapsed_ms)?;
+    Ok((t, receipt.data.to_string()))
+}
+
+/// One compact line for `tostring(result)`: method, ok or code, and the first scalar fields.
+fn describe(result: &Table) -> mlua::Result<String> {
+    let method: String = result.get("method").unwrap_or_default();
+    let ok: bool = result.get("ok").unwrap_or(false);
+    let ms: f64 = result.get("elapsed_ms").unwrap_or(0.0);
+    let mut line = if ok {
+        format!("{method} ok ({ms:.1} ms)")
+    } else {
+        let code: String = result.get("code").unwrap_or_default();
+        let msg: String = result.get("msg").unwrap_or_default();
+        format!("{method} {code} ({ms:.1} ms): {msg}")
+    };
+    if ok {
+        if let Ok(LuaValue::Table(data)) = result.get::<LuaValue>("data") {
+            let mut fields: Vec<(String, String)> = Vec::new();
+            for pair in data.pairs::<LuaValue, LuaValue>() {
+                let Ok((LuaValue::String(k), v)) = pair else { continue };
+                let Ok(key) = k.to_str().map(|s| s.to_string()) else { continue };
+                let text = match v {
+                    LuaValue::String(s) => {
+                        let s = s.to_string_lossy();
+                        let short: String = s.chars().take(60).collect();
+                        format!("{short:?}")
+                    }
+                    LuaValue::Integer(i) => i.to_string(),
+                    LuaValue::Number(n) => n.to_string(),
+                    LuaValue::Boolean(b) => b.to_string(),
+                    _ => continue,
+                };
+                fields.push((key, text));
+            }
+            fields.sort();
+            for (k, v) in fields.into_iter().take(6) {
+                line.push_str(&format!(" {k}={v}"));
+            }
+        }
+    }
+    Ok(line)
+}
+
+impl LuaHost {
+    /// A Lua state (standard library without `debug`) with `browser` installed as a global and
+    /// as `require("moonpilot")`. `args` become `browser.args`.
+    pub fn new(executor: Executor, args: BTreeMap<String, String>) -> mlua::Result<LuaHost> {
+        let lua = Lua::new();
+        lua.set_app_data(HostData { executor, epoch: Instant::now() });
+        let core = lua.create_table()?;
+
+        core.set(
+            "exec",
+            lua.create_async_function(|lua, (id, method, params): (LuaValue, String, LuaValue)| async move {
+                let executor = match lua.app_data_ref::<HostData>() {
+                    Some(h) => h.executor.clone(),
+                    None => return Err(mlua::Error::runtime("moonpilot: the engine is gone")),
+                };
+                let bad = |msg: String| {
+                    Receipt::failure(&method, ErrorCode::InvalidArgument, format!("{method}: {msg}"), None, false, 0.0)
+                };
+                let receipt = match task_id_from(&id) {
+                    Err(msg) => bad(msg),
+                    Ok(task_id) => match &params {
+                        LuaValue::Nil | LuaValue::Table(_) => match convert::lua_to_json(&params, "params") {
+                            Ok(json) => executor.execute(task_id, &method, json).await,
+                            Err(msg) => bad(msg),
+                        },
+                        other => bad(format!(
+                            "bad argument #1 to `{method}`: expected a params table, got {}",
+                            other.type_name()
+                        )),
+                    },
+                };
+                receipt_to_lua(&lua, &receipt)
+            })?,
+        )?;
+        core.set("describe", lua.create_function(|_, t: Table| describe(&t))?)?;
+        core.set(
+            "task_alive",
+            lua.create_function(|lua, id: LuaValue| {
+                let Ok(Some(task_id)) = task_id_from(&id) else { return Ok(false) };
+                Ok(lua
+                    .app_data_ref::<HostData>()
+                    .is_some_and(|h| h.executor.engine().task(task_id).is_some()))
+            })?,
+        )?;
+        core.set(
+            "methods",
+            lua.create_function(|_, filter: Option<String>| {
+                let filter = filter.map(|f| f.to_lowercase());
+                Ok(registry::all()
+                    .iter()
+                    .map(|s| s.name)
+                    .filter(|n| filter.as_deref().is_none_or(|f| n.contains(f)))
+                    .collect::<Vec<_>>())
+            })?,
+        )?;
+        core.set(
+            "task_methods",
+            lua.create_function(|_, ()| {
+                Ok(registry::all().iter().filter(|s| s.needs_task).map(|s| s.name).collect::<Vec<_>>())
+            })?,
+        )?;
+        core.set(
+            "sleep",
+            lua.create_async_function(|_, ms: f64| async move {
+                if ms.is_finite() && ms > 0.0 {
+                    tokio::time::sleep(Duration::from_secs_f64(ms / 1000.0)).await;
+                }
+                Ok(())
+            })?,
+        )?;
+        core.set(
+            "clock",
+            lua.create_function(|lua, ()| {
+                Ok(lua.app_data_ref::<HostData>().map(|h| h.epoch.elapsed().as_secs_f64()).unwrap_or(0.0))
+            })?,
+        )?;
+        core.set(
+            "spawn",
+            lua.create_function(|_, (func, args): (Function, MultiValue)| {
+                // Runs on the engine thread's LocalSet, concurrently with the caller.
+                let handle = tokio::task::spawn_local(async move { func.call_async::<MultiValue>(args).await });
+                Ok(Job { handle: RefCell::new(Some(handle)) })
+            })?,
+        )?;
+        let args_table = lua.create_table()?;
+        for (k, v) in args {
+            args_table.set(k, v)?;
+        }
+        core.set("args", args_table)?;
+
+        let browser: Table = lua.load(PRELUDE).set_name("=moonpilot/prelude.lua").call(core)?;
+        lua.globals().set("browser", browser.clone())?;
+        let preload: Table = lua.globals().get::<Table>("package")?.get("preload")?;
+        preload.set("moonpilot", lua.create_function(move |_, ()| Ok(browser.clone()))?)?;
+        Ok(LuaHost { lua })
+    }
+
+    /// The Lua state.
+    pub fn lua(&self) -> &Lua {
+        &self.lua
+    }
+
+    /// Runs a script file to its end. Must be awaited inside a `LocalSet`.
+    pub async fn run_file(&self, path: &Path) -> mlua::Result<()> {
+        let source = tokio::fs::read_to_string(path)
+            .await
+            .map_err(|e| mlua::Error::runtime(format!("cannot read `{}`: {e}", path.display())))?;
+        let name = format!("@{}", path.display());
+        self.lua.load(source).set_name(name).exec_async().await
+    }
+
+    /// Runs a chunk of source and returns its values. Must be awaited inside a `LocalSet`.
+    pub async fn eval(&self, source: &str, name: &str) -> mlua::Result<MultiValue> {
+        self.lua.load(source).set_name(format!("={name}")).eval_async().await
+    }
+}
+
+/// Turns a command failure into the message a Lua error carries.
+pub fn error_text(e: &CommandError) -> String {
+    format!("{}: {}", e.code, e.msg)
+}
+
+/// Converts a Lua value to JSON (for hosts that print or send it).
+pub fn to_json(value: &LuaValue) -> Result<Value, String> {
+    convert::lua_to_json(value, "value")
+}

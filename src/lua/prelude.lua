@@ -1,0 +1,138 @@
+-- The `browser` module: thin composition over the engine's core functions.
+-- It only wraps receipts into Result objects, raises structured errors, and builds Task handles
+-- whose methods are generated from the registry. No command semantics live here.
+local core = ...
+
+local browser = {}
+local strict = false
+
+-- Results --------------------------------------------------------------------------------
+local Result = {}
+local json_of = setmetatable({}, { __mode = "k" })
+
+local Error = {}
+Error.__index = Error
+Error.__tostring = function(e)
+  return (e.where or "") .. tostring(e.code) .. ": " .. tostring(e.msg)
+end
+
+local function position(level)
+  -- Without the debug library, the only way to learn "file:line" is to let `error` compute it.
+  local _, where = pcall(error, "", level + 1)
+  return where
+end
+
+local function raise(r, prefix, level)
+  local msg = r.msg or "failed"
+  if prefix then msg = prefix .. ": " .. msg end
+  error(setmetatable({
+    code = r.code, msg = msg, method = r.method, retryable = r.retryable, started = r.started,
+    data = r.data, where = position(level + 1),
+  }, Error), level + 1)
+end
+
+Result.__index = {
+  unwrap = function(self)
+    if self.ok then return self.data end
+    raise(self, nil, 2)
+  end,
+  expect = function(self, text)
+    if self.ok then return self.data end
+    raise(self, text, 2)
+  end,
+  json = function(self) return json_of[self] end,
+}
+Result.__tostring = function(self) return core.describe(self) end
+
+local function wrap(r, js, level)
+  json_of[r] = js
+  setmetatable(r, Result)
+  if strict and not r.ok then raise(r, nil, (level or 2) + 1) end
+  return r
+end
+
+-- Tasks ----------------------------------------------------------------------------------
+local Task = {}
+local task_methods = {}
+-- One method per registry command that needs a task; `core.exec` returns (receipt, json).
+for _, name in ipairs(core.task_methods()) do
+  task_methods[name] = function(self, params)
+    local r, js = core.exec(self.id, name, params)
+    return wrap(r, js, 2)
+  end
+end
+task_methods.call = function(self, method, params)
+  local r, js = core.exec(self.id, method, params)
+  return wrap(r, js, 2)
+end
+Task.__index = function(self, key)
+  local m = task_methods[key]
+  if m ~= nil then return m end
+  if type(key) ~= "string" then return nil end
+  -- Not (yet) a registered command: the executor answers UNKNOWN_METHOD with near names.
+  return function(this, params)
+    local r, js = core.exec(this.id, key, params)
+    return wrap(r, js, 2)
+  end
+end
+Task.__tostring = function(self) return "Task(" .. tostring(self.id) .. ")" end
+Task.__eq = function(a, b) return a.id == b.id end
+
+local function new_task(id)
+  return setmetatable({ id = id }, Task)
+end
+
+-- The module -----------------------------------------------------------------------------
+function browser.start(opts)
+  if opts ~= nil and type(opts) ~= "table" then
+    error(setmetatable({ code = "INVALID_ARGUMENT", method = "start", retryable = false,
+      msg = "bad argument #1 to `browser.start`: expected a table, got " .. type(opts),
+      where = position(2) }, Error), 2)
+  end
+  local params, id = {}, nil
+  for k, v in pairs(opts or {}) do
+    if k == "id" then id = v else params[k] = v end
+  end
+  if id ~= nil and core.task_alive(id) then return new_task(math.tointeger(tonumber(id))) end
+  local r, js = core.exec(id, "start", params)
+  json_of[r] = js
+  setmetatable(r, Result)
+  if not r.ok then raise(r, nil, 2) end
+  return new_task(math.tointeger(tonumber(r.data.id)))
+end
+
+function browser.task(id)
+  if id ~= nil and core.task_alive(id) then return new_task(math.tointeger(tonumber(id))) end
+  return nil
+end
+
+function browser.call(method, params)
+  local r, js = core.exec(nil, method, params)
+  return wrap(r, js, 2)
+end
+
+function browser.methods(filter) return core.methods(filter) end
+
+function browser.strict(on)
+  local previous = strict
+  strict = on and true or false
+  return previous
+end
+
+browser.sleep = core.sleep
+browser.clock = core.clock
+browser.spawn = core.spawn
+browser.args = core.args
+
+function browser.parallel(...)
+  local fns = table.pack(...)
+  local jobs = {}
+  for i = 1, fns.n do jobs[i] = core.spawn(fns[i]) end
+  local results = {}
+  for i = 1, fns.n do results[i] = jobs[i]:join() end
+  return table.unpack(results, 1, fns.n)
+end
+
+browser.Result = Result
+browser.Error = Error
+return browser

@@ -1,0 +1,151 @@
+//! The `moonpilot` command line: argument wiring only.
+//!
+//! Exit codes (ripgrep style): 0 success, 1 an uncaught script error, 2 usage or start-up errors.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use moonpilot::browser::LaunchConfig;
+use moonpilot::lua::LuaHost;
+use moonpilot::{registry, Engine, EngineConfig, Executor};
+
+/// Browser automation on real Chromium, driven by Lua.
+#[derive(Parser, Debug)]
+#[command(name = "moonpilot", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Options shared by the hosts that drive a browser.
+#[derive(clap::Args, Debug, Clone)]
+struct BrowserOpts {
+    /// Show the browser window instead of running headless.
+    #[arg(long)]
+    headful: bool,
+    /// Chromium executable (default: $MOONPILOT_CHROMIUM, then chromium on PATH).
+    #[arg(long, value_name = "PATH")]
+    chromium: Option<PathBuf>,
+    /// Attach to a running browser (ws://… or http://host:port) instead of launching one.
+    #[arg(long, value_name = "URL")]
+    cdp_url: Option<String>,
+    /// Keep the browser profile in DIR (default: a fresh temporary profile per browser).
+    #[arg(long, value_name = "DIR")]
+    profile: Option<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run a Lua script to its end.
+    Run {
+        /// The script.
+        file: PathBuf,
+        /// A `key=value` pair for `browser.args` (repeatable).
+        #[arg(long = "arg", value_name = "K=V")]
+        args: Vec<String>,
+        #[command(flatten)]
+        browser: BrowserOpts,
+    },
+    /// List the registered commands.
+    Methods {
+        /// Print the full specs as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("MOONPILOT_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Methods { json } => methods(json),
+        Command::Run { file, args, browser } => run(file, args, browser),
+    }
+}
+
+fn methods(json: bool) -> ExitCode {
+    let out = if json {
+        let specs: Vec<_> = registry::all().iter().map(|s| s.to_json()).collect();
+        serde_json::to_string_pretty(&specs).unwrap_or_default()
+    } else {
+        registry::all()
+            .iter()
+            .map(|s| {
+                let task = if s.needs_task { "task" } else { "    " };
+                format!("{:<28} {task}  {}", s.name, s.summary)
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    use std::io::Write;
+    // A closed stdout (`moonpilot methods | head`) is not an error.
+    let _ = writeln!(std::io::stdout(), "{out}");
+    ExitCode::SUCCESS
+}
+
+fn parse_args(args: &[String]) -> Result<BTreeMap<String, String>, String> {
+    args.iter()
+        .map(|a| match a.split_once('=') {
+            Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+            _ => Err(format!("--arg expects KEY=VALUE, got `{a}`")),
+        })
+        .collect()
+}
+
+fn run(file: PathBuf, args: Vec<String>, opts: BrowserOpts) -> ExitCode {
+    let args = match parse_args(&args) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("moonpilot: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if !file.is_file() {
+        eprintln!("moonpilot: no such script: {}", file.display());
+        return ExitCode::from(2);
+    }
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("moonpilot: cannot start the runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let config = EngineConfig {
+        launch: LaunchConfig {
+            chromium: opts.chromium,
+            headful: opts.headful,
+            profile: opts.profile,
+            cdp_url: opts.cdp_url,
+        },
+        ..EngineConfig::default()
+    };
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&runtime, async move {
+        let engine = Engine::new(config);
+        let host = match LuaHost::new(Executor::new(engine.clone()), args) {
+            Ok(h) => h,
+            Err(e) => {
+                eprintln!("moonpilot: cannot set up Lua: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        let res = host.run_file(&file).await;
+        engine.shutdown().await;
+        match res {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("moonpilot: {e}");
+                ExitCode::from(1)
+            }
+        }
+    })
+}

@@ -1,0 +1,176 @@
+//! `Receipt`: the one answer every command gives, whatever the caller (Lua, HTTP, REPL).
+
+use serde_json::{json, Map, Value};
+
+use super::ErrorCode;
+
+/// The outcome of one command.
+///
+/// Invariants: `ok == code.is_none()`; a receipt with `started == false` describes a command that
+/// never ran, so resending it changes nothing; `started == true` on a failure always comes with
+/// `retryable == false` unless the code itself is retryable (PROTOCOL.md §4.2).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Receipt {
+    /// The command did what it was asked (not: the business goal succeeded).
+    pub ok: bool,
+    /// The failure kind, `None` on success.
+    pub code: Option<ErrorCode>,
+    /// A human-readable reason, on failure.
+    pub msg: Option<String>,
+    /// The command's data object (`Value::Null` when there is none).
+    pub data: Value,
+    /// Safe to send again as it is.
+    pub retryable: bool,
+    /// Suggested wait before a resend, for retryable failures.
+    pub retry_after_ms: Option<u64>,
+    /// Whether the command began executing.
+    pub started: bool,
+    /// The command name as the caller wrote it (an alias stays the alias).
+    pub method: String,
+    /// Wall time in the engine, in milliseconds.
+    pub elapsed_ms: f64,
+}
+
+impl Receipt {
+    /// A successful receipt carrying `data`.
+    pub fn success(method: &str, data: Value, elapsed_ms: f64) -> Receipt {
+        Receipt {
+            ok: true,
+            code: None,
+            msg: None,
+            data,
+            retryable: false,
+            retry_after_ms: None,
+            started: true,
+            method: method.to_string(),
+            elapsed_ms,
+        }
+    }
+
+    /// A failed receipt. `data` gets the seed's failure fields (`errorCode`, `retryable`,
+    /// `retryAfterMs`, `started`, and `invalidArgument` for argument errors) merged in; any other
+    /// details the command attached stay.
+    pub fn failure(
+        method: &str,
+        code: ErrorCode,
+        msg: String,
+        details: Option<Value>,
+        started: bool,
+        elapsed_ms: f64,
+    ) -> Receipt {
+        let retry_after_ms = code.retry_after_ms();
+        let retryable = retry_after_ms.is_some();
+        let mut data = match details {
+            Some(Value::Object(map)) => map,
+            Some(Value::Null) | None => Map::new(),
+            Some(other) => {
+                let mut map = Map::new();
+                map.insert("result".into(), other);
+                map
+            }
+        };
+        data.insert("errorCode".into(), json!(code.as_str()));
+        data.insert("retryable".into(), json!(retryable));
+        if let Some(ms) = retry_after_ms {
+            data.insert("retryAfterMs".into(), json!(ms));
+        }
+        data.insert("started".into(), json!(started));
+        if code == ErrorCode::InvalidArgument {
+            data.insert("invalidArgument".into(), json!(true));
+        }
+        Receipt {
+            ok: false,
+            code: Some(code),
+            msg: Some(msg),
+            data: Value::Object(data),
+            retryable,
+            retry_after_ms,
+            started,
+            method: method.to_string(),
+            elapsed_ms,
+        }
+    }
+
+    /// The receipt as one JSON object with the field names of LUA-API.md (`ok`, `code`, `msg`,
+    /// `data`, `retryable`, `started`, `method`, `elapsed_ms`); absent values are omitted.
+    pub fn to_json(&self) -> Value {
+        let mut map = Map::new();
+        map.insert("ok".into(), json!(self.ok));
+        if let Some(code) = self.code {
+            map.insert("code".into(), json!(code.as_str()));
+        }
+        if let Some(msg) = &self.msg {
+            map.insert("msg".into(), json!(msg));
+        }
+        if !self.data.is_null() {
+            map.insert("data".into(), self.data.clone());
+        }
+        map.insert("retryable".into(), json!(self.retryable));
+        if let Some(ms) = self.retry_after_ms {
+            map.insert("retryAfterMs".into(), json!(ms));
+        }
+        map.insert("started".into(), json!(self.started));
+        map.insert("method".into(), json!(self.method));
+        map.insert("elapsed_ms".into(), json!(self.elapsed_ms));
+        Value::Object(map)
+    }
+
+    /// Attaches a field to `data` (turning non-object data into `{result: data}`), keeping any
+    /// value the command already set.
+    pub fn add_data_field(&mut self, key: &str, value: Value) {
+        if !self.data.is_object() {
+            let old = std::mem::take(&mut self.data);
+            let mut map = Map::new();
+            if !old.is_null() {
+                map.insert("result".into(), old);
+            }
+            self.data = Value::Object(map);
+        }
+        if let Value::Object(map) = &mut self.data {
+            map.entry(key.to_string()).or_insert(value);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failure_carries_seed_fields() {
+        let r = Receipt::failure(
+            "click_element_by_index",
+            ErrorCode::StaleElement,
+            "gone".into(),
+            Some(json!({"index": 3})),
+            true,
+            1.5,
+        );
+        assert!(!r.ok);
+        assert!(r.retryable);
+        assert_eq!(r.data["errorCode"], "STALE_ELEMENT");
+        assert_eq!(r.data["retryAfterMs"], 300);
+        assert_eq!(r.data["index"], 3);
+        assert_eq!(r.data["started"], true);
+        let j = r.to_json();
+        assert_eq!(j["code"], "STALE_ELEMENT");
+        assert_eq!(j["method"], "click_element_by_index");
+    }
+
+    #[test]
+    fn invalid_argument_is_flagged_and_not_retryable() {
+        let r = Receipt::failure("x", ErrorCode::InvalidArgument, "m".into(), None, false, 0.0);
+        assert_eq!(r.data["invalidArgument"], true);
+        assert_eq!(r.data["retryable"], false);
+        assert!(r.data.get("retryAfterMs").is_none());
+    }
+
+    #[test]
+    fn add_data_field_wraps_scalars_and_keeps_existing() {
+        let mut r = Receipt::success("x", json!(5), 0.0);
+        r.add_data_field("urlAfter", json!("u"));
+        assert_eq!(r.data, json!({"result": 5, "urlAfter": "u"}));
+        r.add_data_field("urlAfter", json!("v"));
+        assert_eq!(r.data["urlAfter"], "u");
+    }
+}
