@@ -130,6 +130,12 @@ pub fn from_cdp(what: &str, err: CdpError) -> CommandError {
     }
 }
 
+/// Whether `err`, yielded by chromiumoxide's handler stream, means the connection is lost (the
+/// pump then stops and publishes "browser gone") rather than one undecodable message.
+pub fn is_connection_lost(err: &CdpError) -> bool {
+    matches!(err, CdpError::Ws(_) | CdpError::Io(_) | CdpError::ChannelSendError(_) | CdpError::NoResponse)
+}
+
 /// Classifies a CDP protocol error (`{code, message}` of a command response).
 pub fn from_protocol_error(what: &str, code: i64, message: &str) -> CommandError {
     let lower = message.to_ascii_lowercase();

@@ -148,10 +148,11 @@ impl Executor {
             self.engine.config.command_timeout
         };
         let run = AssertUnwindSafe(fut).catch_unwind();
+        // Lifecycle commands stop the browser themselves; they must not read that as a failure.
         let browser_gone = async {
             match &task {
-                Some(t) => t.browser.gone().await,
-                None => std::future::pending().await,
+                Some(t) if spec.group != "lifecycle" => t.browser.gone().await,
+                _ => std::future::pending().await,
             }
         };
         let task_closed = async {

@@ -1,1 +1,16 @@
-//! placeholder
+//! The one integration test binary: real headless Chromium against local fixture pages.
+//!
+//! Each module covers one area; most tests run a Lua snippet through `support::harness::lua`,
+//! with `page` bound to a fresh task and `A`/`B` the two fixture origins (different sites).
+
+mod support;
+
+mod cli;
+mod errors;
+mod frames;
+mod interact;
+mod lifecycle;
+mod lua_api;
+mod navigation;
+mod page_state;
+mod scripts;

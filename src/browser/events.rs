@@ -103,11 +103,15 @@ impl TabEvents {
     ///
     /// Returns once the subscription is in place, so a page script that runs later cannot open
     /// a dialog nobody answers.
-    pub async fn watch_dialogs(&self, page: &Page) -> Result<(), chromiumoxide::error::CdpError> {
+    pub async fn watch_dialogs(
+        &self,
+        browser: &super::Browser,
+        page: &Page,
+    ) -> Result<(), chromiumoxide::error::CdpError> {
         let mut stream = page.event_listener::<EventJavascriptDialogOpening>().await?;
         let events = self.clone();
         let page = page.clone();
-        tokio::spawn(async move {
+        browser.spawn(async move {
             while let Some(ev) = stream.next().await {
                 let accept = events.record_dialog(&ev);
                 let mut params = HandleJavaScriptDialogParams::new(accept);

@@ -68,6 +68,7 @@ pub enum Mode {
 pub struct Browser {
     cdp: RwLock<Option<CdpBrowser>>,
     alive: watch::Receiver<bool>,
+    runtime: tokio::runtime::Handle,
     ws_url: String,
     raw: OnceCell<Arc<raw::RawConnection>>,
     /// How it was obtained.
@@ -215,18 +216,38 @@ impl Browser {
         headless: bool,
     ) -> Arc<Browser> {
         let (alive_tx, alive_rx) = watch::channel(true);
+        let alive_tx = Arc::new(alive_tx);
+        // Background tasks of this browser (pump, dialog answerers, raw connection) run on the
+        // runtime that launched it, so they outlive whichever caller happens to use a tab.
+        let runtime = tokio::runtime::Handle::current();
         // The one CDP pump: it only polls the handler. Undecodable messages (protocol drift, see
-        // CDP-NOTES.md) are logged and skipped; the loop ends only when the connection ends.
+        // CDP-NOTES.md) are logged and skipped; a lost connection ends it.
+        let pump_alive = alive_tx.clone();
         tokio::spawn(async move {
             while let Some(event) = handler.next().await {
-                if let Err(e) = event {
-                    tracing::debug!(target: "moonpilot::cdp", "skipped CDP message: {e}");
+                match event {
+                    Ok(()) => {}
+                    Err(e) if crate::error::is_connection_lost(&e) => {
+                        tracing::info!(target: "moonpilot::cdp", "browser connection lost: {e}");
+                        break;
+                    }
+                    Err(e) => tracing::debug!(target: "moonpilot::cdp", "skipped CDP message: {e}"),
                 }
             }
             tracing::info!(target: "moonpilot::cdp", "browser connection closed");
-            let _ = alive_tx.send(false);
+            let _ = pump_alive.send(false);
         });
         let ws_url = cdp.websocket_address().clone();
+        // chromiumoxide's handler does not end when the socket dies silently (it returns
+        // Pending forever), so our own connection doubles as the death detector: its reader
+        // ends exactly when Chromium goes away.
+        let raw = OnceCell::new();
+        match raw::RawConnection::connect(&ws_url, &runtime, Some(alive_tx.clone())).await {
+            Ok(conn) => {
+                let _ = raw.set(Arc::new(conn));
+            }
+            Err(e) => tracing::warn!("opening the second CDP connection failed: {e}"),
+        }
         let (product, protocol_version) = match tokio::time::timeout(
             Duration::from_secs(5),
             cdp.version(),
@@ -239,13 +260,22 @@ impl Browser {
         Arc::new(Browser {
             cdp: RwLock::new(Some(cdp)),
             alive: alive_rx,
+            runtime,
             ws_url,
-            raw: OnceCell::new(),
+            raw,
             mode,
             headless,
             product,
             protocol_version,
         })
+    }
+
+    /// Spawns a background task of this browser on the runtime that launched it.
+    pub fn spawn<F>(&self, fut: F)
+    where
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
+        self.runtime.spawn(fut);
     }
 
     /// Whether the connection is still up.
@@ -302,7 +332,7 @@ impl Browser {
     pub async fn raw(&self) -> Result<Arc<raw::RawConnection>, CommandError> {
         self.raw
             .get_or_try_init(|| async {
-                raw::RawConnection::connect(&self.ws_url).await.map(Arc::new)
+                raw::RawConnection::connect(&self.ws_url, &self.runtime, None).await.map(Arc::new)
             })
             .await
             .cloned()

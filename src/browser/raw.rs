@@ -54,7 +54,8 @@ impl Command for Raw {
 
 type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, CommandError>>>>>;
 
-/// A CDP client on its own websocket.
+/// A CDP client on its own websocket. When `on_close` is given, the socket's end is published
+/// there too (the browser's liveness).
 pub struct RawConnection {
     next_id: AtomicU64,
     pending: Pending,
@@ -64,7 +65,11 @@ pub struct RawConnection {
 
 impl RawConnection {
     /// Connects to the browser websocket at `ws_url`.
-    pub async fn connect(ws_url: &str) -> Result<RawConnection, CommandError> {
+    pub async fn connect(
+        ws_url: &str,
+        runtime: &tokio::runtime::Handle,
+        on_close: Option<Arc<watch::Sender<bool>>>,
+    ) -> Result<RawConnection, CommandError> {
         let (socket, _) = async_tungstenite::tokio::connect_async(ws_url)
             .await
             .map_err(|e| CommandError::failed(format!("opening a CDP connection failed: {e}")))?;
@@ -72,7 +77,7 @@ impl RawConnection {
         let (outgoing, mut outgoing_rx) = mpsc::unbounded_channel::<String>();
         let pending: Pending = Arc::new(Mutex::new(HashMap::new()));
         let (alive_tx, alive) = watch::channel(true);
-        tokio::spawn(async move {
+        runtime.spawn(async move {
             while let Some(text) = outgoing_rx.recv().await {
                 if sink.send(Message::text(text)).await.is_err() {
                     break;
@@ -80,7 +85,7 @@ impl RawConnection {
             }
         });
         let reader_pending = pending.clone();
-        tokio::spawn(async move {
+        runtime.spawn(async move {
             while let Some(Ok(msg)) = stream.next().await {
                 let Message::Text(text) = msg else { continue };
                 let Ok(value) = serde_json::from_str::<Value>(text.as_str()) else {
@@ -104,6 +109,9 @@ impl RawConnection {
                 }
             }
             let _ = alive_tx.send(false);
+            if let Some(browser_alive) = on_close {
+                let _ = browser_alive.send(false);
+            }
             if let Ok(mut p) = reader_pending.lock() {
                 p.clear();
             }

@@ -112,7 +112,7 @@ impl Tab {
         events: TabEvents,
     ) -> Result<Tab, CommandError> {
         events
-            .watch_dialogs(&page)
+            .watch_dialogs(&browser, &page)
             .await
             .map_err(|e| from_cdp("Page.javascriptDialogOpening", e))?;
         let target_id = page.target_id().as_ref().to_string();
@@ -241,8 +241,10 @@ impl Tab {
     }
 
     /// Evaluates caller-supplied script text in `frame`'s main world (`execute_js`): promises
-    /// awaited, values returned by value, the user gesture flag set. `timeout_ms` asks Chromium
-    /// to terminate synchronous execution after that long. Answers the raw CDP result.
+    /// awaited, the user gesture flag set. `timeout_ms` asks Chromium to terminate synchronous
+    /// execution after that long. Primitives come back inline; objects stay remote (in the
+    /// object group `moonpilot-js`) so nodes can be told apart: see [`Tab::object_value`].
+    /// Answers the raw CDP result.
     pub async fn evaluate_script(
         &self,
         frame: &FrameRef,
@@ -251,7 +253,8 @@ impl Tab {
     ) -> Result<Value, CommandError> {
         let mut params = json!({
             "expression": expression,
-            "returnByValue": true,
+            "returnByValue": false,
+            "objectGroup": "moonpilot-js",
             "awaitPromise": true,
             "userGesture": true,
         });
@@ -288,6 +291,21 @@ impl Tab {
             }
         }
         self.call_in(frame, "Runtime.evaluate", params).await
+    }
+
+    /// The JSON value of a remote object of `frame` (then releases the `moonpilot-js` group).
+    pub async fn object_value(&self, frame: &FrameRef, object_id: &str) -> Result<Value, CommandError> {
+        let res = self
+            .call_in(
+                frame,
+                "Runtime.callFunctionOn",
+                json!({"objectId": object_id, "functionDeclaration": js::IDENTITY_JS, "returnByValue": true}),
+            )
+            .await;
+        let _ = self
+            .call_in(frame, "Runtime.releaseObjectGroup", json!({"objectGroup": "moonpilot-js"}))
+            .await;
+        remote_value("Runtime.callFunctionOn", res?)
     }
 
     /// Stops whatever script runs in `frame`'s renderer (after an `execute_js` budget expired).

@@ -199,23 +199,31 @@ fn execute_js(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
             Some(spec) => find_frame(&tab, spec).await?,
             None => tab.main_frame().await?,
         };
+        let started = std::time::Instant::now();
         let eval = tab.evaluate_script(&frame, &expression, (budget_ms > 0).then_some(budget_ms));
         let res = if budget_ms > 0 {
             // Chromium terminates synchronous runs itself; the race catches promises that never
             // settle. The margin lets Chromium's own answer arrive first.
             match tokio::time::timeout(Duration::from_millis(budget_ms + 250), eval).await {
-                Ok(r) => r?,
+                Ok(r) => r,
                 Err(_) => {
                     let _ = tab.terminate_execution(&frame).await;
                     return Err(eval_timeout(budget_ms));
                 }
             }
         } else {
-            eval.await?
+            eval.await
+        };
+        // A run that Chromium terminated at the budget answers with an internal error or an
+        // exception; either way the time spent is what tells.
+        let over_budget = budget_ms > 0 && started.elapsed() >= Duration::from_millis(budget_ms);
+        let res = match res {
+            Err(_) if over_budget => return Err(eval_timeout(budget_ms)),
+            other => other?,
         };
         if let Some(ex) = res.get("exceptionDetails") {
             let line = exception_line(ex);
-            if line.contains("Execution was terminated") || ex.pointer("/exception/description").is_none() && line.contains("terminated") {
+            if over_budget || line.contains("Execution was terminated") {
                 return Err(eval_timeout(budget_ms));
             }
             let preview: String = raw_body.chars().take(400).collect();
@@ -231,10 +239,11 @@ fn execute_js(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
             return Err(CommandError::failed(format!("executing JavaScript failed: {line}")).with_details(details));
         }
         let result = &res["result"];
-        let value = if result["subtype"] == "node" {
-            json!(format!("ref:{}", result["description"].as_str().unwrap_or("node")))
-        } else {
-            result.get("value").cloned().unwrap_or(Value::Null)
+        let value = match (result["type"].as_str(), result["subtype"].as_str(), result["objectId"].as_str()) {
+            (_, Some("node"), _) => json!(format!("ref:{}", result["description"].as_str().unwrap_or("node"))),
+            (Some("object"), Some("null"), _) | (Some("undefined"), _, _) | (Some("function"), _, _) => Value::Null,
+            (Some("object"), _, Some(object_id)) => tab.object_value(&frame, object_id).await?,
+            _ => result.get("value").cloned().unwrap_or(Value::Null),
         };
         let mut data = json!({"result": value, "varsApplied": applied, "awaited": true});
         if frame_spec.is_some() {

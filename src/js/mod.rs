@@ -26,3 +26,5 @@ pub const GLOBAL_THIS_JS: &str = include_str!("global_this.js");
 pub const DOCUMENT_TITLE_JS: &str = include_str!("document_title.js");
 /// Expression: `location.href`.
 pub const LOCATION_HREF_JS: &str = include_str!("location_href.js");
+/// Called on an object: answers the object itself (to fetch a remote object by value).
+pub const IDENTITY_JS: &str = include_str!("identity.js");

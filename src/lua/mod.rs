@@ -14,11 +14,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use mlua::{Function, Lua, MultiValue, Table, UserData, UserDataMethods, Value as LuaValue};
-use serde_json::Value;
 use tokio::task::JoinHandle;
 
 use crate::browser::task::TaskId;
-use crate::error::CommandError;
 use crate::executor::Executor;
 use crate::protocol::{ErrorCode, Receipt};
 use crate::registry;
@@ -234,11 +232,16 @@ impl LuaHost {
         &self.lua
     }
 
-    /// Runs a script file to its end. Must be awaited inside a `LocalSet`.
+    /// Runs a script file to its end, with `arg[0]` set to its absolute path (as the `lua`
+    /// interpreter does). Must be awaited inside a `LocalSet`.
     pub async fn run_file(&self, path: &Path) -> mlua::Result<()> {
         let source = tokio::fs::read_to_string(path)
             .await
             .map_err(|e| mlua::Error::runtime(format!("cannot read `{}`: {e}", path.display())))?;
+        let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let arg = self.lua.create_table()?;
+        arg.raw_set(0, absolute.display().to_string())?;
+        self.lua.globals().set("arg", arg)?;
         let name = format!("@{}", path.display());
         self.lua.load(source).set_name(name).exec_async().await
     }
@@ -249,12 +252,3 @@ impl LuaHost {
     }
 }
 
-/// Turns a command failure into the message a Lua error carries.
-pub fn error_text(e: &CommandError) -> String {
-    format!("{}: {}", e.code, e.msg)
-}
-
-/// Converts a Lua value to JSON (for hosts that print or send it).
-pub fn to_json(value: &LuaValue) -> Result<Value, String> {
-    convert::lua_to_json(value, "value")
-}

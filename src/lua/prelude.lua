@@ -18,7 +18,8 @@ end
 
 local function position(level)
   -- Without the debug library, the only way to learn "file:line" is to let `error` compute it.
-  local _, where = pcall(error, "", level + 1)
+  -- `level` counts from position's caller; pcall and position itself add two.
+  local _, where = pcall(error, "", level + 2)
   return where
 end
 

@@ -1,0 +1,61 @@
+//! The binary: `moonpilot run` exit codes and output, `moonpilot methods`, the quickstart.
+
+use std::process::Command;
+
+fn moonpilot() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_moonpilot"))
+}
+
+#[test]
+fn methods_lists_the_registry() {
+    let out = moonpilot().arg("methods").output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("click_element_by_index") && text.contains("get_browser_state"));
+    let out = moonpilot().args(["methods", "--json"]).output().unwrap();
+    let specs: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let nav = specs.as_array().unwrap().iter().find(|s| s["name"] == "navigate").unwrap();
+    assert_eq!(nav["aliasOf"], "go_to_url");
+    assert_eq!(nav["params"][0]["name"], "url");
+}
+
+#[test]
+fn run_exit_codes() {
+    let dir = std::env::temp_dir().join(format!("moonpilot-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ok = dir.join("ok.lua");
+    std::fs::write(&ok, "print('hello ' .. browser.args.who)\n").unwrap();
+    let out = moonpilot().arg("run").arg(&ok).args(["--arg", "who=world"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "hello world");
+
+    let bad = dir.join("bad.lua");
+    std::fs::write(&bad, "local x = 1\nerror('boom')\n").unwrap();
+    let out = moonpilot().arg("run").arg(&bad).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.lua:2:") && err.contains("boom"), "{err}");
+
+    let out = moonpilot().args(["run", "/nonexistent/x.lua"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = moonpilot().arg("run").arg(&ok).args(["--arg", "novalue"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = moonpilot().arg("frobnicate").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn quickstart_example_runs_end_to_end() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let out = moonpilot()
+        .current_dir(std::env::temp_dir())
+        .arg("run")
+        .arg(format!("{root}/examples/quickstart.lua"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(stdout.contains("quickstart: done"), "{stdout}");
+}

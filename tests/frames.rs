@@ -1,0 +1,1 @@
+//! frames (pending the DOM probes).

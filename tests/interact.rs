@@ -1,0 +1,1 @@
+//! interact (pending the DOM probes).

@@ -1,0 +1,181 @@
+//! Lifecycle: start, close, shutdown, list_tasks, browser death, attaching over --cdp-url.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use moonpilot::browser::task::TaskId;
+use moonpilot::browser::LaunchConfig;
+use moonpilot::{Engine, EngineConfig, ErrorCode, Executor};
+use serde_json::json;
+
+use crate::support::harness::{exec, lua, new_task, test_config, url_a};
+
+#[test]
+fn start_describes_the_shared_browser() {
+    let r = exec(None, "start", json!({}));
+    assert!(r.ok, "{:?}", r.msg);
+    let id: u64 = r.data["id"].as_str().unwrap().parse().unwrap();
+    assert_eq!(r.data["browser"]["type"], "chromium");
+    assert_eq!(r.data["browser"]["mode"], "managed");
+    assert_eq!(r.data["browser"]["headless"], true);
+    assert!(r.data["browser"]["cdp"]["product"].as_str().unwrap().contains("Chrome"));
+    assert_eq!(r.data["engineHonored"], true);
+    let again = exec(Some(TaskId(id)), "start", json!({}));
+    assert!(!again.ok, "starting a live id again fails");
+    assert!(again.msg.unwrap().contains("already running"));
+    let close = exec(Some(TaskId(id)), "close", json!({}));
+    assert!(close.ok);
+    let after = exec(Some(TaskId(id)), "get_url", json!({}));
+    assert_eq!(after.code, Some(ErrorCode::TaskNotFound));
+    assert!(!after.started);
+}
+
+#[test]
+fn refused_browsers_and_bad_start_params() {
+    let r = exec(None, "start", json!({"browser": "firefox"}));
+    assert_eq!(r.code, Some(ErrorCode::ActionFailed));
+    assert!(r.msg.unwrap().contains("drives Chromium"));
+    let r = exec(None, "start", json!({"browser": "netscape"}));
+    assert_eq!(r.code, Some(ErrorCode::InvalidArgument));
+    let r = exec(None, "start", json!({"headless": "maybe"}));
+    assert_eq!(r.code, Some(ErrorCode::InvalidArgument));
+    assert_eq!(r.data["param"], "headless");
+}
+
+#[test]
+fn list_tasks_shows_url_and_title() {
+    let id = new_task();
+    assert!(exec(Some(id), "navigate", json!({"url": url_a("basic.html")})).ok);
+    let r = exec(None, "list_tasks", json!({}));
+    let tasks = r.data["tasks"].as_array().unwrap();
+    let me = tasks.iter().find(|t| t["id"] == id.to_string()).expect("the task is listed");
+    assert_eq!(me["title"], "Basic");
+    assert_eq!(me["tabCount"], 1);
+    assert_eq!(r.data["browser"]["type"], "chromium");
+    exec(Some(id), "close", json!({}));
+    let r = exec(None, "list_tasks", json!({}));
+    assert!(r.data["tasks"].as_array().unwrap().iter().all(|t| t["id"] != id.to_string()));
+}
+
+#[test]
+fn lua_start_with_a_live_id_returns_the_same_task() {
+    lua(r#"
+        local again = browser.start{ id = page.id }
+        eq(again.id, page.id, "same task")
+        eq(browser.task(page.id).id, page.id, "browser.task finds it")
+        eq(browser.task(12345), nil, "unknown id")
+    "#);
+}
+
+/// A private engine (its own Chromium) on a current-thread runtime, for tests that kill or shut
+/// the browser down.
+fn private<F, Fut>(config: EngineConfig, f: F)
+where
+    F: FnOnce(Executor) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, async move {
+        let executor = Executor::new(Engine::new(config));
+        f(executor).await;
+    });
+}
+
+#[test]
+fn shutdown_closes_every_task_and_the_browser() {
+    private(test_config(), |ex| async move {
+        let a = ex.execute(None, "start", json!({})).await;
+        let b = ex.execute(None, "start", json!({})).await;
+        assert!(a.ok && b.ok);
+        let r = ex.execute(None, "shutdown", json!({})).await;
+        assert!(r.ok);
+        assert_eq!(r.data["closedTasks"].as_array().unwrap().len(), 2);
+        assert_eq!(r.data["remainingTasks"], 0);
+        let tasks = ex.execute(None, "list_tasks", json!({})).await;
+        assert_eq!(tasks.data["count"], 0);
+        assert!(tasks.data["browser"].is_null(), "browser stopped");
+        // The next start launches a fresh browser.
+        let c = ex.execute(None, "start", json!({})).await;
+        assert!(c.ok, "{:?}", c.msg);
+        ex.execute(None, "shutdown", json!({})).await;
+    });
+}
+
+#[test]
+fn browser_death_fails_pending_and_later_commands_fast() {
+    private(test_config(), |ex| async move {
+        let r = ex.execute(None, "start", json!({})).await;
+        let id = TaskId(r.data["id"].as_str().unwrap().parse().unwrap());
+        let engine: Arc<Engine> = ex.engine().clone();
+        let task = engine.task(id).unwrap();
+        // A command that would wait 30 s is pending when the browser dies.
+        let pending = {
+            let ex = ex.clone();
+            tokio::task::spawn_local(async move { ex.execute(Some(id), "wait", json!({"seconds": 30})).await })
+        };
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let t0 = Instant::now();
+        task.browser.kill().await;
+        let r = pending.await.unwrap();
+        assert_eq!(r.code, Some(ErrorCode::BrowserGone), "{:?}", r.msg);
+        assert!(t0.elapsed() < Duration::from_secs(2), "took {:?}", t0.elapsed());
+        let later = ex.execute(Some(id), "get_title", json!({})).await;
+        assert_eq!(later.code, Some(ErrorCode::BrowserGone), "{:?} {:?}", later.msg, later.data);
+        assert!(t0.elapsed() < Duration::from_secs(2));
+        // The next start launches a new browser.
+        let again = ex.execute(None, "start", json!({})).await;
+        assert!(again.ok, "{:?}", again.msg);
+        ex.execute(None, "shutdown", json!({})).await;
+    });
+}
+
+#[test]
+fn attaches_to_a_running_chromium_over_cdp_url() {
+    let chromium = moonpilot::browser::find_chromium(None).expect("chromium for the test");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let profile = std::env::temp_dir().join(format!("moonpilot-cdp-test-{}", std::process::id()));
+    let mut child = std::process::Command::new(&chromium)
+        .args([
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            &format!("--remote-debugging-port={port}"),
+            &format!("--user-data-dir={}", profile.display()),
+            "about:blank",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("second chromium starts");
+    let url = format!("http://127.0.0.1:{port}");
+    let mut config = test_config();
+    config.launch = LaunchConfig { cdp_url: Some(url.clone()), ..LaunchConfig::default() };
+    let target = url_a("basic.html");
+    private(config, |ex| async move {
+        // The remote browser needs a moment to open its port.
+        let mut r = ex.execute(None, "start", json!({})).await;
+        for _ in 0..50 {
+            if r.ok {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            r = ex.execute(None, "start", json!({})).await;
+        }
+        assert!(r.ok, "attach failed: {:?}", r.msg);
+        assert_eq!(r.data["browser"]["mode"], "cdp");
+        let id = TaskId(r.data["id"].as_str().unwrap().parse().unwrap());
+        let nav = ex.execute(Some(id), "navigate", json!({"url": target})).await;
+        assert!(nav.ok, "{:?}", nav.msg);
+        let title = ex.execute(Some(id), "get_title", json!({})).await;
+        assert_eq!(title.data["title"], "Basic");
+        ex.execute(None, "shutdown", json!({})).await;
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(profile);
+}

@@ -1,0 +1,77 @@
+//! The Lua contract of LUA-API.md: Result, errors, strict mode, spawn/parallel, args.
+
+use crate::support::harness::lua;
+
+#[test]
+fn results_unwrap_expect_tostring_json() {
+    lua(r#"
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        local r = page:get_title()
+        eq(r:unwrap().title, "Basic")
+        has(tostring(r), "get_title ok", "compact line")
+        has(tostring(r), 'title="Basic"', "key fields")
+        has(r:json(), '"title":"Basic"', "original JSON")
+        assert(type(r.elapsed_ms) == "number" and r.elapsed_ms >= 0)
+        local bad = page:navigate{ url = "nope" }
+        local ok, err = pcall(function() return bad:unwrap() end)
+        eq(ok, false)
+        eq(err.code, "INVALID_ARGUMENT")
+        eq(err.method, "navigate")
+        eq(err.retryable, false)
+        has(tostring(err), "INVALID_ARGUMENT", "error tostring")
+        local ok2, err2 = pcall(function() return bad:expect("opening the site") end)
+        has(err2.msg, "opening the site: ", "expect prefix")
+    "#);
+}
+
+#[test]
+fn strict_mode_raises() {
+    lua(r#"
+        local prev = browser.strict(true)
+        eq(prev, false)
+        local ok, err = pcall(function() return page:navigate{ url = "nope" } end)
+        browser.strict(false)
+        eq(ok, false)
+        eq(err.code, "INVALID_ARGUMENT")
+        eq(page:navigate{ url = "nope" }.ok, false, "returns again when off")
+    "#);
+}
+
+#[test]
+fn lua_argument_mistakes_are_invalid_argument() {
+    lua(r#"
+        local r = page:navigate("http://x/")
+        eq(r.code, "INVALID_ARGUMENT"); has(r.msg, "expected a params table, got string")
+        local m = page:navigate{ url = "http://x/", 1 }
+        eq(m.code, "INVALID_ARGUMENT"); has(m.msg, "mixes array entries")
+        local u = page:no_such_command{}
+        eq(u.code, "UNKNOWN_METHOD")
+        local c = page:call("get_title")
+        eq(c.ok, true, "task:call by name")
+        local ok, err = pcall(browser.start, "x")
+        eq(ok, false); eq(err.code, "INVALID_ARGUMENT")
+    "#);
+}
+
+#[test]
+fn spawn_and_parallel_share_the_engine() {
+    lua(r#"
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        local other = browser.start{}
+        other:navigate{ url = A .. "/second.html" }:unwrap()
+        local t1, t2 = browser.parallel(
+          function() return page:get_title().data.title end,
+          function() return other:get_title().data.title end)
+        eq(t1, "Basic"); eq(t2, "Second")
+        -- Two coroutines on one task are serialized by its lane; both complete.
+        local j = browser.spawn(function() return page:execute_js{ body = "new Promise(r => setTimeout(() => r(1), 100))" }.data.result end)
+        local direct = page:get_url().data.url
+        eq(j:join(), 1); eq(direct, A .. "/basic.html")
+        other:close()
+        local names = browser.methods("click")
+        eq(names[1], "click_element_by_index")
+        eq(browser.call("list_methods", { filter = "get_" }).data.count >= 2, true)
+        assert(browser.clock() > 0)
+        browser.sleep(1)
+    "#);
+}

@@ -1,0 +1,1 @@
+//! page_state (pending the DOM probes).

@@ -1,0 +1,4 @@
+//! Test support: the fixture server and the harness.
+
+pub mod harness;
+pub mod server;

@@ -1,0 +1,199 @@
+//! The fixture server: serves `tests/fixtures/` on two loopback origins that are different
+//! *sites* (`http://127.0.0.1:A` and `http://localhost:B`), so a frame of one inside a page of
+//! the other is out-of-process, as on real sites.
+//!
+//! Paths are confined to the fixture directory. Scripted routes put timing in the server's hands:
+//! `/slow?ms=N`, `/redirect?to=URL`, `/status/N`, `/post` (counts POSTs). In served HTML the
+//! placeholders `{{A}}` and `{{B}}` become the two origins.
+
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// The two running origins.
+pub struct Fixtures {
+    /// `http://127.0.0.1:PORT`
+    pub a: String,
+    /// `http://localhost:PORT`
+    pub b: String,
+    /// POST requests seen on `/post`.
+    pub posts: Arc<AtomicU64>,
+}
+
+struct Shared {
+    root: PathBuf,
+    a: String,
+    b: String,
+    posts: Arc<AtomicU64>,
+}
+
+impl Fixtures {
+    /// Binds both listeners on the current runtime and serves until the runtime ends.
+    pub async fn start() -> std::io::Result<Fixtures> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let la = TcpListener::bind("127.0.0.1:0").await?;
+        let lb = TcpListener::bind("127.0.0.1:0").await?;
+        let a = format!("http://127.0.0.1:{}", la.local_addr()?.port());
+        let b = format!("http://localhost:{}", lb.local_addr()?.port());
+        let posts = Arc::new(AtomicU64::new(0));
+        let shared = Arc::new(Shared { root, a: a.clone(), b: b.clone(), posts: posts.clone() });
+        for listener in [la, lb] {
+            let shared = shared.clone();
+            tokio::spawn(async move {
+                while let Ok((stream, _)) = listener.accept().await {
+                    let shared = shared.clone();
+                    tokio::spawn(async move {
+                        let _ = serve(stream, &shared).await;
+                    });
+                }
+            });
+        }
+        Ok(Fixtures { a, b, posts })
+    }
+}
+
+fn query(q: &str) -> HashMap<String, String> {
+    q.split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_string(), percent_decode(v)))
+        .collect()
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(if bytes[i] == b'+' { b' ' } else { bytes[i] });
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+async fn serve(mut stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
+    // Keep-alive: answer requests on this connection until the client closes it.
+    let mut buf = Vec::new();
+    loop {
+        let mut chunk = [0u8; 8192];
+        let header_end = loop {
+            if let Some(pos) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                break pos + 4;
+            }
+            let n = stream.read(&mut chunk).await?;
+            if n == 0 {
+                return Ok(());
+            }
+            buf.extend_from_slice(&chunk[..n]);
+        };
+        let head = String::from_utf8_lossy(&buf[..header_end]).into_owned();
+        let content_length = head
+            .lines()
+            .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap_or(0)))
+            .unwrap_or(0);
+        while buf.len() < header_end + content_length {
+            let n = stream.read(&mut chunk).await?;
+            if n == 0 {
+                return Ok(());
+            }
+            buf.extend_from_slice(&chunk[..n]);
+        }
+        buf.drain(..header_end + content_length);
+        let mut first = head.lines().next().unwrap_or_default().split_whitespace();
+        let method = first.next().unwrap_or_default().to_string();
+        let target = first.next().unwrap_or("/").to_string();
+        let (path, q) = target.split_once('?').unwrap_or((target.as_str(), ""));
+        let (status, ctype, body, extra) = route(&method, path, &query(q), shared).await;
+        let mut resp = format!(
+            "HTTP/1.1 {status} X\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nCache-Control: no-store\r\n{extra}\r\n",
+            body.len()
+        )
+        .into_bytes();
+        resp.extend_from_slice(&body);
+        stream.write_all(&resp).await?;
+    }
+}
+
+async fn route(method: &str, path: &str, q: &HashMap<String, String>, shared: &Shared) -> (u16, &'static str, Vec<u8>, String) {
+    let html = "text/html; charset=utf-8";
+    match path {
+        "/slow" => {
+            let ms = q.get("ms").and_then(|m| m.parse().ok()).unwrap_or(1000);
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            (200, html, format!("<title>slow</title><p>waited {ms} ms</p>").into_bytes(), String::new())
+        }
+        "/redirect" => {
+            let to = q.get("to").cloned().unwrap_or_else(|| "/".into());
+            (302, html, Vec::new(), format!("Location: {to}\r\n"))
+        }
+        "/post" => {
+            if method == "POST" {
+                shared.posts.fetch_add(1, Ordering::SeqCst);
+            }
+            let n = shared.posts.load(Ordering::SeqCst);
+            (200, html, format!("<title>posted</title><p id=count>{n}</p>").into_bytes(), String::new())
+        }
+        "/table" => {
+            let rows: usize = q.get("rows").and_then(|r| r.parse().ok()).unwrap_or(4000);
+            (200, html, table_page(rows).into_bytes(), String::new())
+        }
+        p if p.starts_with("/status/") => {
+            let code = p.trim_start_matches("/status/").parse().unwrap_or(500);
+            (code, html, format!("<title>status {code}</title><p>status {code}</p>").into_bytes(), String::new())
+        }
+        _ => serve_file(path, shared).await,
+    }
+}
+
+async fn serve_file(path: &str, shared: &Shared) -> (u16, &'static str, Vec<u8>, String) {
+    let rel = Path::new(path.trim_start_matches('/'));
+    let confined = rel.components().all(|c| matches!(c, Component::Normal(_)));
+    let not_found = (404, "text/plain", b"not found".to_vec(), String::new());
+    if !confined {
+        return (403, "text/plain", b"outside the fixture directory".to_vec(), String::new());
+    }
+    let mut file = shared.root.join(rel);
+    if file.is_dir() {
+        file = file.join("index.html");
+    }
+    let Ok(bytes) = tokio::fs::read(&file).await else { return not_found };
+    let ctype = match file.extension().and_then(|e| e.to_str()) {
+        Some("html") => "text/html; charset=utf-8",
+        Some("js") => "text/javascript",
+        Some("css") => "text/css",
+        Some("png") => "image/png",
+        Some("svg") => "image/svg+xml",
+        _ => "application/octet-stream",
+    };
+    let body = if ctype.starts_with("text/html") {
+        String::from_utf8_lossy(&bytes).replace("{{A}}", &shared.a).replace("{{B}}", &shared.b).into_bytes()
+    } else {
+        bytes
+    };
+    (200, ctype, body, String::new())
+}
+
+/// A page with a `rows`-row table; each row holds an input, a button and a link (the snapshot
+/// benchmark's page, CDP-NOTES.md).
+pub fn table_page(rows: usize) -> String {
+    let mut out = String::with_capacity(rows * 200);
+    out.push_str("<!doctype html><html><head><meta charset=utf-8><title>Table</title></head><body><table>");
+    for i in 0..rows {
+        out.push_str(&format!(
+            "<tr><td>row {i}</td><td><input name=\"q{i}\" value=\"v{i}\"></td><td><button>go {i}</button></td><td><a href=\"#r{i}\">link {i}</a></td></tr>"
+        ));
+    }
+    out.push_str("</table></body></html>");
+    out
+}
