@@ -128,7 +128,11 @@ impl Engine {
                         format!(
                             "the shared browser runs {} and {others} task(s) use it; close them \
                              first or start with `headless={}`",
-                            if b.headless { "headless" } else { "with a window" },
+                            if b.headless {
+                                "headless"
+                            } else {
+                                "with a window"
+                            },
                             b.headless
                         ),
                     ));

@@ -21,7 +21,7 @@ pub struct CommandError {
     /// The parameter at fault, for `INVALID_ARGUMENT`.
     pub param: Option<String>,
     /// Extra fields merged into the receipt's `data` (what was observed, hints).
-    pub details: Option<Value>,
+    pub details: Option<Box<Value>>,
 }
 
 impl CommandError {
@@ -60,7 +60,7 @@ impl CommandError {
 
     /// Attaches data fields (an object) to the failure.
     pub fn with_details(mut self, details: Value) -> CommandError {
-        self.details = Some(details);
+        self.details = Some(Box::new(details));
         self
     }
 }
@@ -133,7 +133,10 @@ pub fn from_cdp(what: &str, err: CdpError) -> CommandError {
 /// Whether `err`, yielded by chromiumoxide's handler stream, means the connection is lost (the
 /// pump then stops and publishes "browser gone") rather than one undecodable message.
 pub fn is_connection_lost(err: &CdpError) -> bool {
-    matches!(err, CdpError::Ws(_) | CdpError::Io(_) | CdpError::ChannelSendError(_) | CdpError::NoResponse)
+    matches!(
+        err,
+        CdpError::Ws(_) | CdpError::Io(_) | CdpError::ChannelSendError(_) | CdpError::NoResponse
+    )
 }
 
 /// Classifies a CDP protocol error (`{code, message}` of a command response).
@@ -155,7 +158,10 @@ pub fn from_protocol_error(what: &str, code: i64, message: &str) -> CommandError
     } else {
         ErrorCode::ActionFailed
     };
-    CommandError::new(kind, format!("`{what}` failed: {message} (CDP error {code})"))
+    CommandError::new(
+        kind,
+        format!("`{what}` failed: {message} (CDP error {code})"),
+    )
 }
 
 fn exception_text(details: &chromiumoxide::cdp::js_protocol::runtime::ExceptionDetails) -> String {
@@ -173,7 +179,11 @@ mod tests {
 
     #[test]
     fn protocol_errors_are_classified_by_cdp_fields() {
-        let e = from_protocol_error("Runtime.callFunctionOn", -32000, "Execution context was destroyed.");
+        let e = from_protocol_error(
+            "Runtime.callFunctionOn",
+            -32000,
+            "Execution context was destroyed.",
+        );
         assert_eq!(e.code, ErrorCode::PageNavigating);
         let e = from_protocol_error("DOM.resolveNode", -32000, "No node with given id found");
         assert_eq!(e.code, ErrorCode::StaleElement);
@@ -184,13 +194,19 @@ mod tests {
 
     #[test]
     fn lost_connection_is_browser_gone() {
-        assert_eq!(from_cdp("x", CdpError::NoResponse).code, ErrorCode::BrowserGone);
+        assert_eq!(
+            from_cdp("x", CdpError::NoResponse).code,
+            ErrorCode::BrowserGone
+        );
     }
 
     #[test]
     fn start_error_names_what_was_tried() {
         let e = StartError::NotFound {
-            tried: vec![PathBuf::from("/usr/bin/chromium"), PathBuf::from("chromium (PATH)")],
+            tried: vec![
+                PathBuf::from("/usr/bin/chromium"),
+                PathBuf::from("chromium (PATH)"),
+            ],
         };
         let text = e.to_string();
         assert!(text.contains("/usr/bin/chromium") && text.contains("apt-get install chromium"));

@@ -83,15 +83,29 @@ impl Executor {
     pub async fn execute(&self, task_id: Option<TaskId>, method: &str, params: Value) -> Receipt {
         let t0 = Instant::now();
         let fail = |code: ErrorCode, msg: String, details: Option<Value>, started: bool| {
-            Receipt::failure(method, code, format!("{method}: {msg}"), details, started, ms_since(t0))
+            Receipt::failure(
+                method,
+                code,
+                format!("{method}: {msg}"),
+                details,
+                started,
+                ms_since(t0),
+            )
         };
         let Some(spec) = registry::lookup(method) else {
             let msg = registry::unknown_method_message(method);
-            return Receipt::failure(method, ErrorCode::UnknownMethod, msg, None, false, ms_since(t0));
+            return Receipt::failure(
+                method,
+                ErrorCode::UnknownMethod,
+                msg,
+                None,
+                false,
+                ms_since(t0),
+            );
         };
         let mut params = match Params::new(params) {
             Ok(p) => p,
-            Err(e) => return fail(e.code, e.msg, e.details, false),
+            Err(e) => return fail(e.code, e.msg, e.details.map(|d| *d), false),
         };
         let task = match (spec.needs_task, task_id) {
             (true, None) => {
@@ -104,7 +118,14 @@ impl Executor {
             }
             (true, Some(id)) => match self.engine.task(id) {
                 Some(t) => Some(t),
-                None => return fail(ErrorCode::TaskNotFound, self.no_task_message(id), None, false),
+                None => {
+                    return fail(
+                        ErrorCode::TaskNotFound,
+                        self.no_task_message(id),
+                        None,
+                        false,
+                    )
+                }
             },
             (false, Some(id)) => self.engine.task(id),
             (false, None) => None,
@@ -135,13 +156,19 @@ impl Executor {
             spec,
         };
         // The synchronous part reads params; nothing has touched the browser yet.
-        let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| (spec.handler)(cx, &mut params))) {
-            Ok(Ok(fut)) => fut,
-            Ok(Err(e)) => return self.failed(method, spec, &params, e, false, t0),
-            Err(panic) => {
-                return fail(ErrorCode::Internal, format!("internal error: {}", panic_text(&*panic)), None, false)
-            }
-        };
+        let fut =
+            match std::panic::catch_unwind(AssertUnwindSafe(|| (spec.handler)(cx, &mut params))) {
+                Ok(Ok(fut)) => fut,
+                Ok(Err(e)) => return self.failed(method, spec, &params, e, false, t0),
+                Err(panic) => {
+                    return fail(
+                        ErrorCode::Internal,
+                        format!("internal error: {}", panic_text(&*panic)),
+                        None,
+                        false,
+                    )
+                }
+            };
         let bound = if spec.long_running {
             self.engine.config.long_command_timeout
         } else {
@@ -202,7 +229,14 @@ impl Executor {
         started: bool,
         t0: Instant,
     ) -> Receipt {
-        let mut receipt = Receipt::failure(method, e.code, format!("{method}: {}", e.msg), e.details, started, 0.0);
+        let mut receipt = Receipt::failure(
+            method,
+            e.code,
+            format!("{method}: {}", e.msg),
+            e.details.map(|d| *d),
+            started,
+            0.0,
+        );
         if let Some(param) = e.param {
             receipt.add_data_field("param", json!(param));
         }
@@ -216,21 +250,31 @@ impl Executor {
         if unknown.is_empty() {
             return;
         }
-        let used = params.read_keys().iter().filter(|k| params.raw().contains_key(k.as_str())).cloned().collect::<Vec<_>>();
+        let used = params
+            .read_keys()
+            .iter()
+            .filter(|k| params.raw().contains_key(k.as_str()))
+            .cloned()
+            .collect::<Vec<_>>();
         let mut note = format!(
             "{} ignored these parameters: {}. They were not used by this command (likely misspelled or unsupported).",
             spec.name,
             unknown.join(", ")
         );
         for name in &unknown {
-            if let Some(near) = registry::suggest_among(name, spec.params.iter().map(|p| p.name)).first() {
+            if let Some(near) =
+                registry::suggest_among(name, spec.params.iter().map(|p| p.name)).first()
+            {
                 note.push_str(&format!(" `{name}`: did you mean `{near}`?"));
             }
         }
         if used.is_empty() {
             note.push_str(" No parameter was read at all.");
         } else {
-            note.push_str(&format!(" Parameters actually used this time: {}.", used.join(", ")));
+            note.push_str(&format!(
+                " Parameters actually used this time: {}.",
+                used.join(", ")
+            ));
         }
         receipt.add_data_field("unknownParams", json!(unknown));
         receipt.add_data_field("unknownParamNote", json!(note));

@@ -67,7 +67,11 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Methods { json } => methods(json),
-        Command::Run { file, args, browser } => run(file, args, browser),
+        Command::Run {
+            file,
+            args,
+            browser,
+        } => run(file, args, browser),
     }
 }
 
@@ -112,7 +116,10 @@ fn run(file: PathBuf, args: Vec<String>, opts: BrowserOpts) -> ExitCode {
         eprintln!("moonpilot: no such script: {}", file.display());
         return ExitCode::from(2);
     }
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("moonpilot: cannot start the runtime: {e}");

@@ -99,7 +99,9 @@ pub struct CommandSpec {
 
 impl std::fmt::Debug for CommandSpec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CommandSpec").field("name", &self.name).finish()
+        f.debug_struct("CommandSpec")
+            .field("name", &self.name)
+            .finish()
     }
 }
 
@@ -147,8 +149,10 @@ struct Table {
 fn table() -> &'static Table {
     static TABLE: OnceLock<Table> = OnceLock::new();
     TABLE.get_or_init(|| {
-        let ordered: Vec<&'static CommandSpec> =
-            crate::commands::GROUPS.iter().flat_map(|g| g.iter()).collect();
+        let ordered: Vec<&'static CommandSpec> = crate::commands::GROUPS
+            .iter()
+            .flat_map(|g| g.iter())
+            .collect();
         let by_name = ordered.iter().map(|s| (s.name, *s)).collect();
         Table { ordered, by_name }
     })
@@ -194,8 +198,16 @@ pub fn suggest_among<'a>(target: &str, names: impl IntoIterator<Item = &'a str>)
     let mut scored: Vec<(usize, &str)> = Vec::new();
     for name in names {
         let mut score = edit_distance(&target, name);
-        let target_root = if target.contains('_') { root(&target).to_string() } else { target.replace('_', "") };
-        let name_root = if name.contains('_') { root(name).to_string() } else { name.to_string() };
+        let target_root = if target.contains('_') {
+            root(&target).to_string()
+        } else {
+            target.replace('_', "")
+        };
+        let name_root = if name.contains('_') {
+            root(name).to_string()
+        } else {
+            name.to_string()
+        };
         if !target_root.is_empty() && target_root == name_root {
             score = score.min(1.max(score.saturating_sub(3)));
         }
@@ -243,7 +255,9 @@ mod tests {
         for spec in all() {
             assert!(seen.insert(spec.name), "duplicate {}", spec.name);
             assert!(
-                spec.name.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
+                spec.name
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c == '_'),
                 "{} is not snake_case",
                 spec.name
             );
@@ -253,13 +267,22 @@ mod tests {
     #[test]
     fn every_spec_is_documented() {
         for spec in all() {
-            assert!(!spec.summary.is_empty() && spec.summary.len() <= 79, "{} summary", spec.name);
+            assert!(
+                !spec.summary.is_empty() && spec.summary.len() <= 79,
+                "{} summary",
+                spec.name
+            );
             assert!(!spec.doc.is_empty(), "{} doc", spec.name);
             assert!(!spec.example.is_empty(), "{} example", spec.name);
             for p in spec.params {
                 assert!(!p.doc.is_empty(), "{}.{} doc", spec.name, p.name);
                 if let Some(d) = p.default {
-                    assert!(serde_json::from_str::<Value>(d).is_ok(), "{}.{} default", spec.name, p.name);
+                    assert!(
+                        serde_json::from_str::<Value>(d).is_ok(),
+                        "{}.{} default",
+                        spec.name,
+                        p.name
+                    );
                 }
             }
         }
@@ -281,18 +304,33 @@ mod tests {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/spec/commands.json");
         let text = std::fs::read_to_string(path).expect("../shared/spec/commands.json is readable");
         let catalogue: Vec<Value> = serde_json::from_str(&text).unwrap();
-        let by_name: HashMap<&str, &Value> =
-            catalogue.iter().map(|c| (c["name"].as_str().unwrap(), c)).collect();
+        let by_name: HashMap<&str, &Value> = catalogue
+            .iter()
+            .map(|c| (c["name"].as_str().unwrap(), c))
+            .collect();
         for spec in all() {
             let c = by_name
                 .get(spec.name)
                 .unwrap_or_else(|| panic!("{} is not in commands.json", spec.name));
             assert_eq!(c["group"], spec.group, "{} group", spec.name);
             assert_eq!(c["needs_task"], spec.needs_task, "{} needs_task", spec.name);
-            assert_eq!(c["mutates_page"], spec.mutates_page, "{} mutates_page", spec.name);
+            assert_eq!(
+                c["mutates_page"], spec.mutates_page,
+                "{} mutates_page",
+                spec.name
+            );
             assert_eq!(c["retry_safe"], spec.retry_safe, "{} retry_safe", spec.name);
-            assert_eq!(c["long_running"], spec.long_running, "{} long_running", spec.name);
-            assert_eq!(c["alias_of"].as_str(), spec.alias_of, "{} alias_of", spec.name);
+            assert_eq!(
+                c["long_running"], spec.long_running,
+                "{} long_running",
+                spec.name
+            );
+            assert_eq!(
+                c["alias_of"].as_str(),
+                spec.alias_of,
+                "{} alias_of",
+                spec.name
+            );
             let want: Vec<(&str, &str, bool)> = c["params"]
                 .as_array()
                 .unwrap()
@@ -305,23 +343,41 @@ mod tests {
                     )
                 })
                 .collect();
-            let got: Vec<(&str, &str, bool)> =
-                spec.params.iter().map(|p| (p.name, p.kind.as_str(), p.required)).collect();
+            let got: Vec<(&str, &str, bool)> = spec
+                .params
+                .iter()
+                .map(|p| (p.name, p.kind.as_str(), p.required))
+                .collect();
             assert_eq!(got, want, "{} params", spec.name);
             for (p, cp) in spec.params.iter().zip(c["params"].as_array().unwrap()) {
                 let want_default = &cp["default"];
-                let got_default: Value =
-                    p.default.map(|d| serde_json::from_str(d).unwrap()).unwrap_or(Value::Null);
-                assert_eq!(&got_default, want_default, "{}.{} default", spec.name, p.name);
+                let got_default: Value = p
+                    .default
+                    .map(|d| serde_json::from_str(d).unwrap())
+                    .unwrap_or(Value::Null);
+                assert_eq!(
+                    &got_default, want_default,
+                    "{}.{} default",
+                    spec.name, p.name
+                );
             }
         }
     }
 
     #[test]
     fn suggestions_follow_protocol_rules() {
-        let names = ["get_tabs", "click_element_by_index", "get_title", "get_url", "navigate"];
+        let names = [
+            "get_tabs",
+            "click_element_by_index",
+            "get_title",
+            "get_url",
+            "navigate",
+        ];
         assert_eq!(suggest_among("list_tabs", names)[0], "get_tabs");
-        assert_eq!(suggest_among("click_by_index", names), vec!["click_element_by_index"]);
+        assert_eq!(
+            suggest_among("click_by_index", names),
+            vec!["click_element_by_index"]
+        );
         assert_eq!(suggest_among("get_titel", names)[0], "get_title");
         assert!(suggest_among("zzzzzzzzzzzz", names).is_empty());
         assert!(suggest_among("NAVIGATE ", names).contains(&"navigate"));

@@ -14,7 +14,12 @@ fn methods_lists_the_registry() {
     assert!(text.contains("click_element_by_index") && text.contains("get_browser_state"));
     let out = moonpilot().args(["methods", "--json"]).output().unwrap();
     let specs: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let nav = specs.as_array().unwrap().iter().find(|s| s["name"] == "navigate").unwrap();
+    let nav = specs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "navigate")
+        .unwrap();
     assert_eq!(nav["aliasOf"], "go_to_url");
     assert_eq!(nav["params"][0]["name"], "url");
 }
@@ -25,7 +30,12 @@ fn run_exit_codes() {
     std::fs::create_dir_all(&dir).unwrap();
     let ok = dir.join("ok.lua");
     std::fs::write(&ok, "print('hello ' .. browser.args.who)\n").unwrap();
-    let out = moonpilot().arg("run").arg(&ok).args(["--arg", "who=world"]).output().unwrap();
+    let out = moonpilot()
+        .arg("run")
+        .arg(&ok)
+        .args(["--arg", "who=world"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "hello world");
 
@@ -36,9 +46,17 @@ fn run_exit_codes() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("bad.lua:2:") && err.contains("boom"), "{err}");
 
-    let out = moonpilot().args(["run", "/nonexistent/x.lua"]).output().unwrap();
+    let out = moonpilot()
+        .args(["run", "/nonexistent/x.lua"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    let out = moonpilot().arg("run").arg(&ok).args(["--arg", "novalue"]).output().unwrap();
+    let out = moonpilot()
+        .arg("run")
+        .arg(&ok)
+        .args(["--arg", "novalue"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let out = moonpilot().arg("frobnicate").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -56,6 +74,10 @@ fn quickstart_example_runs_end_to_end() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
     assert!(stdout.contains("quickstart: done"), "{stdout}");
 }

@@ -14,9 +14,23 @@ fn unknown_methods_get_near_names() {
     let r = exec(None, "get_titel", json!({}));
     assert_eq!(r.code, Some(ErrorCode::UnknownMethod));
     assert!(!r.started && !r.retryable);
-    assert!(r.msg.as_deref().unwrap().contains("did you mean `get_title`"), "{:?}", r.msg);
+    assert!(
+        r.msg
+            .as_deref()
+            .unwrap()
+            .contains("did you mean `get_title`"),
+        "{:?}",
+        r.msg
+    );
     let r = exec(None, "click_by_index", json!({}));
-    assert!(r.msg.as_deref().unwrap().contains("`click_element_by_index`"), "{:?}", r.msg);
+    assert!(
+        r.msg
+            .as_deref()
+            .unwrap()
+            .contains("`click_element_by_index`"),
+        "{:?}",
+        r.msg
+    );
 }
 
 #[test]
@@ -24,18 +38,58 @@ fn wrong_types_and_missing_params_are_invalid_argument() {
     let id = new_task();
     let cases = [
         ("navigate", json!({}), "url", "missing parameter `url`"),
-        ("navigate", json!({"url": {"x": 1}}), "url", "expected string, got object"),
-        ("wait", json!({"seconds": "soon"}), "seconds", "expected integer, got string"),
-        ("wait", json!({"seconds": 1.5}), "seconds", "expected integer, got number"),
-        ("get_browser_state", json!({"highlight": 3}), "highlight", "expected boolean, got number"),
-        ("click_element_by_index", json!({"index": -1}), "index", "must be >= 0"),
-        ("input_text", json!({"index": 0, "text": ""}), "text", "missing parameter `text`"),
+        (
+            "navigate",
+            json!({"url": {"x": 1}}),
+            "url",
+            "expected string, got object",
+        ),
+        (
+            "wait",
+            json!({"seconds": "soon"}),
+            "seconds",
+            "expected integer, got string",
+        ),
+        (
+            "wait",
+            json!({"seconds": 1.5}),
+            "seconds",
+            "expected integer, got number",
+        ),
+        (
+            "get_browser_state",
+            json!({"highlight": 3}),
+            "highlight",
+            "expected boolean, got number",
+        ),
+        (
+            "click_element_by_index",
+            json!({"index": -1}),
+            "index",
+            "must be >= 0",
+        ),
+        (
+            "input_text",
+            json!({"index": 0, "text": ""}),
+            "text",
+            "missing parameter `text`",
+        ),
         ("execute_js", json!({}), "body", "missing parameter `body`"),
-        ("execute_js", json!({"bodyFile": "../../etc/passwd"}), "bodyFile", "leaves the script directory"),
+        (
+            "execute_js",
+            json!({"bodyFile": "../../etc/passwd"}),
+            "bodyFile",
+            "leaves the script directory",
+        ),
     ];
     for (method, params, param, text) in cases {
         let r = exec(Some(id), method, params.clone());
-        assert_eq!(r.code, Some(ErrorCode::InvalidArgument), "{method} {params}: {:?}", r.msg);
+        assert_eq!(
+            r.code,
+            Some(ErrorCode::InvalidArgument),
+            "{method} {params}: {:?}",
+            r.msg
+        );
         assert!(!r.started, "{method}: started must be false");
         assert_eq!(r.data["param"], param, "{method}: names the param");
         assert_eq!(r.data["invalidArgument"], true);
@@ -58,12 +112,19 @@ fn params_must_be_an_object() {
 #[test]
 fn unknown_params_are_reported_not_fatal() {
     let id = new_task();
-    let r = exec(Some(id), "navigate", json!({"url": url_a("basic.html"), "urll": 1, "retryOnSpurious": true}));
+    let r = exec(
+        Some(id),
+        "navigate",
+        json!({"url": url_a("basic.html"), "urll": 1, "retryOnSpurious": true}),
+    );
     assert!(r.ok, "{:?}", r.msg);
     assert_eq!(r.data["unknownParams"], json!(["urll"]));
     let note = r.data["unknownParamNote"].as_str().unwrap();
     assert!(note.contains("did you mean `url`"), "{note}");
-    assert!(note.contains("Parameters actually used this time: url"), "{note}");
+    assert!(
+        note.contains("Parameters actually used this time: url"),
+        "{note}"
+    );
     exec(Some(id), "close", json!({}));
 }
 
@@ -82,7 +143,10 @@ fn dead_or_missing_tasks() {
 fn a_busy_lane_answers_task_busy_without_running() {
     let mut config = test_config();
     config.lane_wait = Duration::from_millis(200);
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let local = tokio::task::LocalSet::new();
     local.block_on(&rt, async move {
         let ex = Executor::new(Engine::new(config));
@@ -90,7 +154,9 @@ fn a_busy_lane_answers_task_busy_without_running() {
         let id = TaskId(r.data["id"].as_str().unwrap().parse().unwrap());
         let slow = {
             let ex = ex.clone();
-            tokio::task::spawn_local(async move { ex.execute(Some(id), "wait", json!({"seconds": 1})).await })
+            tokio::task::spawn_local(async move {
+                ex.execute(Some(id), "wait", json!({"seconds": 1})).await
+            })
         };
         tokio::time::sleep(Duration::from_millis(50)).await;
         let busy = ex.execute(Some(id), "get_title", json!({})).await;
@@ -101,7 +167,9 @@ fn a_busy_lane_answers_task_busy_without_running() {
         // `close` does not queue behind a running command: it cancels it.
         let slow = {
             let ex = ex.clone();
-            tokio::task::spawn_local(async move { ex.execute(Some(id), "wait", json!({"seconds": 30})).await })
+            tokio::task::spawn_local(async move {
+                ex.execute(Some(id), "wait", json!({"seconds": 30})).await
+            })
         };
         tokio::time::sleep(Duration::from_millis(50)).await;
         let t0 = std::time::Instant::now();
@@ -118,7 +186,10 @@ fn a_busy_lane_answers_task_busy_without_running() {
 fn command_deadline_bounds_a_hanging_command() {
     let mut config = test_config();
     config.long_command_timeout = Duration::from_millis(300);
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     rt.block_on(async move {
         let ex = Executor::new(Engine::new(config));
         let r = ex.execute(None, "start", json!({})).await;

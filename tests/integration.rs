@@ -3,6 +3,8 @@
 //! Each module covers one area; most tests run a Lua snippet through `support::harness::lua`,
 //! with `page` bound to a fresh task and `A`/`B` the two fixture origins (different sites).
 
+#![allow(clippy::unwrap_used)] // Test code: a panic is a failed test.
+
 mod support;
 
 mod cli;
@@ -14,3 +16,4 @@ mod lua_api;
 mod navigation;
 mod page_state;
 mod scripts;
+mod tidy;

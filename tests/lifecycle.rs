@@ -18,7 +18,10 @@ fn start_describes_the_shared_browser() {
     assert_eq!(r.data["browser"]["type"], "chromium");
     assert_eq!(r.data["browser"]["mode"], "managed");
     assert_eq!(r.data["browser"]["headless"], true);
-    assert!(r.data["browser"]["cdp"]["product"].as_str().unwrap().contains("Chrome"));
+    assert!(r.data["browser"]["cdp"]["product"]
+        .as_str()
+        .unwrap()
+        .contains("Chrome"));
     assert_eq!(r.data["engineHonored"], true);
     let again = exec(Some(TaskId(id)), "start", json!({}));
     assert!(!again.ok, "starting a live id again fails");
@@ -48,13 +51,20 @@ fn list_tasks_shows_url_and_title() {
     assert!(exec(Some(id), "navigate", json!({"url": url_a("basic.html")})).ok);
     let r = exec(None, "list_tasks", json!({}));
     let tasks = r.data["tasks"].as_array().unwrap();
-    let me = tasks.iter().find(|t| t["id"] == id.to_string()).expect("the task is listed");
+    let me = tasks
+        .iter()
+        .find(|t| t["id"] == id.to_string())
+        .expect("the task is listed");
     assert_eq!(me["title"], "Basic");
     assert_eq!(me["tabCount"], 1);
     assert_eq!(r.data["browser"]["type"], "chromium");
     exec(Some(id), "close", json!({}));
     let r = exec(None, "list_tasks", json!({}));
-    assert!(r.data["tasks"].as_array().unwrap().iter().all(|t| t["id"] != id.to_string()));
+    assert!(r.data["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|t| t["id"] != id.to_string()));
 }
 
 #[test]
@@ -74,7 +84,10 @@ where
     F: FnOnce(Executor) -> Fut,
     Fut: std::future::Future<Output = ()>,
 {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let local = tokio::task::LocalSet::new();
     local.block_on(&rt, async move {
         let executor = Executor::new(Engine::new(config));
@@ -112,16 +125,28 @@ fn browser_death_fails_pending_and_later_commands_fast() {
         // A command that would wait 30 s is pending when the browser dies.
         let pending = {
             let ex = ex.clone();
-            tokio::task::spawn_local(async move { ex.execute(Some(id), "wait", json!({"seconds": 30})).await })
+            tokio::task::spawn_local(async move {
+                ex.execute(Some(id), "wait", json!({"seconds": 30})).await
+            })
         };
         tokio::time::sleep(Duration::from_millis(200)).await;
         let t0 = Instant::now();
         task.browser.kill().await;
         let r = pending.await.unwrap();
         assert_eq!(r.code, Some(ErrorCode::BrowserGone), "{:?}", r.msg);
-        assert!(t0.elapsed() < Duration::from_secs(2), "took {:?}", t0.elapsed());
+        assert!(
+            t0.elapsed() < Duration::from_secs(2),
+            "took {:?}",
+            t0.elapsed()
+        );
         let later = ex.execute(Some(id), "get_title", json!({})).await;
-        assert_eq!(later.code, Some(ErrorCode::BrowserGone), "{:?} {:?}", later.msg, later.data);
+        assert_eq!(
+            later.code,
+            Some(ErrorCode::BrowserGone),
+            "{:?} {:?}",
+            later.msg,
+            later.data
+        );
         assert!(t0.elapsed() < Duration::from_secs(2));
         // The next start launches a new browser.
         let again = ex.execute(None, "start", json!({})).await;
@@ -133,7 +158,11 @@ fn browser_death_fails_pending_and_later_commands_fast() {
 #[test]
 fn attaches_to_a_running_chromium_over_cdp_url() {
     let chromium = moonpilot::browser::find_chromium(None).expect("chromium for the test");
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let profile = std::env::temp_dir().join(format!("moonpilot-cdp-test-{}", std::process::id()));
     let mut child = std::process::Command::new(&chromium)
         .args([
@@ -154,7 +183,10 @@ fn attaches_to_a_running_chromium_over_cdp_url() {
         .expect("second chromium starts");
     let url = format!("http://127.0.0.1:{port}");
     let mut config = test_config();
-    config.launch = LaunchConfig { cdp_url: Some(url.clone()), ..LaunchConfig::default() };
+    config.launch = LaunchConfig {
+        cdp_url: Some(url.clone()),
+        ..LaunchConfig::default()
+    };
     let target = url_a("basic.html");
     private(config, |ex| async move {
         // The remote browser needs a moment to open its port.
@@ -169,7 +201,9 @@ fn attaches_to_a_running_chromium_over_cdp_url() {
         assert!(r.ok, "attach failed: {:?}", r.msg);
         assert_eq!(r.data["browser"]["mode"], "cdp");
         let id = TaskId(r.data["id"].as_str().unwrap().parse().unwrap());
-        let nav = ex.execute(Some(id), "navigate", json!({"url": target})).await;
+        let nav = ex
+            .execute(Some(id), "navigate", json!({"url": target}))
+            .await;
         assert!(nav.ok, "{:?}", nav.msg);
         let title = ex.execute(Some(id), "get_title", json!({})).await;
         assert_eq!(title.data["title"], "Basic");

@@ -80,13 +80,19 @@ fn bad_urls_are_refused_before_any_navigation() {
 #[test]
 fn unreachable_site_is_network_error() {
     // A port nobody listens on: bind, learn it, release it.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    lua(&format!(r#"
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    lua(&format!(
+        r#"
         local r = page:navigate{{ url = "http://127.0.0.1:{port}/" }}
         eq(r.ok, false)
         eq(r.code, "NETWORK_ERROR")
         eq(r.retryable, true)
         eq(r.data.netError, "ERR_CONNECTION_REFUSED")
         eq(r.data.retryAfterMs, 5000)
-    "#));
+    "#
+    ));
 }

@@ -8,7 +8,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use chromiumoxide::cdp::browser_protocol::page::{EventJavascriptDialogOpening, HandleJavaScriptDialogParams};
+use chromiumoxide::cdp::browser_protocol::page::{
+    EventJavascriptDialogOpening, HandleJavaScriptDialogParams,
+};
 use chromiumoxide::Page;
 use futures::StreamExt;
 use serde_json::{json, Value};
@@ -108,7 +110,9 @@ impl TabEvents {
         browser: &super::Browser,
         page: &Page,
     ) -> Result<(), chromiumoxide::error::CdpError> {
-        let mut stream = page.event_listener::<EventJavascriptDialogOpening>().await?;
+        let mut stream = page
+            .event_listener::<EventJavascriptDialogOpening>()
+            .await?;
         let events = self.clone();
         let page = page.clone();
         browser.spawn(async move {

@@ -114,7 +114,12 @@ pub fn find_chromium(explicit: Option<&Path>) -> Result<PathBuf, StartError> {
         tried.push(p);
         return Err(StartError::NotFound { tried });
     }
-    let names = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"];
+    let names = [
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+        "google-chrome-stable",
+    ];
     let path = std::env::var_os("PATH").unwrap_or_default();
     for name in names {
         for dir in std::env::split_paths(&path) {
@@ -201,11 +206,16 @@ impl Browser {
     }
 
     async fn connect(url: &str) -> Result<Arc<Browser>, StartError> {
-        let (cdp, handler) = CdpBrowser::connect(url.to_string()).await.map_err(|e| StartError::Connect {
+        let (cdp, handler) =
+            CdpBrowser::connect(url.to_string())
+                .await
+                .map_err(|e| StartError::Connect {
+                    url: url.to_string(),
+                    reason: e.to_string(),
+                })?;
+        let mode = Mode::Attached {
             url: url.to_string(),
-            reason: e.to_string(),
-        })?;
-        let mode = Mode::Attached { url: url.to_string() };
+        };
         Ok(Browser::finish(cdp, handler, mode, true).await)
     }
 
@@ -248,15 +258,11 @@ impl Browser {
             }
             Err(e) => tracing::warn!("opening the second CDP connection failed: {e}"),
         }
-        let (product, protocol_version) = match tokio::time::timeout(
-            Duration::from_secs(5),
-            cdp.version(),
-        )
-        .await
-        {
-            Ok(Ok(v)) => (v.product, v.protocol_version),
-            _ => (String::new(), String::new()),
-        };
+        let (product, protocol_version) =
+            match tokio::time::timeout(Duration::from_secs(5), cdp.version()).await {
+                Ok(Ok(v)) => (v.product, v.protocol_version),
+                _ => (String::new(), String::new()),
+            };
         Arc::new(Browser {
             cdp: RwLock::new(Some(cdp)),
             alive: alive_rx,
@@ -315,7 +321,10 @@ impl Browser {
     }
 
     /// Opens a new tab on `about:blank` and starts its event pumps.
-    pub async fn new_tab(self: &Arc<Browser>, events: events::TabEvents) -> Result<Tab, CommandError> {
+    pub async fn new_tab(
+        self: &Arc<Browser>,
+        events: events::TabEvents,
+    ) -> Result<Tab, CommandError> {
         let page = self
             .guard(async {
                 let guard = self.cdp.read().await;
@@ -332,7 +341,9 @@ impl Browser {
     pub async fn raw(&self) -> Result<Arc<raw::RawConnection>, CommandError> {
         self.raw
             .get_or_try_init(|| async {
-                raw::RawConnection::connect(&self.ws_url, &self.runtime, None).await.map(Arc::new)
+                raw::RawConnection::connect(&self.ws_url, &self.runtime, None)
+                    .await
+                    .map(Arc::new)
             })
             .await
             .cloned()

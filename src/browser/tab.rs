@@ -236,7 +236,9 @@ impl Tab {
                 }
             }
         }
-        let res = self.call_in(frame, "Runtime.callFunctionOn", params).await?;
+        let res = self
+            .call_in(frame, "Runtime.callFunctionOn", params)
+            .await?;
         remote_value("Runtime.callFunctionOn", res)
     }
 
@@ -294,7 +296,11 @@ impl Tab {
     }
 
     /// The JSON value of a remote object of `frame` (then releases the `moonpilot-js` group).
-    pub async fn object_value(&self, frame: &FrameRef, object_id: &str) -> Result<Value, CommandError> {
+    pub async fn object_value(
+        &self,
+        frame: &FrameRef,
+        object_id: &str,
+    ) -> Result<Value, CommandError> {
         let res = self
             .call_in(
                 frame,
@@ -303,7 +309,11 @@ impl Tab {
             )
             .await;
         let _ = self
-            .call_in(frame, "Runtime.releaseObjectGroup", json!({"objectGroup": "moonpilot-js"}))
+            .call_in(
+                frame,
+                "Runtime.releaseObjectGroup",
+                json!({"objectGroup": "moonpilot-js"}),
+            )
             .await;
         remote_value("Runtime.callFunctionOn", res?)
     }
@@ -347,7 +357,9 @@ impl Tab {
         let mut stack: Vec<(Value, Option<usize>, usize, FrameSession, bool)> =
             vec![(root, None, 0, FrameSession::Page, false)];
         while let Some((node, parent, depth, session, oop)) = stack.pop() {
-            let Some(frame) = node.get("frame") else { continue };
+            let Some(frame) = node.get("frame") else {
+                continue;
+            };
             let ordinal = out.len();
             let fref = frame_ref(frame, ordinal, parent, depth, session.clone(), oop);
             let frame_id = fref.frame_id.clone();
@@ -361,8 +373,13 @@ impl Tab {
                         .collect()
                 })
                 .unwrap_or_default();
-            for target in iframe_targets.iter().filter(|t| t["parentFrameId"] == frame_id.as_str()) {
-                let Some(target_id) = target["targetId"].as_str() else { continue };
+            for target in iframe_targets
+                .iter()
+                .filter(|t| t["parentFrameId"] == frame_id.as_str())
+            {
+                let Some(target_id) = target["targetId"].as_str() else {
+                    continue;
+                };
                 match self.remote_tree(target_id).await {
                     Ok((remote_session, remote_root)) => {
                         children.push((remote_root, Some(ordinal), depth + 1, remote_session, true))
@@ -387,7 +404,10 @@ impl Tab {
             Some(s) => s,
             None => conn.attach(target_id).await?,
         };
-        let tree = match conn.call(Some(&session_id), "Page.getFrameTree", json!({})).await {
+        let tree = match conn
+            .call(Some(&session_id), "Page.getFrameTree", json!({}))
+            .await
+        {
             Ok(t) => t,
             Err(_) => {
                 // The cached session died with a navigation of the frame: attach again once.
@@ -417,7 +437,11 @@ impl Tab {
 
     /// The origin of `frame`'s content box in the main frame's viewport (CSS pixels), summing
     /// the offsets of every ancestor iframe element.
-    pub async fn frame_offset(&self, frames: &[FrameRef], frame: &FrameRef) -> Result<(f64, f64), CommandError> {
+    pub async fn frame_offset(
+        &self,
+        frames: &[FrameRef],
+        frame: &FrameRef,
+    ) -> Result<(f64, f64), CommandError> {
         let mut x = 0.0;
         let mut y = 0.0;
         let mut current = frame.clone();
@@ -427,7 +451,11 @@ impl Tab {
                 .find(|f| f.ordinal == parent_ordinal)
                 .ok_or_else(navigating)?;
             let owner = self
-                .call_in(parent, "DOM.getFrameOwner", json!({"frameId": current.frame_id}))
+                .call_in(
+                    parent,
+                    "DOM.getFrameOwner",
+                    json!({"frameId": current.frame_id}),
+                )
                 .await?;
             let backend = owner.get("backendNodeId").cloned().ok_or_else(navigating)?;
             let node = self
@@ -472,7 +500,9 @@ impl Tab {
 
     /// Inserts `text` at the focused element as one input (works for any script, CJK included).
     pub async fn insert_text(&self, text: &str) -> Result<(), CommandError> {
-        self.call("Input.insertText", json!({"text": text})).await.map(drop)
+        self.call("Input.insertText", json!({"text": text}))
+            .await
+            .map(drop)
     }
 
     /// Types `text` key by key: ASCII characters as key events, others through `insertText`.
@@ -542,14 +572,22 @@ impl Tab {
         .map_err(|_| {
             CommandError::new(
                 ErrorCode::ActionTimeout,
-                format!("navigation to `{url}` did not finish loading within {} s", NAVIGATION_TIMEOUT.as_secs()),
+                format!(
+                    "navigation to `{url}` did not finish loading within {} s",
+                    NAVIGATION_TIMEOUT.as_secs()
+                ),
             )
         })??;
-        let loader = nav.get("loaderId").and_then(Value::as_str).map(str::to_string);
+        let loader = nav
+            .get("loaderId")
+            .and_then(Value::as_str)
+            .map(str::to_string);
         let mut status = 0;
         while let Some(Some(ev)) = responses.next().now_or_never() {
             let is_document = ev.r#type.as_ref() == "Document";
-            let same_loader = loader.as_deref().is_some_and(|l| ev.loader_id.as_ref() == l);
+            let same_loader = loader
+                .as_deref()
+                .is_some_and(|l| ev.loader_id.as_ref() == l);
             if is_document && same_loader {
                 status = ev.response.status;
             }
@@ -602,15 +640,22 @@ impl Tab {
                 },
             }
         };
-        tokio::time::timeout(NAVIGATION_TIMEOUT, wait).await.map_err(|_| {
-            CommandError::new(
-                ErrorCode::ActionTimeout,
-                format!("`{method}` did not finish loading within {} s", NAVIGATION_TIMEOUT.as_secs()),
-            )
-        })?;
+        tokio::time::timeout(NAVIGATION_TIMEOUT, wait)
+            .await
+            .map_err(|_| {
+                CommandError::new(
+                    ErrorCode::ActionTimeout,
+                    format!(
+                        "`{method}` did not finish loading within {} s",
+                        NAVIGATION_TIMEOUT.as_secs()
+                    ),
+                )
+            })?;
         let mut status = 0;
         while let Some(Some(ev)) = responses.next().now_or_never() {
-            if ev.r#type.as_ref() == "Document" && ev.frame_id.as_ref().map(|f| f.as_ref()) == Some(self.target_id.as_str()) {
+            if ev.r#type.as_ref() == "Document"
+                && ev.frame_id.as_ref().map(|f| f.as_ref()) == Some(self.target_id.as_str())
+            {
                 status = ev.response.status;
             }
         }
@@ -630,7 +675,8 @@ impl Tab {
             out_of_process: false,
             session: FrameSession::Page,
         };
-        self.call_function(&main, js::PAGE_STATUS_JS, Value::Null).await
+        self.call_function(&main, js::PAGE_STATUS_JS, Value::Null)
+            .await
     }
 
     /// A PNG screenshot of the viewport, with the highlight overlay hidden while it is taken.
@@ -681,7 +727,13 @@ fn frame_ref(
     session: FrameSession,
     out_of_process: bool,
 ) -> FrameRef {
-    let s = |k: &str| frame.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+    let s = |k: &str| {
+        frame
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
     let mut url = s("url");
     if let Some(fragment) = frame.get("urlFragment").and_then(Value::as_str) {
         url.push_str(fragment);
@@ -761,7 +813,10 @@ pub fn decode_base64(s: &str) -> Option<Vec<u8>> {
             _ => None,
         }
     }
-    let bytes: Vec<u8> = s.bytes().filter(|b| !b.is_ascii_whitespace() && *b != b'=').collect();
+    let bytes: Vec<u8> = s
+        .bytes()
+        .filter(|b| !b.is_ascii_whitespace() && *b != b'=')
+        .collect();
     let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
     for chunk in bytes.chunks(4) {
         let mut acc = 0u32;

@@ -147,7 +147,12 @@ impl Task {
     /// The current tab.
     pub fn tab(&self) -> Result<Arc<Tab>, CommandError> {
         self.state(|s| s.tabs.get(s.current).cloned())
-            .ok_or_else(|| CommandError::new(ErrorCode::TaskNotFound, format!("task {} has no open tab", self.id)))
+            .ok_or_else(|| {
+                CommandError::new(
+                    ErrorCode::TaskNotFound,
+                    format!("task {} has no open tab", self.id),
+                )
+            })
     }
 
     /// All tabs, in opening order, and the current index.

@@ -73,7 +73,11 @@ pub fn apply_vars(body: &str, vars: &Map<String, Value>) -> (String, Vec<String>
 /// Classifies a script by JS-PROBES.md §15.1.
 pub fn script_form(body: &str) -> ScriptForm {
     let t = body.trim_start();
-    let rest = t.strip_prefix("async").filter(|r| r.starts_with(|c: char| c.is_whitespace() || c == '(')).map(str::trim_start).unwrap_or(t);
+    let rest = t
+        .strip_prefix("async")
+        .filter(|r| r.starts_with(|c: char| c.is_whitespace() || c == '('))
+        .map(str::trim_start)
+        .unwrap_or(t);
     let is_ident_arrow = {
         let ident_len = rest
             .char_indices()
@@ -85,7 +89,11 @@ pub fn script_form(body: &str) -> ScriptForm {
         // `(1 + 2) * 3` also starts with a parenthesis: only treat it as a function when an
         // arrow follows the closing parenthesis of the first group or the keyword matched.
         if rest.starts_with('(') && !rest.starts_with("function") && !paren_group_then_arrow(rest) {
-            return if has_return(body) { ScriptForm::Statements } else { ScriptForm::Expression };
+            return if has_return(body) {
+                ScriptForm::Statements
+            } else {
+                ScriptForm::Expression
+            };
         }
         return ScriptForm::Function;
     }
@@ -160,7 +168,10 @@ fn script_path(root: &Path, file: &str) -> Result<PathBuf, CommandError> {
     if escapes {
         return Err(CommandError::invalid(
             "bodyFile",
-            format!("param `bodyFile`: `{file}` leaves the script directory `{}`", root.display()),
+            format!(
+                "param `bodyFile`: `{file}` leaves the script directory `{}`",
+                root.display()
+            ),
         ));
     }
     Ok(root.join(rel))
@@ -168,12 +179,19 @@ fn script_path(root: &Path, file: &str) -> Result<PathBuf, CommandError> {
 
 fn execute_js(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
     let body = p.str_opt("body")?;
-    let body_file = if body.is_none() { p.str_opt("bodyFile")? } else { None };
+    let body_file = if body.is_none() {
+        p.str_opt("bodyFile")?
+    } else {
+        None
+    };
     let vars = p.object_opt("vars")?.unwrap_or_default();
     let frame_spec = p.str_opt("frame")?;
     let budget_ms = match p.int_opt("timeoutMs")? {
         Some(ms) if ms < 0 => {
-            return Err(CommandError::invalid("timeoutMs", "param `timeoutMs`: must be >= 0"))
+            return Err(CommandError::invalid(
+                "timeoutMs",
+                "param `timeoutMs`: must be >= 0",
+            ))
         }
         Some(ms) => ms.unsigned_abs(),
         None => cx.engine.config.eval_timeout_ms,
@@ -182,7 +200,12 @@ fn execute_js(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
     let source = match (body, body_file) {
         (Some(b), _) => Ok(b),
         (None, Some(f)) => Err(script_path(Path::new("scripts/js"), &f)?),
-        (None, None) => return Err(CommandError::invalid("body", "missing parameter `body` (or `bodyFile`)")),
+        (None, None) => {
+            return Err(CommandError::invalid(
+                "body",
+                "missing parameter `body` (or `bodyFile`)",
+            ))
+        }
     };
     Ok(Box::pin(async move {
         let task = cx.task()?;
@@ -190,7 +213,10 @@ fn execute_js(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
         let raw_body = match source {
             Ok(b) => b,
             Err(path) => tokio::fs::read_to_string(&path).await.map_err(|e| {
-                CommandError::invalid("bodyFile", format!("param `bodyFile`: reading `{}` failed: {e}", path.display()))
+                CommandError::invalid(
+                    "bodyFile",
+                    format!("param `bodyFile`: reading `{}` failed: {e}", path.display()),
+                )
             })?,
         };
         let (body, applied) = apply_vars(&raw_body, &vars);
@@ -234,14 +260,28 @@ fn execute_js(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
             });
             let lower = line.to_lowercase();
             if lower.contains("unexpected end of input") || lower.contains("unterminated") {
-                details["hint"] = json!("the script looks truncated (a shell may have cut it at a quote or newline)");
+                details["hint"] = json!(
+                    "the script looks truncated (a shell may have cut it at a quote or newline)"
+                );
             }
-            return Err(CommandError::failed(format!("executing JavaScript failed: {line}")).with_details(details));
+            return Err(
+                CommandError::failed(format!("executing JavaScript failed: {line}"))
+                    .with_details(details),
+            );
         }
         let result = &res["result"];
-        let value = match (result["type"].as_str(), result["subtype"].as_str(), result["objectId"].as_str()) {
-            (_, Some("node"), _) => json!(format!("ref:{}", result["description"].as_str().unwrap_or("node"))),
-            (Some("object"), Some("null"), _) | (Some("undefined"), _, _) | (Some("function"), _, _) => Value::Null,
+        let value = match (
+            result["type"].as_str(),
+            result["subtype"].as_str(),
+            result["objectId"].as_str(),
+        ) {
+            (_, Some("node"), _) => json!(format!(
+                "ref:{}",
+                result["description"].as_str().unwrap_or("node")
+            )),
+            (Some("object"), Some("null"), _)
+            | (Some("undefined"), _, _)
+            | (Some("function"), _, _) => Value::Null,
             (Some("object"), _, Some(object_id)) => tab.object_value(&frame, object_id).await?,
             _ => result.get("value").cloned().unwrap_or(Value::Null),
         };
@@ -270,10 +310,19 @@ mod tests {
     fn forms() {
         assert_eq!(script_form("document.title"), ScriptForm::Expression);
         assert_eq!(script_form("() => 1"), ScriptForm::Function);
-        assert_eq!(script_form("async () => { await 1; return 2 }"), ScriptForm::Function);
-        assert_eq!(script_form("function () { return 3 }"), ScriptForm::Function);
+        assert_eq!(
+            script_form("async () => { await 1; return 2 }"),
+            ScriptForm::Function
+        );
+        assert_eq!(
+            script_form("function () { return 3 }"),
+            ScriptForm::Function
+        );
         assert_eq!(script_form("x => x"), ScriptForm::Function);
-        assert_eq!(script_form("const a = 1;\nreturn a + 1"), ScriptForm::Statements);
+        assert_eq!(
+            script_form("const a = 1;\nreturn a + 1"),
+            ScriptForm::Statements
+        );
         assert_eq!(script_form("return(5)"), ScriptForm::Statements);
         assert_eq!(script_form("(1 + 2) * 3"), ScriptForm::Expression);
         assert_eq!(script_form("returnValue"), ScriptForm::Expression);

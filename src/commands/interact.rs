@@ -134,7 +134,9 @@ fn input_mode(raw: Option<String>) -> Result<InputMode, CommandError> {
 
 fn read_index(p: &mut Params) -> Result<u32, CommandError> {
     let index = p.int_req("index")?;
-    u32::try_from(index).map_err(|_| CommandError::invalid("index", format!("param `index`: must be >= 0, got {index}")))
+    u32::try_from(index).map_err(|_| {
+        CommandError::invalid("index", format!("param `index`: must be >= 0, got {index}"))
+    })
 }
 
 /// An index resolved to its live frame.
@@ -166,9 +168,15 @@ async fn resolve_index(task: &Task, method: &str, index: u32) -> Result<Target, 
         )));
     };
     if snap.tab_target != tab.target_id() {
-        return Err(stale(format!("{method}: the snapshot was taken in another tab; re-read with get_browser_state")));
+        return Err(stale(format!(
+            "{method}: the snapshot was taken in another tab; re-read with get_browser_state"
+        )));
     }
-    let frames = if element.frame == 0 { vec![tab.main_frame().await?] } else { tab.frames(true).await? };
+    let frames = if element.frame == 0 {
+        vec![tab.main_frame().await?]
+    } else {
+        tab.frames(true).await?
+    };
     let snap_frame = snap.frames.iter().find(|f| f.ordinal == element.frame);
     // Re-find the frame by URL, then name, then id: iframes that reloaded keep their indices.
     let frame = match snap_frame {
@@ -176,24 +184,43 @@ async fn resolve_index(task: &Task, method: &str, index: u32) -> Result<Target, 
         Some(sf) => frames
             .iter()
             .find(|f| f.url == sf.url && !f.is_main())
-            .or_else(|| frames.iter().find(|f| !sf.name.is_empty() && f.name == sf.name))
+            .or_else(|| {
+                frames
+                    .iter()
+                    .find(|f| !sf.name.is_empty() && f.name == sf.name)
+            })
             .or_else(|| frames.iter().find(|f| f.frame_id == sf.frame_id))
             .cloned(),
         None => None,
     }
-    .ok_or_else(|| stale(format!("{method}: the frame of index {index} is gone; re-read with get_browser_state")))?;
-    Ok(Target { tab, frames, frame, element })
+    .ok_or_else(|| {
+        stale(format!(
+            "{method}: the frame of index {index} is gone; re-read with get_browser_state"
+        ))
+    })?;
+    Ok(Target {
+        tab,
+        frames,
+        frame,
+        element,
+    })
 }
 
 /// Inspects the target (scrolling it into view); `STALE_ELEMENT` when it no longer resolves or
 /// is no longer the same element.
 async fn inspect(target: &Target, method: &str) -> Result<Value, CommandError> {
     let args = json!({"op": "inspect", "path": target.element.locator});
-    let mut info = target.tab.call_function(&target.frame, js::ELEMENT_PROBE_JS, args.clone()).await?;
+    let mut info = target
+        .tab
+        .call_function(&target.frame, js::ELEMENT_PROBE_JS, args.clone())
+        .await?;
     if info["found"] != true {
         // One retry after 300 ms: the element may be re-rendering (COMMANDS.md stale recovery).
         tokio::time::sleep(Duration::from_millis(300)).await;
-        info = target.tab.call_function(&target.frame, js::ELEMENT_PROBE_JS, args).await?;
+        info = target
+            .tab
+            .call_function(&target.frame, js::ELEMENT_PROBE_JS, args)
+            .await?;
     }
     if info["found"] != true {
         return Err(stale(format!(
@@ -201,7 +228,10 @@ async fn inspect(target: &Target, method: &str) -> Result<Value, CommandError> {
             target.element.index, target.element.tag
         )));
     }
-    if !info["tag"].as_str().is_some_and(|t| t.eq_ignore_ascii_case(&target.element.tag)) {
+    if !info["tag"]
+        .as_str()
+        .is_some_and(|t| t.eq_ignore_ascii_case(&target.element.tag))
+    {
         return Err(stale(format!(
             "{method}: index {} now resolves to <{}>, not <{}>; re-read with get_browser_state",
             target.element.index,
@@ -229,19 +259,46 @@ async fn observe(task: &Task, target: &Target) -> Observation {
     let frame_url = if target.frame.is_main() {
         None
     } else {
-        target.tab.call_function(&target.frame, js::PAGE_STATUS_JS, Value::Null).await.ok().and_then(|v| v["url"].as_str().map(str::to_string))
+        target
+            .tab
+            .call_function(&target.frame, js::PAGE_STATUS_JS, Value::Null)
+            .await
+            .ok()
+            .and_then(|v| v["url"].as_str().map(str::to_string))
     };
-    let (text_length, fingerprint, probe_error) =
-        match target.tab.call_function(&target.frame, js::FINGERPRINT_JS, json!({})).await {
-            Ok(v) if v.get("probeError").is_none() && v.get("fingerprint").is_some() => (
-                v["textLength"].as_i64(),
-                v["fingerprint"].as_str().map(str::to_string).or_else(|| Some(v["fingerprint"].to_string())),
-                None,
+    let (text_length, fingerprint, probe_error) = match target
+        .tab
+        .call_function(&target.frame, js::FINGERPRINT_JS, json!({}))
+        .await
+    {
+        Ok(v) if v.get("probeError").is_none() && v.get("fingerprint").is_some() => (
+            v["textLength"].as_i64(),
+            v["fingerprint"]
+                .as_str()
+                .map(str::to_string)
+                .or_else(|| Some(v["fingerprint"].to_string())),
+            None,
+        ),
+        Ok(v) => (
+            None,
+            None,
+            Some(
+                v["probeError"]
+                    .as_str()
+                    .unwrap_or("no fingerprint")
+                    .to_string(),
             ),
-            Ok(v) => (None, None, Some(v["probeError"].as_str().unwrap_or("no fingerprint").to_string())),
-            Err(e) => (None, None, Some(e.msg)),
-        };
-    Observation { url, tab_count, frame_url, text_length, fingerprint, probe_error }
+        ),
+        Err(e) => (None, None, Some(e.msg)),
+    };
+    Observation {
+        url,
+        tab_count,
+        frame_url,
+        text_length,
+        fingerprint,
+        probe_error,
+    }
 }
 
 fn differs(before: &Observation, after: &Observation) -> bool {
@@ -252,7 +309,8 @@ fn differs(before: &Observation, after: &Observation) -> bool {
 }
 
 fn usable(before: &Observation, after: &Observation) -> bool {
-    after.probe_error.is_none() && !(before.text_length.unwrap_or(0) > 0 && after.text_length == Some(0))
+    after.probe_error.is_none()
+        && !(before.text_length.unwrap_or(0) > 0 && after.text_length == Some(0))
 }
 
 /// Observation window after an action (JS-PROBES.md §7): poll every 50 ms for up to 500 ms
@@ -260,7 +318,10 @@ fn usable(before: &Observation, after: &Observation) -> bool {
 async fn observe_after(task: &Task, target: &Target, before: &Observation) -> (Observation, bool) {
     let start = Instant::now();
     let mut after = observe(task, target).await;
-    while !differs(before, &after) && after.probe_error.is_none() && start.elapsed() < Duration::from_millis(500) {
+    while !differs(before, &after)
+        && after.probe_error.is_none()
+        && start.elapsed() < Duration::from_millis(500)
+    {
         tokio::time::sleep(Duration::from_millis(50)).await;
         after = observe(task, target).await;
     }
@@ -280,7 +341,12 @@ async fn observe_after(task: &Task, target: &Target, before: &Observation) -> (O
     (after, recovered)
 }
 
-fn click_receipt(before: &Observation, after: &Observation, recovered: bool, info: &Value) -> Value {
+fn click_receipt(
+    before: &Observation,
+    after: &Observation,
+    recovered: bool,
+    info: &Value,
+) -> Value {
     let trustworthy = usable(before, after);
     let changed = differs(before, after);
     let mut r = json!({
@@ -330,9 +396,20 @@ fn click_element_by_index(cx: Cx, p: &mut Params) -> Result<CommandFuture, Comma
         let method = cx.spec.name;
         let target = resolve_index(&task, method, index).await?;
         let mut info = inspect(&target, method).await?;
-        let offset = if target.frame.is_main() { (0.0, 0.0) } else { target.tab.frame_offset(&target.frames, &target.frame).await? };
+        let offset = if target.frame.is_main() {
+            (0.0, 0.0)
+        } else {
+            target
+                .tab
+                .frame_offset(&target.frames, &target.frame)
+                .await?
+        };
         let before = observe(&task, &target).await;
-        let covered_by = if info["covered"] == true { info.get("coveredBy").cloned() } else { None };
+        let covered_by = if info["covered"] == true {
+            info.get("coveredBy").cloned()
+        } else {
+            None
+        };
         if let (ClickMode::Auto | ClickMode::Native, Some(cover)) = (mode, &covered_by) {
             return Err(CommandError::new(
                 ErrorCode::ElementObscured,
@@ -396,11 +473,17 @@ fn click_element_by_index(cx: Cx, p: &mut Params) -> Result<CommandFuture, Comma
 }
 
 fn has_box(info: &Value) -> bool {
-    info["rect"].as_array().is_some_and(|r| r.len() == 4 && r[2].as_f64().unwrap_or(0.0) > 0.0 && r[3].as_f64().unwrap_or(0.0) > 0.0)
+    info["rect"].as_array().is_some_and(|r| {
+        r.len() == 4 && r[2].as_f64().unwrap_or(0.0) > 0.0 && r[3].as_f64().unwrap_or(0.0) > 0.0
+    })
 }
 
 /// Waits until the element is visible with a stable box and enabled (Playwright's actionability).
-async fn wait_actionable(target: &Target, info: &mut Value, timeout_ms: u64) -> Result<(), CommandError> {
+async fn wait_actionable(
+    target: &Target,
+    info: &mut Value,
+    timeout_ms: u64,
+) -> Result<(), CommandError> {
     let deadline = Instant::now() + Duration::from_millis(timeout_ms);
     let mut last_rect = Value::Null;
     loop {
@@ -417,16 +500,33 @@ async fn wait_actionable(target: &Target, info: &mut Value, timeout_ms: u64) -> 
             } else {
                 (ErrorCode::ActionTimeout, "kept moving")
             };
-            return Err(CommandError::new(code, format!("element {} {why} after {timeout_ms} ms", target.element.index)));
+            return Err(CommandError::new(
+                code,
+                format!(
+                    "element {} {why} after {timeout_ms} ms",
+                    target.element.index
+                ),
+            ));
         }
         last_rect = info["rect"].clone();
-        tokio::time::sleep(Duration::from_millis(if visible && enabled { 16 } else { 100 })).await;
+        tokio::time::sleep(Duration::from_millis(if visible && enabled {
+            16
+        } else {
+            100
+        }))
+        .await;
         *info = inspect(target, "click").await?;
     }
 }
 
-async fn mouse_click_at(target: &Target, info: &Value, offset: (f64, f64)) -> Result<(), CommandError> {
-    let center = info["center"].as_array().ok_or_else(|| CommandError::new(ErrorCode::ElementHidden, "the element has no box to click"))?;
+async fn mouse_click_at(
+    target: &Target,
+    info: &Value,
+    offset: (f64, f64),
+) -> Result<(), CommandError> {
+    let center = info["center"].as_array().ok_or_else(|| {
+        CommandError::new(ErrorCode::ElementHidden, "the element has no box to click")
+    })?;
     let x = center.first().and_then(Value::as_f64).unwrap_or(0.0) + offset.0;
     let y = center.get(1).and_then(Value::as_f64).unwrap_or(0.0) + offset.1;
     target.tab.mouse_click(x, y).await
@@ -435,27 +535,43 @@ async fn mouse_click_at(target: &Target, info: &Value, offset: (f64, f64)) -> Re
 async fn js_click(target: &Target) -> Result<(), CommandError> {
     let res = target
         .tab
-        .call_function(&target.frame, js::ELEMENT_PROBE_JS, json!({"op": "js_click", "path": target.element.locator}))
+        .call_function(
+            &target.frame,
+            js::ELEMENT_PROBE_JS,
+            json!({"op": "js_click", "path": target.element.locator}),
+        )
         .await?;
     if res["clicked"] == true {
         Ok(())
     } else {
-        Err(stale(format!("element {} is no longer in the page", target.element.index)))
+        Err(stale(format!(
+            "element {} is no longer in the page",
+            target.element.index
+        )))
     }
 }
 
 /// Checks that a field accepts text; the error codes of COMMANDS.md "Input modes".
 fn check_editable(info: &Value, index: u32) -> Result<(), CommandError> {
     if info["disabled"] == true {
-        return Err(CommandError::new(ErrorCode::ElementDisabled, format!("element {index} is disabled")));
+        return Err(CommandError::new(
+            ErrorCode::ElementDisabled,
+            format!("element {index} is disabled"),
+        ));
     }
     if info["readOnly"] == true {
-        return Err(CommandError::new(ErrorCode::ElementReadOnly, format!("element {index} is read-only")));
+        return Err(CommandError::new(
+            ErrorCode::ElementReadOnly,
+            format!("element {index} is read-only"),
+        ));
     }
     if info["editable"] != true {
         return Err(CommandError::new(
             ErrorCode::ElementNotEditable,
-            format!("element {index} (<{}>) does not accept text", info["tag"].as_str().unwrap_or("?").to_lowercase()),
+            format!(
+                "element {index} (<{}>) does not accept text",
+                info["tag"].as_str().unwrap_or("?").to_lowercase()
+            ),
         ));
     }
     Ok(())
@@ -466,9 +582,15 @@ async fn probe_op(target: &Target, op: &str, extra: Value) -> Result<Value, Comm
     if let (Value::Object(a), Value::Object(e)) = (&mut args, extra) {
         a.extend(e);
     }
-    let res = target.tab.call_function(&target.frame, js::ELEMENT_PROBE_JS, args).await?;
+    let res = target
+        .tab
+        .call_function(&target.frame, js::ELEMENT_PROBE_JS, args)
+        .await?;
     if res["found"] == false {
-        return Err(stale(format!("element {} is no longer in the page", target.element.index)));
+        return Err(stale(format!(
+            "element {} is no longer in the page",
+            target.element.index
+        )));
     }
     Ok(res)
 }

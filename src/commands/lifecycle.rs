@@ -121,7 +121,9 @@ fn start(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
         if let Err(task) = cx.engine.insert_task(task) {
             // Another `start` with the same id won the race.
             task.close_tabs().await;
-            return Err(CommandError::failed(format!("task {id} is already running")));
+            return Err(CommandError::failed(format!(
+                "task {id} is already running"
+            )));
         }
         let (profile_seen_before, profile_note) = match &browser.mode {
             crate::browser::Mode::Managed {
@@ -177,8 +179,14 @@ mod tests {
     #[test]
     fn browser_choices() {
         assert_eq!(requested_browser(None).unwrap(), "auto");
-        assert_eq!(requested_browser(Some("Bundled".into())).unwrap(), "chromium");
-        assert_eq!(requested_browser(Some("ff".into())).unwrap_err().code, ErrorCode::ActionFailed);
+        assert_eq!(
+            requested_browser(Some("Bundled".into())).unwrap(),
+            "chromium"
+        );
+        assert_eq!(
+            requested_browser(Some("ff".into())).unwrap_err().code,
+            ErrorCode::ActionFailed
+        );
         let e = requested_browser(Some("netscape".into())).unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidArgument);
         assert!(e.msg.contains("allowed: auto, chromium"), "{}", e.msg);

@@ -26,7 +26,8 @@ pub const SPECS: &[CommandSpec] = &[
         retry_safe: true,
         long_running: false,
         alias_of: None,
-        example: "local names = browser.call(\"list_methods\", { filter = \"click\" }).data.methods",
+        example:
+            "local names = browser.call(\"list_methods\", { filter = \"click\" }).data.methods",
         handler: list_methods,
     },
     CommandSpec {
@@ -56,7 +57,8 @@ pub const SPECS: &[CommandSpec] = &[
         retry_safe: true,
         long_running: false,
         alias_of: None,
-        example: "for _, t in ipairs(browser.call(\"list_tasks\").data.tasks) do print(t.id, t.url) end",
+        example:
+            "for _, t in ipairs(browser.call(\"list_tasks\").data.tasks) do print(t.id, t.url) end",
         handler: list_tasks,
     },
 ];
@@ -69,7 +71,8 @@ fn list_methods(_cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> 
             .map(|s| s.name)
             .filter(|n| filter.as_deref().is_none_or(|f| n.contains(f)))
             .collect();
-        let mut data = json!({"count": methods.len(), "methods": methods, "total": registry::all().len()});
+        let mut data =
+            json!({"count": methods.len(), "methods": methods, "total": registry::all().len()});
         if let Some(f) = filter {
             data["filter"] = json!(f);
         }
@@ -151,6 +154,8 @@ fn list_tasks(cx: Cx, _p: &mut Params) -> Result<CommandFuture, CommandError> {
             json!({"elapsedMs": since.elapsed().as_millis() as u64, "browser": "chromium", "headless": headless,
                    "note": "the shared browser is starting"})
         });
-        Ok(json!({"count": tasks.len(), "tasks": tasks, "browser": browser, "launching": launching}))
+        Ok(
+            json!({"count": tasks.len(), "tasks": tasks, "browser": browser, "launching": launching}),
+        )
     }))
 }

@@ -48,14 +48,16 @@ pub const SPECS: &[CommandSpec] = &[
         retry_safe: true,
         long_running: false,
         alias_of: None,
-        example: "local r = page:go_to_url{ url = \"http://127.0.0.1:8000/\" }\nprint(r.data.status)",
+        example:
+            "local r = page:go_to_url{ url = \"http://127.0.0.1:8000/\" }\nprint(r.data.status)",
         handler: go_to_url,
     },
     CommandSpec {
         name: "go_back",
         group: "navigation",
         summary: "Go one step back in the tab's history",
-        doc: "Fails with 'cannot go back: no usable history' when there is no earlier entry or the \
+        doc:
+            "Fails with 'cannot go back: no usable history' when there is no earlier entry or the \
               URL did not change.",
         params: &[],
         needs_task: true,
@@ -150,7 +152,9 @@ fn go_to_url(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
                     },
                 })));
             }
-            return Err(CommandError::failed(format!("loading `{url}` failed: {error}")));
+            return Err(CommandError::failed(format!(
+                "loading `{url}` failed: {error}"
+            )));
         }
         Ok(json!({"status": nav.status, "url": tab.url().await?}))
     }))
@@ -162,10 +166,14 @@ async fn history_step(cx: Cx, delta: i64, what: &str) -> Result<Value, CommandEr
     let history = tab.call("Page.getNavigationHistory", json!({})).await?;
     let current = history["currentIndex"].as_i64().unwrap_or(0);
     let entries = history["entries"].as_array().cloned().unwrap_or_default();
-    let target = usize::try_from(current + delta).ok().and_then(|i| entries.get(i));
+    let target = usize::try_from(current + delta)
+        .ok()
+        .and_then(|i| entries.get(i));
     let old_url = tab.url().await?;
     let Some(entry) = target else {
-        return Err(CommandError::failed(format!("cannot go {what}: no usable history")));
+        return Err(CommandError::failed(format!(
+            "cannot go {what}: no usable history"
+        )));
     };
     if entry["url"] == old_url.as_str() {
         return Err(CommandError::failed(format!(
@@ -202,9 +210,13 @@ fn reload(cx: Cx, _p: &mut Params) -> Result<CommandFuture, CommandError> {
 }
 
 fn get_url(cx: Cx, _p: &mut Params) -> Result<CommandFuture, CommandError> {
-    Ok(Box::pin(async move { Ok(json!({"url": cx.tab()?.url().await?})) }))
+    Ok(Box::pin(async move {
+        Ok(json!({"url": cx.tab()?.url().await?}))
+    }))
 }
 
 fn get_title(cx: Cx, _p: &mut Params) -> Result<CommandFuture, CommandError> {
-    Ok(Box::pin(async move { Ok(json!({"title": cx.tab()?.title().await?})) }))
+    Ok(Box::pin(async move {
+        Ok(json!({"title": cx.tab()?.title().await?}))
+    }))
 }

@@ -69,20 +69,40 @@ pub async fn find_frame(tab: &Tab, spec: &str) -> Result<FrameRef, CommandError>
     let frames = tab.frames(true).await?;
     let spec = spec.trim();
     let found = if !spec.is_empty() && spec.chars().all(|c| c.is_ascii_digit()) {
-        spec.parse::<usize>().ok().and_then(|n| frames.iter().find(|f| f.ordinal == n))
+        spec.parse::<usize>()
+            .ok()
+            .and_then(|n| frames.iter().find(|f| f.ordinal == n))
     } else {
-        frames
-            .iter()
-            .find(|f| f.url.contains(spec))
-            .or_else(|| frames.iter().find(|f| !f.name.is_empty() && f.name.contains(spec)))
+        frames.iter().find(|f| f.url.contains(spec)).or_else(|| {
+            frames
+                .iter()
+                .find(|f| !f.name.is_empty() && f.name.contains(spec))
+        })
     };
     found.cloned().ok_or_else(|| {
         let list: Vec<String> = frames
             .iter()
-            .map(|f| format!("{}: {}{}", f.ordinal, f.url, if f.name.is_empty() { String::new() } else { format!(" name={}", f.name) }))
+            .map(|f| {
+                format!(
+                    "{}: {}{}",
+                    f.ordinal,
+                    f.url,
+                    if f.name.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" name={}", f.name)
+                    }
+                )
+            })
             .collect();
-        CommandError::invalid("frame", format!("param `frame`: no frame matches `{spec}`; frames are [{}]", list.join("; ")))
-            .with_details(json!({"frames": frames.iter().map(FrameRef::to_json).collect::<Vec<_>>()}))
+        CommandError::invalid(
+            "frame",
+            format!(
+                "param `frame`: no frame matches `{spec}`; frames are [{}]",
+                list.join("; ")
+            ),
+        )
+        .with_details(json!({"frames": frames.iter().map(FrameRef::to_json).collect::<Vec<_>>()}))
     })
 }
 
@@ -126,9 +146,14 @@ fn stamp_num(stamp: &Value, key: &str) -> i64 {
 async fn read_once(tab: &Tab, opts: SnapshotOptions) -> Result<SnapshotRead, CommandError> {
     let frames = tab.frames(true).await?;
     let main = frames.first().cloned().ok_or_else(|| {
-        CommandError::new(ErrorCode::PageNavigating, "page_navigating: the page has no main frame")
+        CommandError::new(
+            ErrorCode::PageNavigating,
+            "page_navigating: the page has no main frame",
+        )
     })?;
-    let before = tab.call_function(&main, js::SNAPSHOT_WATCH_JS, json!({})).await;
+    let before = tab
+        .call_function(&main, js::SNAPSHOT_WATCH_JS, json!({}))
+        .await;
     let mut issues = Vec::new();
     let mut reads = Vec::new();
     let mut cursor: u32 = 0;
@@ -136,7 +161,10 @@ async fn read_once(tab: &Tab, opts: SnapshotOptions) -> Result<SnapshotRead, Com
         let cross_origin = frame.out_of_process || !same_origin(&main.origin, &frame.origin);
         if !frame.is_main() && cross_origin && !opts.include_frames {
             reads.push(FrameRead {
-                skipped: Some(format!("cross-origin frame ({}); pass includeFrames=true to index it", frame.origin)),
+                skipped: Some(format!(
+                    "cross-origin frame ({}); pass includeFrames=true to index it",
+                    frame.origin
+                )),
                 frame,
                 dom: None,
                 read_error: None,
@@ -150,7 +178,9 @@ async fn read_once(tab: &Tab, opts: SnapshotOptions) -> Result<SnapshotRead, Com
             "highlightIndexStart": cursor,
         });
         let parsed = match tab.call_function(&frame, js::DOM_INDEX_JS, args).await {
-            Ok(v) => probe_value(v).and_then(|v| dom::parse_frame(v).map_err(|e| format!("unreadable probe output: {e}"))),
+            Ok(v) => probe_value(v).and_then(|v| {
+                dom::parse_frame(v).map_err(|e| format!("unreadable probe output: {e}"))
+            }),
             Err(e) => Err(e.msg),
         };
         match parsed {
@@ -158,14 +188,29 @@ async fn read_once(tab: &Tab, opts: SnapshotOptions) -> Result<SnapshotRead, Com
                 if let Some(last) = dom.elements.iter().map(|e| e.index).max() {
                     cursor = last + 1;
                 }
-                reads.push(FrameRead { frame, dom: Some(dom), skipped: None, read_error: None, resolved: Vec::new() });
+                reads.push(FrameRead {
+                    frame,
+                    dom: Some(dom),
+                    skipped: None,
+                    read_error: None,
+                    resolved: Vec::new(),
+                });
             }
             Err(msg) if frame.is_main() => {
-                return Err(CommandError::new(ErrorCode::PageNavigating, format!("building page structure failed: {msg}")));
+                return Err(CommandError::new(
+                    ErrorCode::PageNavigating,
+                    format!("building page structure failed: {msg}"),
+                ));
             }
             Err(msg) => {
                 issues.push(format!("frame_read_failed:{}", frame.ordinal));
-                reads.push(FrameRead { frame, dom: None, skipped: None, read_error: Some(msg), resolved: Vec::new() });
+                reads.push(FrameRead {
+                    frame,
+                    dom: None,
+                    skipped: None,
+                    read_error: Some(msg),
+                    resolved: Vec::new(),
+                });
             }
         }
     }
@@ -178,7 +223,9 @@ async fn read_once(tab: &Tab, opts: SnapshotOptions) -> Result<SnapshotRead, Com
             continue;
         }
         let paths: Vec<&str> = dom.elements.iter().map(|e| e.xpath.as_str()).collect();
-        let res = tab.call_function(&read.frame, js::RESOLVE_JS, json!({"paths": paths})).await;
+        let res = tab
+            .call_function(&read.frame, js::RESOLVE_JS, json!({"paths": paths}))
+            .await;
         let list = match res {
             Ok(Value::Array(list)) => list,
             _ => {
@@ -191,7 +238,9 @@ async fn read_once(tab: &Tab, opts: SnapshotOptions) -> Result<SnapshotRead, Com
             if got.is_null() {
                 unresolved = true;
             } else {
-                let tag_ok = got["tag"].as_str().is_some_and(|t| t.eq_ignore_ascii_case(&el.tag));
+                let tag_ok = got["tag"]
+                    .as_str()
+                    .is_some_and(|t| t.eq_ignore_ascii_case(&el.tag));
                 let id_ok = match (got["id"].as_str(), el.id.as_deref()) {
                     (Some(a), Some(b)) if !a.is_empty() && !b.is_empty() => a == b,
                     _ => true,
@@ -211,9 +260,14 @@ async fn read_once(tab: &Tab, opts: SnapshotOptions) -> Result<SnapshotRead, Com
         issues.push("elements_unresolved".into());
     }
     if !changed_identity.is_empty() {
-        issues.push(format!("element_identity_changed:{}", changed_identity.join(",")));
+        issues.push(format!(
+            "element_identity_changed:{}",
+            changed_identity.join(",")
+        ));
     }
-    let after = tab.call_function(&main, js::SNAPSHOT_WATCH_JS, json!({})).await;
+    let after = tab
+        .call_function(&main, js::SNAPSHOT_WATCH_JS, json!({}))
+        .await;
     let mut mutations = (0, 0, 0);
     let mut last_mutation = Value::Null;
     let mut total = 0;
@@ -231,7 +285,11 @@ async fn read_once(tab: &Tab, opts: SnapshotOptions) -> Result<SnapshotRead, Com
                 stamp_num(a, "structuralMutations") - stamp_num(b, "structuralMutations"),
                 stamp_num(a, "contentMutations") - stamp_num(b, "contentMutations"),
             );
-            let counted = if opts.strict { mutations.0 } else { mutations.1 };
+            let counted = if opts.strict {
+                mutations.0
+            } else {
+                mutations.1
+            };
             if counted != 0 {
                 issues.push("mutations_changed".into());
             }
@@ -239,7 +297,10 @@ async fn read_once(tab: &Tab, opts: SnapshotOptions) -> Result<SnapshotRead, Com
                 document_loading = true;
                 issues.push("document_loading".into());
             }
-            if a["url"].as_str().is_some_and(|u| u != main.url && !main.url.is_empty() && !u.starts_with(&main.url)) {
+            if a["url"]
+                .as_str()
+                .is_some_and(|u| u != main.url && !main.url.is_empty() && !u.starts_with(&main.url))
+            {
                 issues.push("frame_url_changed".into());
             }
             last_mutation = a.get("lastMutation").cloned().unwrap_or(Value::Null);
@@ -262,7 +323,11 @@ async fn read_once(tab: &Tab, opts: SnapshotOptions) -> Result<SnapshotRead, Com
 fn probe_value(v: Value) -> Result<Value, String> {
     match v.get("ok").and_then(Value::as_bool) {
         Some(true) => Ok(v.get("value").cloned().unwrap_or(Value::Null)),
-        Some(false) => Err(v.get("msg").and_then(Value::as_str).unwrap_or("probe failed").to_string()),
+        Some(false) => Err(v
+            .get("msg")
+            .and_then(Value::as_str)
+            .unwrap_or("probe failed")
+            .to_string()),
         None => Err("probe returned no result".into()),
     }
 }
@@ -325,7 +390,11 @@ impl SnapshotRead {
             .iter()
             .filter(|r| r.skipped.is_none())
             .map(|r| {
-                let indices: Vec<u32> = r.dom.as_ref().map(|d| d.elements.iter().map(|e| e.index).collect()).unwrap_or_default();
+                let indices: Vec<u32> = r
+                    .dom
+                    .as_ref()
+                    .map(|d| d.elements.iter().map(|e| e.index).collect())
+                    .unwrap_or_default();
                 (
                     FrameHeader {
                         ordinal: r.frame.ordinal,
@@ -375,7 +444,11 @@ impl SnapshotRead {
         self.frames
             .iter()
             .map(|r| {
-                let indices: Vec<u32> = r.dom.as_ref().map(|d| d.elements.iter().map(|e| e.index).collect()).unwrap_or_default();
+                let indices: Vec<u32> = r
+                    .dom
+                    .as_ref()
+                    .map(|d| d.elements.iter().map(|e| e.index).collect())
+                    .unwrap_or_default();
                 let mut entry = r.frame.to_json();
                 entry["elementCount"] = json!(indices.len());
                 entry["indexRange"] = match (indices.iter().min(), indices.iter().max()) {
@@ -403,7 +476,10 @@ async fn tab_block(task: &Task) -> (String, Vec<Value>) {
     for (i, tab) in tabs.iter().enumerate() {
         let url = tab.url().await.unwrap_or_default();
         let title = tab.title().await.unwrap_or_default();
-        lines.push(format!("Browser tab: {}, Title: \"{title}\", URL: \"{url}\".", i + 1));
+        lines.push(format!(
+            "Browser tab: {}, Title: \"{title}\", URL: \"{url}\".",
+            i + 1
+        ));
         list.push(json!({"index": i, "url": url, "title": title, "current": i == current}));
     }
     lines.push(format!("current tab is: {}", current + 1));
@@ -411,7 +487,12 @@ async fn tab_block(task: &Task) -> (String, Vec<Value>) {
 }
 
 /// Writes `bytes` to `<data_dir>/<task>/<name>` and answers the absolute path.
-async fn write_data_file(cx: &Cx, task: &Task, name: &str, bytes: &[u8]) -> Result<String, std::io::Error> {
+async fn write_data_file(
+    cx: &Cx,
+    task: &Task,
+    name: &str,
+    bytes: &[u8],
+) -> Result<String, std::io::Error> {
     let dir = cx.engine.config.data_dir.join(task.id.to_string());
     tokio::fs::create_dir_all(&dir).await?;
     let path = dir.join(name);
@@ -481,7 +562,10 @@ fn get_browser_state(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandErr
         data["elementsTruncated"] = json!(include_elements && elements.len() > max_elements);
         if include_elements {
             if elements.len() > max_elements {
-                data["elementsHint"] = json!(format!("{} elements, {max_elements} inlined; raise maxElements to see more", elements.len()));
+                data["elementsHint"] = json!(format!(
+                    "{} elements, {max_elements} inlined; raise maxElements to see more",
+                    elements.len()
+                ));
             }
             data["elements"] = json!(elements.into_iter().take(max_elements).collect::<Vec<_>>());
         }
@@ -516,7 +600,11 @@ fn get_browser_state(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandErr
             },
             Err(e) => data["screenshot_error"] = json!(e.msg),
         }
-        let state_text = format!("{}\n\n{}", data["browser_state"].as_str().unwrap_or_default(), text);
+        let state_text = format!(
+            "{}\n\n{}",
+            data["browser_state"].as_str().unwrap_or_default(),
+            text
+        );
         match write_data_file(&cx, &task, &format!("{seq}.txt"), state_text.as_bytes()).await {
             Ok(path) => data["state_file"] = json!(path),
             Err(e) => data["state_file_error"] = json!(e.to_string()),
@@ -531,12 +619,21 @@ fn list_frames(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
         let task = cx.task()?;
         let tab = task.tab()?;
         let frames = if refresh {
-            let opts = SnapshotOptions { highlight: false, viewport_expansion: 0, include_frames: true, strict: false };
+            let opts = SnapshotOptions {
+                highlight: false,
+                viewport_expansion: 0,
+                include_frames: true,
+                strict: false,
+            };
             let read = read_snapshot(&tab, opts).await?;
             task.set_snapshot(read.usable().then(|| read.to_snapshot(&tab)));
             read.frame_entries()
         } else {
-            tab.frames(true).await?.iter().map(FrameRef::to_json).collect()
+            tab.frames(true)
+                .await?
+                .iter()
+                .map(FrameRef::to_json)
+                .collect()
         };
         Ok(json!({
             "count": frames.len(),

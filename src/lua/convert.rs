@@ -41,7 +41,9 @@ pub fn lua_to_json(value: &LuaValue, path: &str) -> Result<Value, String> {
 
 fn lua_to_json_depth(value: &LuaValue, path: &str, depth: usize) -> Result<Value, String> {
     if depth > 64 {
-        return Err(format!("`{path}` is nested too deeply (or refers to itself)"));
+        return Err(format!(
+            "`{path}` is nested too deeply (or refers to itself)"
+        ));
     }
     match value {
         LuaValue::Nil => Ok(Value::Null),
@@ -55,7 +57,10 @@ fn lua_to_json_depth(value: &LuaValue, path: &str, depth: usize) -> Result<Value
             Err(_) => Err(format!("`{path}` is not valid UTF-8")),
         },
         LuaValue::Table(t) => table_to_json(t, path, depth),
-        other => Err(format!("`{path}` is a {}, which has no JSON form", other.type_name())),
+        other => Err(format!(
+            "`{path}` is a {}, which has no JSON form",
+            other.type_name()
+        )),
     }
 }
 
@@ -68,7 +73,10 @@ fn table_to_json(t: &Table, path: &str, depth: usize) -> Result<Value, String> {
         let (k, v) = pair.map_err(|e| format!("reading `{path}` failed: {e}"))?;
         match k {
             LuaValue::String(s) => {
-                let key = s.to_str().map_err(|_| format!("a key of `{path}` is not UTF-8"))?.to_string();
+                let key = s
+                    .to_str()
+                    .map_err(|_| format!("a key of `{path}` is not UTF-8"))?
+                    .to_string();
                 let child = format!("{path}.{key}");
                 first_string_key.get_or_insert_with(|| key.clone());
                 map.insert(key, lua_to_json_depth(&v, &child, depth + 1)?);
@@ -81,9 +89,17 @@ fn table_to_json(t: &Table, path: &str, depth: usize) -> Result<Value, String> {
             LuaValue::Number(n) if n.fract() == 0.0 && n.abs() < 9e15 => {
                 let i = n as i64;
                 first_int_key.get_or_insert(i);
-                ints.push((i, lua_to_json_depth(&v, &format!("{path}[{i}]"), depth + 1)?));
+                ints.push((
+                    i,
+                    lua_to_json_depth(&v, &format!("{path}[{i}]"), depth + 1)?,
+                ));
             }
-            other => return Err(format!("`{path}` has a {} key; only string keys or 1..n work", other.type_name())),
+            other => {
+                return Err(format!(
+                    "`{path}` has a {} key; only string keys or 1..n work",
+                    other.type_name()
+                ))
+            }
         }
     }
     match (ints.is_empty(), map.is_empty()) {
@@ -92,7 +108,9 @@ fn table_to_json(t: &Table, path: &str, depth: usize) -> Result<Value, String> {
             ints.sort_by_key(|(i, _)| *i);
             let n = ints.len() as i64;
             if ints.first().map(|(i, _)| *i) != Some(1) || ints.last().map(|(i, _)| *i) != Some(n) {
-                return Err(format!("`{path}` is not a sequence 1..n (it has holes or starts elsewhere)"));
+                return Err(format!(
+                    "`{path}` is not a sequence 1..n (it has holes or starts elsewhere)"
+                ));
             }
             Ok(Value::Array(ints.into_iter().map(|(_, v)| v).collect()))
         }
@@ -119,7 +137,10 @@ mod tests {
         let lua = Lua::new();
         assert_eq!(round(&lua, "{}").unwrap(), json!({}));
         assert_eq!(round(&lua, "{1, 2, 'x'}").unwrap(), json!([1, 2, "x"]));
-        assert_eq!(round(&lua, "{a = 1.5, b = {c = true}}").unwrap(), json!({"a": 1.5, "b": {"c": true}}));
+        assert_eq!(
+            round(&lua, "{a = 1.5, b = {c = true}}").unwrap(),
+            json!({"a": 1.5, "b": {"c": true}})
+        );
         let e = round(&lua, "{1, a = 2}").unwrap_err();
         assert!(e.contains("mixes") && e.contains("`a`"), "{e}");
         assert!(round(&lua, "{[2] = 1}").unwrap_err().contains("sequence"));

@@ -43,11 +43,15 @@ impl UserData for Job {
         methods.add_async_method("join", |_lua, this, ()| async move {
             let handle = this.handle.borrow_mut().take();
             let Some(handle) = handle else {
-                return Err(mlua::Error::runtime("job:join(): the job was already joined"));
+                return Err(mlua::Error::runtime(
+                    "job:join(): the job was already joined",
+                ));
             };
             match handle.await {
                 Ok(res) => res,
-                Err(e) => Err(mlua::Error::runtime(format!("job:join(): the job was cancelled: {e}"))),
+                Err(e) => Err(mlua::Error::runtime(format!(
+                    "job:join(): the job was cancelled: {e}"
+                ))),
             }
         });
     }
@@ -56,7 +60,9 @@ impl UserData for Job {
 fn task_id_from(value: &LuaValue) -> Result<Option<TaskId>, String> {
     match value {
         LuaValue::Nil => Ok(None),
-        LuaValue::Integer(i) => u64::try_from(*i).map(|v| Some(TaskId(v))).map_err(|_| format!("task id must be >= 0, got {i}")),
+        LuaValue::Integer(i) => u64::try_from(*i)
+            .map(|v| Some(TaskId(v)))
+            .map_err(|_| format!("task id must be >= 0, got {i}")),
         LuaValue::Number(n) if n.fract() == 0.0 && *n >= 0.0 => Ok(Some(TaskId(*n as u64))),
         LuaValue::String(s) => s
             .to_str()
@@ -64,7 +70,10 @@ fn task_id_from(value: &LuaValue) -> Result<Option<TaskId>, String> {
             .and_then(|t| t.trim().parse::<u64>().ok())
             .map(|v| Some(TaskId(v)))
             .ok_or_else(|| "task id must be a number or a numeric string".to_string()),
-        other => Err(format!("task id must be a number, got {}", other.type_name())),
+        other => Err(format!(
+            "task id must be a number, got {}",
+            other.type_name()
+        )),
     }
 }
 
@@ -106,8 +115,12 @@ fn describe(result: &Table) -> mlua::Result<String> {
         if let Ok(LuaValue::Table(data)) = result.get::<LuaValue>("data") {
             let mut fields: Vec<(String, String)> = Vec::new();
             for pair in data.pairs::<LuaValue, LuaValue>() {
-                let Ok((LuaValue::String(k), v)) = pair else { continue };
-                let Ok(key) = k.to_str().map(|s| s.to_string()) else { continue };
+                let Ok((LuaValue::String(k), v)) = pair else {
+                    continue;
+                };
+                let Ok(key) = k.to_str().map(|s| s.to_string()) else {
+                    continue;
+                };
                 let text = match v {
                     LuaValue::String(s) => {
                         let s = s.to_string_lossy();
@@ -135,40 +148,56 @@ impl LuaHost {
     /// as `require("moonpilot")`. `args` become `browser.args`.
     pub fn new(executor: Executor, args: BTreeMap<String, String>) -> mlua::Result<LuaHost> {
         let lua = Lua::new();
-        lua.set_app_data(HostData { executor, epoch: Instant::now() });
+        lua.set_app_data(HostData {
+            executor,
+            epoch: Instant::now(),
+        });
         let core = lua.create_table()?;
 
         core.set(
             "exec",
-            lua.create_async_function(|lua, (id, method, params): (LuaValue, String, LuaValue)| async move {
-                let executor = match lua.app_data_ref::<HostData>() {
-                    Some(h) => h.executor.clone(),
-                    None => return Err(mlua::Error::runtime("moonpilot: the engine is gone")),
-                };
-                let bad = |msg: String| {
-                    Receipt::failure(&method, ErrorCode::InvalidArgument, format!("{method}: {msg}"), None, false, 0.0)
-                };
-                let receipt = match task_id_from(&id) {
-                    Err(msg) => bad(msg),
-                    Ok(task_id) => match &params {
-                        LuaValue::Nil | LuaValue::Table(_) => match convert::lua_to_json(&params, "params") {
-                            Ok(json) => executor.execute(task_id, &method, json).await,
-                            Err(msg) => bad(msg),
+            lua.create_async_function(
+                |lua, (id, method, params): (LuaValue, String, LuaValue)| async move {
+                    let executor = match lua.app_data_ref::<HostData>() {
+                        Some(h) => h.executor.clone(),
+                        None => return Err(mlua::Error::runtime("moonpilot: the engine is gone")),
+                    };
+                    let bad = |msg: String| {
+                        Receipt::failure(
+                            &method,
+                            ErrorCode::InvalidArgument,
+                            format!("{method}: {msg}"),
+                            None,
+                            false,
+                            0.0,
+                        )
+                    };
+                    let receipt = match task_id_from(&id) {
+                        Err(msg) => bad(msg),
+                        Ok(task_id) => match &params {
+                            LuaValue::Nil | LuaValue::Table(_) => {
+                                match convert::lua_to_json(&params, "params") {
+                                    Ok(json) => executor.execute(task_id, &method, json).await,
+                                    Err(msg) => bad(msg),
+                                }
+                            }
+                            other => bad(format!(
+                                "bad argument #1 to `{method}`: expected a params table, got {}",
+                                other.type_name()
+                            )),
                         },
-                        other => bad(format!(
-                            "bad argument #1 to `{method}`: expected a params table, got {}",
-                            other.type_name()
-                        )),
-                    },
-                };
-                receipt_to_lua(&lua, &receipt)
-            })?,
+                    };
+                    receipt_to_lua(&lua, &receipt)
+                },
+            )?,
         )?;
         core.set("describe", lua.create_function(|_, t: Table| describe(&t))?)?;
         core.set(
             "task_alive",
             lua.create_function(|lua, id: LuaValue| {
-                let Ok(Some(task_id)) = task_id_from(&id) else { return Ok(false) };
+                let Ok(Some(task_id)) = task_id_from(&id) else {
+                    return Ok(false);
+                };
                 Ok(lua
                     .app_data_ref::<HostData>()
                     .is_some_and(|h| h.executor.engine().task(task_id).is_some()))
@@ -188,7 +217,11 @@ impl LuaHost {
         core.set(
             "task_methods",
             lua.create_function(|_, ()| {
-                Ok(registry::all().iter().filter(|s| s.needs_task).map(|s| s.name).collect::<Vec<_>>())
+                Ok(registry::all()
+                    .iter()
+                    .filter(|s| s.needs_task)
+                    .map(|s| s.name)
+                    .collect::<Vec<_>>())
             })?,
         )?;
         core.set(
@@ -203,15 +236,23 @@ impl LuaHost {
         core.set(
             "clock",
             lua.create_function(|lua, ()| {
-                Ok(lua.app_data_ref::<HostData>().map(|h| h.epoch.elapsed().as_secs_f64()).unwrap_or(0.0))
+                Ok(lua
+                    .app_data_ref::<HostData>()
+                    .map(|h| h.epoch.elapsed().as_secs_f64())
+                    .unwrap_or(0.0))
             })?,
         )?;
         core.set(
             "spawn",
             lua.create_function(|_, (func, args): (Function, MultiValue)| {
                 // Runs on the engine thread's LocalSet, concurrently with the caller.
-                let handle = tokio::task::spawn_local(async move { func.call_async::<MultiValue>(args).await });
-                Ok(Job { handle: RefCell::new(Some(handle)) })
+                let handle =
+                    tokio::task::spawn_local(
+                        async move { func.call_async::<MultiValue>(args).await },
+                    );
+                Ok(Job {
+                    handle: RefCell::new(Some(handle)),
+                })
             })?,
         )?;
         let args_table = lua.create_table()?;
@@ -220,10 +261,16 @@ impl LuaHost {
         }
         core.set("args", args_table)?;
 
-        let browser: Table = lua.load(PRELUDE).set_name("=moonpilot/prelude.lua").call(core)?;
+        let browser: Table = lua
+            .load(PRELUDE)
+            .set_name("=moonpilot/prelude.lua")
+            .call(core)?;
         lua.globals().set("browser", browser.clone())?;
         let preload: Table = lua.globals().get::<Table>("package")?.get("preload")?;
-        preload.set("moonpilot", lua.create_function(move |_, ()| Ok(browser.clone()))?)?;
+        preload.set(
+            "moonpilot",
+            lua.create_function(move |_, ()| Ok(browser.clone()))?,
+        )?;
         Ok(LuaHost { lua })
     }
 
@@ -248,7 +295,10 @@ impl LuaHost {
 
     /// Runs a chunk of source and returns its values. Must be awaited inside a `LocalSet`.
     pub async fn eval(&self, source: &str, name: &str) -> mlua::Result<MultiValue> {
-        self.lua.load(source).set_name(format!("={name}")).eval_async().await
+        self.lua
+            .load(source)
+            .set_name(format!("={name}"))
+            .eval_async()
+            .await
     }
 }
-

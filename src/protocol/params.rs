@@ -112,9 +112,11 @@ impl Params {
             Some(v) => v.clone(),
         };
         let parsed = match &v {
-            Value::Number(n) => n
-                .as_i64()
-                .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9e15).map(|f| f as i64)),
+            Value::Number(n) => n.as_i64().or_else(|| {
+                n.as_f64()
+                    .filter(|f| f.fract() == 0.0 && f.abs() < 9e15)
+                    .map(|f| f as i64)
+            }),
             Value::String(s) => {
                 let t = s.trim();
                 if t.is_empty() {
@@ -145,7 +147,9 @@ impl Params {
             Value::String(s) => s.trim().parse::<f64>().ok().filter(|f| f.is_finite()),
             _ => None,
         };
-        parsed.map(Some).ok_or_else(|| wrong_type(name, "number", &v))
+        parsed
+            .map(Some)
+            .ok_or_else(|| wrong_type(name, "number", &v))
     }
 
     /// An optional boolean; `"true"`/`"false"` strings are accepted.
@@ -204,16 +208,18 @@ fn check_url(url: &str) -> Result<(), &'static str> {
         return Err("an absolute URL (no scheme)");
     };
     let valid_scheme = !scheme.is_empty()
-        && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
         && scheme.starts_with(|c: char| c.is_ascii_alphabetic());
     if !valid_scheme {
         return Err("an absolute URL (bad scheme)");
     }
     match scheme.to_ascii_lowercase().as_str() {
         "http" | "https" => {
-            let host = rest.strip_prefix("//").map(|r| {
-                r.split(['/', '?', '#']).next().unwrap_or("")
-            });
+            let host = rest
+                .strip_prefix("//")
+                .map(|r| r.split(['/', '?', '#']).next().unwrap_or(""));
             match host {
                 Some(h) if !h.is_empty() && !h.contains(char::is_whitespace) => Ok(()),
                 _ => Err("an absolute URL (no host)"),
@@ -262,8 +268,14 @@ mod tests {
         let mut ps = p(json!({"a": 3, "b": "42", "c": 2.5, "d": "x", "e": 4.0, "f": [1]}));
         assert_eq!(ps.int_req("a").unwrap(), 3);
         assert_eq!(ps.int_req("b").unwrap(), 42);
-        assert_eq!(ps.int_req("c").unwrap_err().msg, "param `c`: expected integer, got number");
-        assert_eq!(ps.int_req("d").unwrap_err().msg, "param `d`: expected integer, got string");
+        assert_eq!(
+            ps.int_req("c").unwrap_err().msg,
+            "param `c`: expected integer, got number"
+        );
+        assert_eq!(
+            ps.int_req("d").unwrap_err().msg,
+            "param `d`: expected integer, got string"
+        );
         assert_eq!(ps.int_req("e").unwrap(), 4);
         assert!(ps.int_opt("f").is_err());
         assert_eq!(ps.int_opt("none").unwrap(), None);
@@ -276,16 +288,32 @@ mod tests {
         let mut ps = p(json!({"a": true, "b": "false", "c": 1, "d": null}));
         assert_eq!(ps.bool_opt("a").unwrap(), Some(true));
         assert_eq!(ps.bool_opt("b").unwrap(), Some(false));
-        assert_eq!(ps.bool_opt("c").unwrap_err().msg, "param `c`: expected boolean, got number");
+        assert_eq!(
+            ps.bool_opt("c").unwrap_err().msg,
+            "param `c`: expected boolean, got number"
+        );
         assert!(ps.bool_or("d", true).unwrap());
     }
 
     #[test]
     fn urls() {
-        for ok in ["http://a/b", "https://x.y:8/?q", "about:blank", "data:text/html,hi", "file:///tmp/x"] {
+        for ok in [
+            "http://a/b",
+            "https://x.y:8/?q",
+            "about:blank",
+            "data:text/html,hi",
+            "file:///tmp/x",
+        ] {
             assert!(p(json!({"url": ok})).url_req("url").is_ok(), "{ok}");
         }
-        for bad in ["example.com", "http://", "ftp://x", "javascript:alert(1)", "http:// x", "1http://a"] {
+        for bad in [
+            "example.com",
+            "http://",
+            "ftp://x",
+            "javascript:alert(1)",
+            "http:// x",
+            "1http://a",
+        ] {
             let e = p(json!({"url": bad})).url_req("url").unwrap_err();
             assert_eq!(e.code, ErrorCode::InvalidArgument, "{bad}");
             assert!(e.msg.starts_with("param `url`"), "{}", e.msg);

@@ -159,7 +159,14 @@ mod tests {
 
     #[test]
     fn invalid_argument_is_flagged_and_not_retryable() {
-        let r = Receipt::failure("x", ErrorCode::InvalidArgument, "m".into(), None, false, 0.0);
+        let r = Receipt::failure(
+            "x",
+            ErrorCode::InvalidArgument,
+            "m".into(),
+            None,
+            false,
+            0.0,
+        );
         assert_eq!(r.data["invalidArgument"], true);
         assert_eq!(r.data["retryable"], false);
         assert!(r.data.get("retryAfterMs").is_none());

@@ -6,7 +6,7 @@
 //! One "keeper" task stays open so the shared browser is not stopped between tests.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use moonpilot::browser::task::TaskId;
@@ -18,7 +18,8 @@ use super::server::Fixtures;
 
 /// The shared pieces.
 pub struct Harness {
-    /// Runs the browser's and the server's background tasks.
+    /// Runs the browser's and the server's background tasks; held only to keep it alive.
+    #[allow(dead_code)]
     pub runtime: tokio::runtime::Runtime,
     /// The executor over the shared engine.
     pub executor: Executor,
@@ -29,7 +30,10 @@ pub struct Harness {
 /// Engine settings for tests: data files go to the target dir, not the source tree.
 pub fn test_config() -> EngineConfig {
     let data = std::env::temp_dir().join(format!("moonpilot-test-data-{}", std::process::id()));
-    EngineConfig { data_dir: data, ..EngineConfig::default() }
+    EngineConfig {
+        data_dir: data,
+        ..EngineConfig::default()
+    }
 }
 
 /// The shared harness, started on first use. Fails loudly when Chromium cannot start.
@@ -78,19 +82,43 @@ end
 /// (the two fixture origins) and `eq`/`has`/`hasnt`. Panics with the Lua error on failure.
 pub fn lua(snippet: &str) {
     let h = harness();
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
     let local = tokio::task::LocalSet::new();
     let res: Result<(), String> = local.block_on(&rt, async {
         let host = LuaHost::new(h.executor.clone(), BTreeMap::new()).map_err(|e| e.to_string())?;
         let g = host.lua().globals();
-        g.set("A", h.fixtures.a.clone()).map_err(|e| e.to_string())?;
-        g.set("B", h.fixtures.b.clone()).map_err(|e| e.to_string())?;
-        host.eval(LUA_HELPERS, "helpers").await.map_err(|e| e.to_string())?;
-        let page: mlua::Value = host.eval("return browser.start{}", "start").await.map_err(|e| e.to_string())?.into_iter().next().unwrap_or(mlua::Value::Nil);
+        g.set("A", h.fixtures.a.clone())
+            .map_err(|e| e.to_string())?;
+        g.set("B", h.fixtures.b.clone())
+            .map_err(|e| e.to_string())?;
+        host.eval(LUA_HELPERS, "helpers")
+            .await
+            .map_err(|e| e.to_string())?;
+        let page: mlua::Value = host
+            .eval("return browser.start{}", "start")
+            .await
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .next()
+            .unwrap_or(mlua::Value::Nil);
         let chunk = format!("local page = ...\n{snippet}");
-        let func = host.lua().load(chunk).set_name("=test").into_function().map_err(|e| e.to_string())?;
-        let run = tokio::time::timeout(Duration::from_secs(90), func.call_async::<()>(page.clone())).await;
-        let close: mlua::Function = host.lua().load("return function(p) if p then p:close() end end").eval().map_err(|e| e.to_string())?;
+        let func = host
+            .lua()
+            .load(chunk)
+            .set_name("=test")
+            .into_function()
+            .map_err(|e| e.to_string())?;
+        let run =
+            tokio::time::timeout(Duration::from_secs(90), func.call_async::<()>(page.clone()))
+                .await;
+        let close: mlua::Function = host
+            .lua()
+            .load("return function(p) if p then p:close() end end")
+            .eval()
+            .map_err(|e| e.to_string())?;
         let _ = close.call_async::<()>(page).await;
         match run {
             Ok(Ok(())) => Ok(()),
@@ -107,23 +135,26 @@ pub fn lua(snippet: &str) {
 pub fn new_task() -> TaskId {
     let r = exec(None, "start", json!({}));
     assert!(r.ok, "start failed: {:?}", r.msg);
-    TaskId(r.data["id"].as_str().and_then(|s| s.parse().ok()).expect("start returns an id"))
+    TaskId(
+        r.data["id"]
+            .as_str()
+            .and_then(|s| s.parse().ok())
+            .expect("start returns an id"),
+    )
 }
 
 /// Runs one command through the shared executor.
 pub fn exec(task: Option<TaskId>, method: &str, params: Value) -> Receipt {
     let h = harness();
     let executor = h.executor.clone();
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
     rt.block_on(async move { executor.execute(task, method, params).await })
 }
 
 /// The URL of fixture `path` on origin A (`127.0.0.1`).
 pub fn url_a(path: &str) -> String {
     format!("{}/{}", harness().fixtures.a, path.trim_start_matches('/'))
-}
-
-/// The shared engine.
-pub fn engine() -> Arc<Engine> {
-    harness().executor.engine().clone()
 }

@@ -21,7 +21,8 @@ pub struct Fixtures {
     pub a: String,
     /// `http://localhost:PORT`
     pub b: String,
-    /// POST requests seen on `/post`.
+    /// POST requests seen on `/post` (the side-effect count of submit tests).
+    #[allow(dead_code)]
     pub posts: Arc<AtomicU64>,
 }
 
@@ -41,7 +42,12 @@ impl Fixtures {
         let a = format!("http://127.0.0.1:{}", la.local_addr()?.port());
         let b = format!("http://localhost:{}", lb.local_addr()?.port());
         let posts = Arc::new(AtomicU64::new(0));
-        let shared = Arc::new(Shared { root, a: a.clone(), b: b.clone(), posts: posts.clone() });
+        let shared = Arc::new(Shared {
+            root,
+            a: a.clone(),
+            b: b.clone(),
+            posts: posts.clone(),
+        });
         for listener in [la, lb] {
             let shared = shared.clone();
             tokio::spawn(async move {
@@ -100,7 +106,11 @@ async fn serve(mut stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
         let head = String::from_utf8_lossy(&buf[..header_end]).into_owned();
         let content_length = head
             .lines()
-            .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap_or(0)))
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .strip_prefix("content-length:")
+                    .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+            })
             .unwrap_or(0);
         while buf.len() < header_end + content_length {
             let n = stream.read(&mut chunk).await?;
@@ -125,13 +135,23 @@ async fn serve(mut stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
     }
 }
 
-async fn route(method: &str, path: &str, q: &HashMap<String, String>, shared: &Shared) -> (u16, &'static str, Vec<u8>, String) {
+async fn route(
+    method: &str,
+    path: &str,
+    q: &HashMap<String, String>,
+    shared: &Shared,
+) -> (u16, &'static str, Vec<u8>, String) {
     let html = "text/html; charset=utf-8";
     match path {
         "/slow" => {
             let ms = q.get("ms").and_then(|m| m.parse().ok()).unwrap_or(1000);
             tokio::time::sleep(Duration::from_millis(ms)).await;
-            (200, html, format!("<title>slow</title><p>waited {ms} ms</p>").into_bytes(), String::new())
+            (
+                200,
+                html,
+                format!("<title>slow</title><p>waited {ms} ms</p>").into_bytes(),
+                String::new(),
+            )
         }
         "/redirect" => {
             let to = q.get("to").cloned().unwrap_or_else(|| "/".into());
@@ -142,7 +162,12 @@ async fn route(method: &str, path: &str, q: &HashMap<String, String>, shared: &S
                 shared.posts.fetch_add(1, Ordering::SeqCst);
             }
             let n = shared.posts.load(Ordering::SeqCst);
-            (200, html, format!("<title>posted</title><p id=count>{n}</p>").into_bytes(), String::new())
+            (
+                200,
+                html,
+                format!("<title>posted</title><p id=count>{n}</p>").into_bytes(),
+                String::new(),
+            )
         }
         "/table" => {
             let rows: usize = q.get("rows").and_then(|r| r.parse().ok()).unwrap_or(4000);
@@ -150,7 +175,12 @@ async fn route(method: &str, path: &str, q: &HashMap<String, String>, shared: &S
         }
         p if p.starts_with("/status/") => {
             let code = p.trim_start_matches("/status/").parse().unwrap_or(500);
-            (code, html, format!("<title>status {code}</title><p>status {code}</p>").into_bytes(), String::new())
+            (
+                code,
+                html,
+                format!("<title>status {code}</title><p>status {code}</p>").into_bytes(),
+                String::new(),
+            )
         }
         _ => serve_file(path, shared).await,
     }
@@ -161,13 +191,20 @@ async fn serve_file(path: &str, shared: &Shared) -> (u16, &'static str, Vec<u8>,
     let confined = rel.components().all(|c| matches!(c, Component::Normal(_)));
     let not_found = (404, "text/plain", b"not found".to_vec(), String::new());
     if !confined {
-        return (403, "text/plain", b"outside the fixture directory".to_vec(), String::new());
+        return (
+            403,
+            "text/plain",
+            b"outside the fixture directory".to_vec(),
+            String::new(),
+        );
     }
     let mut file = shared.root.join(rel);
     if file.is_dir() {
         file = file.join("index.html");
     }
-    let Ok(bytes) = tokio::fs::read(&file).await else { return not_found };
+    let Ok(bytes) = tokio::fs::read(&file).await else {
+        return not_found;
+    };
     let ctype = match file.extension().and_then(|e| e.to_str()) {
         Some("html") => "text/html; charset=utf-8",
         Some("js") => "text/javascript",
@@ -177,7 +214,10 @@ async fn serve_file(path: &str, shared: &Shared) -> (u16, &'static str, Vec<u8>,
         _ => "application/octet-stream",
     };
     let body = if ctype.starts_with("text/html") {
-        String::from_utf8_lossy(&bytes).replace("{{A}}", &shared.a).replace("{{B}}", &shared.b).into_bytes()
+        String::from_utf8_lossy(&bytes)
+            .replace("{{A}}", &shared.a)
+            .replace("{{B}}", &shared.b)
+            .into_bytes()
     } else {
         bytes
     };
@@ -188,7 +228,9 @@ async fn serve_file(path: &str, shared: &Shared) -> (u16, &'static str, Vec<u8>,
 /// benchmark's page, CDP-NOTES.md).
 pub fn table_page(rows: usize) -> String {
     let mut out = String::with_capacity(rows * 200);
-    out.push_str("<!doctype html><html><head><meta charset=utf-8><title>Table</title></head><body><table>");
+    out.push_str(
+        "<!doctype html><html><head><meta charset=utf-8><title>Table</title></head><body><table>",
+    );
     for i in 0..rows {
         out.push_str(&format!(
             "<tr><td>row {i}</td><td><input name=\"q{i}\" value=\"v{i}\"></td><td><button>go {i}</button></td><td><a href=\"#r{i}\">link {i}</a></td></tr>"
