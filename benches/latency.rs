@@ -1,3 +1,136 @@
-//! Placeholder: the latency benchmark lands in a later commit.
+//! Latency benchmarks against real headless Chromium (`cargo bench --bench latency`).
+//!
+//! 1. `get_title` from Lua through the executor vs a raw chromiumoxide `Runtime.evaluate` of
+//!    `document.title` on the same page.
+//! 2. `get_browser_state` on a 4,000-row table page (viewport only and whole page) vs bare CDP
+//!    walks of the same document (`DOM.getDocument` with depth -1, `DOMSnapshot.captureSnapshot`).
+//!
+//! Prints median and p90 per line and the ratios. Everything runs on one current-thread runtime,
+//! as `moonpilot run` does.
 
-fn main() {}
+#![allow(clippy::unwrap_used)] // Benchmark code: a panic is a failed run.
+
+#[path = "../tests/support/server.rs"]
+#[allow(dead_code)]
+mod server;
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
+use moonpilot::browser::task::TaskId;
+use moonpilot::lua::LuaHost;
+use moonpilot::{Engine, EngineConfig, Executor};
+use serde_json::json;
+
+fn stats(mut samples: Vec<f64>) -> (f64, f64) {
+    samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
+    (at(0.5), at(0.9))
+}
+
+fn line(name: &str, unit: &str, (median, p90): (f64, f64)) {
+    println!("{name:<58} median {median:>9.1} {unit}   p90 {p90:>9.1} {unit}");
+}
+
+fn main() {
+    let iterations: usize = std::env::var("BENCH_ITERATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(500);
+    let snapshot_runs: usize = std::env::var("BENCH_SNAPSHOT_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(15);
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, async move {
+        let fixtures = server::Fixtures::start().await.unwrap();
+        let data = std::env::temp_dir().join("moonpilot-bench-data");
+        let engine = Engine::new(EngineConfig { data_dir: data, ..EngineConfig::default() });
+        let executor = Executor::new(engine.clone());
+        let host = LuaHost::new(executor.clone(), BTreeMap::new()).unwrap();
+        host.lua().globals().set("A", fixtures.a.clone()).unwrap();
+
+        // --- get_title ---------------------------------------------------------------------
+        let id: i64 = host
+            .eval("page = browser.start{}; page:navigate{ url = A .. '/basic.html' }:unwrap(); return page.id", "setup")
+            .await
+            .unwrap()
+            .into_iter()
+            .next()
+            .and_then(|v| v.as_i64())
+            .unwrap();
+        let task = engine.task(TaskId(id as u64)).unwrap();
+        let tab = task.tab().unwrap();
+        let page = tab.cdp_page().clone();
+        let raw_title = || async {
+            let eval = EvaluateParams::builder().expression("document.title").return_by_value(true).build().unwrap();
+            page.execute(eval).await.unwrap();
+        };
+        // Interleave rounds so both sides see the same machine state.
+        let mut lua_us = Vec::new();
+        let mut raw_us = Vec::new();
+        for _ in 0..50 {
+            raw_title().await;
+        }
+        host.eval("for i = 1, 50 do page:get_title() end", "warm").await.unwrap();
+        let rounds = 10;
+        for _ in 0..rounds {
+            for _ in 0..iterations / rounds {
+                let t0 = Instant::now();
+                raw_title().await;
+                raw_us.push(t0.elapsed().as_secs_f64() * 1e6);
+            }
+            let chunk: Vec<f64> = host
+                .lua()
+                .load(format!(
+                    "local t = {{}} for i = 1, {} do local t0 = browser.clock(); assert(page:get_title().ok); t[i] = (browser.clock() - t0) * 1e6 end return t",
+                    iterations / rounds
+                ))
+                .eval_async()
+                .await
+                .unwrap();
+            lua_us.extend(chunk);
+        }
+        let raw = stats(raw_us);
+        let lua = stats(lua_us);
+        println!("moonpilot latency benchmark ({iterations} calls each)");
+        line("raw chromiumoxide Runtime.evaluate(document.title)", "µs", raw);
+        line("Lua page:get_title() through the executor", "µs", lua);
+        println!("ratio get_title / raw: median {:.2}x, p90 {:.2}x", lua.0 / raw.0, lua.1 / raw.1);
+
+        // --- snapshot --------------------------------------------------------------------
+        host.eval("page:navigate{ url = A .. '/table?rows=4000' }:unwrap()", "table").await.unwrap();
+        let mut walk = Vec::new();
+        let mut capture = Vec::new();
+        let mut viewport = Vec::new();
+        let mut whole = Vec::new();
+        for _ in 0..snapshot_runs {
+            let t0 = Instant::now();
+            tab.call("DOM.getDocument", json!({"depth": -1})).await.unwrap();
+            walk.push(t0.elapsed().as_secs_f64() * 1e3);
+            let t0 = Instant::now();
+            tab.call("DOMSnapshot.captureSnapshot", json!({"computedStyles": ["display", "visibility", "opacity", "cursor"]})).await.unwrap();
+            capture.push(t0.elapsed().as_secs_f64() * 1e3);
+            let t0 = Instant::now();
+            let r = executor.execute(Some(task.id), "get_browser_state", json!({"includeElements": false})).await;
+            assert!(r.ok, "{:?}", r.msg);
+            viewport.push(t0.elapsed().as_secs_f64() * 1e3);
+            let t0 = Instant::now();
+            let r = executor
+                .execute(Some(task.id), "get_browser_state", json!({"viewportExpansion": -1, "highlight": false, "includeElements": false}))
+                .await;
+            assert!(r.ok, "{:?}", r.msg);
+            whole.push(t0.elapsed().as_secs_f64() * 1e3);
+        }
+        let elements = executor.execute(Some(task.id), "get_browser_state", json!({"viewportExpansion": -1, "highlight": false, "includeElements": false})).await.data["elementCount"].clone();
+        let (walk, capture, viewport, whole) = (stats(walk), stats(capture), stats(viewport), stats(whole));
+        println!("4,000-row table ({elements} elements indexed for the whole page, {snapshot_runs} runs)");
+        line("bare CDP walk: DOM.getDocument(depth -1)", "ms", walk);
+        line("bare CDP walk: DOMSnapshot.captureSnapshot", "ms", capture);
+        line("get_browser_state (viewport)", "ms", viewport);
+        line("get_browser_state (viewportExpansion -1, no highlight)", "ms", whole);
+        println!(
+            "ratio viewport snapshot / DOM.getDocument: {:.2}x; whole page / DOM.getDocument: {:.2}x; whole page / captureSnapshot: {:.2}x",
+            viewport.0 / walk.0,
+            whole.0 / walk.0,
+            whole.0 / capture.0
+        );
+        engine.shutdown().await;
+    });
+}

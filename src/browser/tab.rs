@@ -124,6 +124,11 @@ impl Tab {
         })
     }
 
+    /// The underlying chromiumoxide page, for benchmarks that compare against raw CDP.
+    pub fn cdp_page(&self) -> &Page {
+        &self.page
+    }
+
     /// The CDP target id.
     pub fn target_id(&self) -> &str {
         &self.target_id
