@@ -34,9 +34,18 @@ fn line(name: &str, unit: &str, (median, p90): (f64, f64)) {
 }
 
 fn main() {
-    let iterations: usize = std::env::var("BENCH_ITERATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(500);
-    let snapshot_runs: usize = std::env::var("BENCH_SNAPSHOT_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(15);
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let iterations: usize = std::env::var("BENCH_ITERATIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(500);
+    let snapshot_runs: usize = std::env::var("BENCH_SNAPSHOT_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(15);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let local = tokio::task::LocalSet::new();
     local.block_on(&rt, async move {
         let fixtures = server::Fixtures::start().await.unwrap();

@@ -82,16 +82,6 @@ impl Executor {
     /// never waits longer than the command's bound plus the lane wait.
     pub async fn execute(&self, task_id: Option<TaskId>, method: &str, params: Value) -> Receipt {
         let t0 = Instant::now();
-        let fail = |code: ErrorCode, msg: String, details: Option<Value>, started: bool| {
-            Receipt::failure(
-                method,
-                code,
-                format!("{method}: {msg}"),
-                details,
-                started,
-                ms_since(t0),
-            )
-        };
         let Some(spec) = registry::lookup(method) else {
             let msg = registry::unknown_method_message(method);
             return Receipt::failure(
@@ -102,6 +92,27 @@ impl Executor {
                 false,
                 ms_since(t0),
             );
+        };
+        self.execute_spec(spec, task_id, method, params, t0).await
+    }
+
+    async fn execute_spec(
+        &self,
+        spec: &'static CommandSpec,
+        task_id: Option<TaskId>,
+        method: &str,
+        params: Value,
+        t0: Instant,
+    ) -> Receipt {
+        let fail = |code: ErrorCode, msg: String, details: Option<Value>, started: bool| {
+            Receipt::failure(
+                method,
+                code,
+                format!("{method}: {msg}"),
+                details,
+                started,
+                ms_since(t0),
+            )
         };
         let mut params = match Params::new(params) {
             Ok(p) => p,
@@ -290,5 +301,78 @@ impl Executor {
     /// How long the lane wait is, for hosts that print it.
     pub fn lane_wait(&self) -> Duration {
         self.engine.config.lane_wait
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::EngineConfig;
+    use crate::registry::{CommandFuture, Kind, ParamSpec};
+
+    fn panics_now(_cx: Cx, _p: &mut Params) -> Result<CommandFuture, CommandError> {
+        panic!("boom in the params reader")
+    }
+
+    fn panics_later(_cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
+        let n = p.int_req("n")?;
+        Ok(Box::pin(async move {
+            tokio::task::yield_now().await;
+            if n > 0 {
+                panic!("boom in the handler");
+            }
+            Ok(json!({"n": n}))
+        }))
+    }
+
+    const fn spec(name: &'static str, handler: crate::registry::Handler) -> CommandSpec {
+        CommandSpec {
+            name,
+            group: "meta",
+            summary: "test",
+            doc: "test",
+            params: &[ParamSpec {
+                name: "n",
+                kind: Kind::Int,
+                required: false,
+                default: None,
+                doc: "n",
+            }],
+            needs_task: false,
+            mutates_page: false,
+            retry_safe: true,
+            long_running: false,
+            alias_of: None,
+            example: "",
+            handler,
+        }
+    }
+
+    static NOW: CommandSpec = spec("panics_now", panics_now);
+    static LATER: CommandSpec = spec("panics_later", panics_later);
+
+    fn run(spec: &'static CommandSpec, params: Value) -> Receipt {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let ex = Executor::new(Engine::new(EngineConfig::default()));
+        rt.block_on(ex.execute_spec(spec, None, spec.name, params, Instant::now()))
+    }
+
+    #[test]
+    fn panics_become_internal_receipts() {
+        let r = run(&NOW, json!({}));
+        assert_eq!(r.code, Some(ErrorCode::Internal));
+        assert!(!r.started);
+        assert!(r.msg.unwrap().contains("boom in the params reader"));
+        let r = run(&LATER, json!({"n": 1}));
+        assert_eq!(r.code, Some(ErrorCode::Internal));
+        assert!(r.started);
+        assert!(r.msg.unwrap().contains("boom in the handler"));
+        let ok = run(&LATER, json!({"n": 0, "extra": true}));
+        assert!(ok.ok);
+        assert_eq!(ok.data["n"], 0);
+        assert_eq!(ok.data["unknownParams"], json!(["extra"]));
     }
 }

@@ -1,1 +1,97 @@
-//! page_state (pending the DOM probes).
+//! get_browser_state and list_frames: the indexed text, elements, files, consistency.
+
+use crate::support::harness::lua;
+
+#[test]
+fn basic_page_renders_indexed_lines_and_writes_files() {
+    lua(r#"
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        local s = page:get_browser_state{}:unwrap()
+        eq(s.text, "Basic page\nready\n[0]<a >Go to second/>\n[1]<button >Press me/>", "text")
+        eq(s.elementCount, 2)
+        eq(s.elements[1].tag, "A"); eq(s.elements[1].index, 0)
+        eq(s.elements[2].tag, "BUTTON"); eq(s.elements[2].text, "Press me")
+        eq(s.elements[2].frameIndex, 0)
+        eq(s.indicesUsable, true); eq(s.snapshotConsistent, true); eq(s.snapshotAttempts, 1)
+        eq(s.elementsTruncated, false)
+        eq(s.title, "Basic"); eq(s.url, A .. "/basic.html")
+        eq(s.tabs[1].current, true); eq(s.tabs[1].index, 0)
+        has(s.browser_state, 'Browser tab: 1, Title: "Basic", URL: "' .. A .. '/basic.html".')
+        has(s.browser_state, "current tab is: 1")
+        eq(s.pixels_above, 0); eq(s.pageAppearsBlank, false)
+        -- The state file and the screenshot exist and hold what the receipt says.
+        local f = assert(io.open(s.state_file)); local body = f:read("a"); f:close()
+        eq(body, s.browser_state .. "\n\n" .. s.text, "state file")
+        local png = assert(io.open(s.screenshot_path, "rb")); local magic = png:read(4); png:close()
+        eq(magic, "\137PNG", "screenshot is a PNG")
+        eq(s.screenshot, "/data/" .. page.id .. "/" .. s.seq .. ".png")
+        local again = page:get_browser_state{}:unwrap()
+        eq(again.seq, s.seq + 1, "seq increments")
+        -- The overlay is drawn in the page and never appears in the text.
+        eq(page:execute_js{ body = "!!document.getElementById('playwright-highlight-container')" }.data.result, true, "overlay")
+        hasnt(again.text, "playwright", "overlay not in text")
+    "#);
+}
+
+#[test]
+fn form_fields_show_live_values_and_mask_passwords() {
+    lua(r#"
+        page:navigate{ url = A .. "/form.html" }:unwrap()
+        page:execute_js{ body = "document.querySelector('[name=user]').value = 'typed by script'" }
+        local s = page:get_browser_state{}:unwrap()
+        has(s.text, "value='typed by script'", "live value")
+        has(s.text, "placeholder='your name'")
+        has(s.text, "[redacted]", "password masked")
+        hasnt(s.text, "hunter2", "password never shown")
+        local user
+        for _, el in ipairs(s.elements) do if el.name == "user" then user = el end end
+        assert(user, "user field is indexed")
+        eq(user.tag, "INPUT"); eq(user.value, "typed by script")
+    "#);
+}
+
+#[test]
+fn viewport_limits_indices_unless_expanded() {
+    lua(r#"
+        page:navigate{ url = A .. "/table?rows=400" }:unwrap()
+        local s = page:get_browser_state{ highlight = false }:unwrap()
+        assert(s.elementCount > 0 and s.elementCount < 200, "viewport only: " .. s.elementCount)
+        assert(s.pixels_below > 0, "content below the viewport")
+        local all = page:get_browser_state{ viewportExpansion = -1, highlight = false, maxElements = 50 }:unwrap()
+        eq(all.elementCount, 1200, "every input, button and link")
+        eq(#all.elements, 50, "inlined list capped")
+        eq(all.elementsTruncated, true)
+        has(all.text, "[1199]<a >link 399/>")
+    "#);
+}
+
+#[test]
+fn a_page_that_keeps_changing_is_reported_unusable() {
+    lua(r#"
+        page:navigate{ url = A .. "/mutating.html" }:unwrap()
+        local s = page:get_browser_state{ highlight = false }:unwrap()
+        eq(s.indicesUsable, false, "indices unusable")
+        eq(s.snapshotAttempts, 2, "read twice")
+        local issues = table.concat(s.snapshotIssues, ",")
+        has(issues, "mutations_changed")
+        assert(s.snapshotStructuralMutations > 0)
+        local c = page:click_element_by_index{ index = 0 }
+        eq(c.code, "STALE_ELEMENT", "the discarded snapshot is not used")
+    "#);
+}
+
+#[test]
+fn frames_are_listed_depth_first() {
+    lua(r#"
+        page:navigate{ url = A .. "/frames.html" }:unwrap()
+        local f = page:list_frames{}:unwrap()
+        eq(f.count, 3)
+        eq(f.frames[1].isMain, true); eq(f.frames[1].index, 0)
+        eq(f.frames[2].url, A .. "/child.html"); eq(f.frames[2].depth, 1); eq(f.frames[2].parentIndex, 0)
+        eq(f.frames[3].url, B .. "/child.html"); eq(f.frames[3].name, "crosschild")
+        eq(f.frames[3].elementCount, 2, "cross-site frame was indexed")
+        has(f.note, "main frame")
+        local plain = page:list_frames{ refresh = false }:unwrap()
+        eq(plain.count, 3)
+    "#);
+}
