@@ -74,6 +74,8 @@ fn main() {
         // Interleave rounds so both sides see the same machine state.
         let mut lua_us = Vec::new();
         let mut raw_us = Vec::new();
+        let mut exec_us = Vec::new();
+        let mut tab_us = Vec::new();
         for _ in 0..50 {
             raw_title().await;
         }
@@ -84,6 +86,17 @@ fn main() {
                 let t0 = Instant::now();
                 raw_title().await;
                 raw_us.push(t0.elapsed().as_secs_f64() * 1e6);
+            }
+            for _ in 0..iterations / rounds {
+                let t0 = Instant::now();
+                tab.title().await.unwrap();
+                tab_us.push(t0.elapsed().as_secs_f64() * 1e6);
+            }
+            for _ in 0..iterations / rounds {
+                let t0 = Instant::now();
+                let r = executor.execute(Some(task.id), "get_title", serde_json::Value::Null).await;
+                exec_us.push(t0.elapsed().as_secs_f64() * 1e6);
+                assert!(r.ok);
             }
             let chunk: Vec<f64> = host
                 .lua()
@@ -98,8 +111,11 @@ fn main() {
         }
         let raw = stats(raw_us);
         let lua = stats(lua_us);
+        let exec = stats(exec_us);
         println!("moonpilot latency benchmark ({iterations} calls each)");
         line("raw chromiumoxide Runtime.evaluate(document.title)", "µs", raw);
+        line("Rust executor.execute(get_title)", "µs", exec);
+        line("Rust tab.title() (no executor)", "µs", stats(tab_us));
         line("Lua page:get_title() through the executor", "µs", lua);
         println!("ratio get_title / raw: median {:.2}x, p90 {:.2}x", lua.0 / raw.0, lua.1 / raw.1);
 

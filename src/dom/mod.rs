@@ -1,54 +1,393 @@
-//! PLACEHOLDER until the DOM module lands.
-#![allow(missing_docs)]
+//! The snapshot model of one frame: what the DOM index probe (`src/js/dom_index.js`,
+//! JS-PROBES.md §1) reports, turned into typed Rust data.
+//!
+//! The probe returns a flat, pruned pre-order list of nodes (see [`parse_frame`] for the wire
+//! format); this module rebuilds the element list (index, locator, text, attributes, rect) from
+//! it, and [`render`] turns it into the `[index]<tag attr='v'>text/>` text of JS-PROBES.md §2.
+//! Everything here is pure: no browser, no async, no clock.
+
+pub mod render;
+
 use std::collections::BTreeMap;
-#[derive(Debug, Clone, serde::Deserialize)]
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use render::render_frames;
+
+/// The separator between a shadow host's locator and the path inside its open shadow root.
+///
+/// A locator is `html/body/div[2]/my-widget/#shadow-root/div/button[2]`: every part is a
+/// positional path (JS-PROBES.md §1.9) relative to the document or to the previous host's shadow
+/// root. Locators without this marker are plain document XPaths without the leading slash.
+pub const SHADOW_MARKER: &str = "/#shadow-root/";
+
+/// One frame's snapshot as read by the DOM index probe.
+///
+/// Deserialising it from the probe's `value` is the same as calling [`parse_frame`].
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(try_from = "Value")]
+pub struct FrameDom {
+    /// Indexed elements in index order (document pre-order, contiguous from the start index).
+    pub elements: Vec<IndexedElement>,
+    /// `scrollY` of the frame in CSS px.
+    pub pixels_above: i64,
+    /// Page height minus `scrollY` minus viewport height, in CSS px (can be negative).
+    pub pixels_below: i64,
+    /// `innerHeight` of the frame in CSS px.
+    pub viewport_height: i64,
+    /// `documentElement.scrollHeight` in CSS px.
+    pub page_height: i64,
+    /// Large-image hint (JS-PROBES.md §15); `None` when the frame shows no big image.
+    pub media: Option<MediaHint>,
+    /// The pruned tree in document pre-order; each node knows its depth and subtree end.
+    pub nodes: Vec<DomNode>,
+}
+
+/// One indexed (interactive) element of a frame.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct IndexedElement {
+    /// The highlight index, unique across the frames of one snapshot.
     pub index: u32,
+    /// Lower-case tag name.
     pub tag: String,
+    /// The locator: a positional XPath without the leading slash, with [`SHADOW_MARKER`]
+    /// between a shadow host and the path inside its shadow root.
     pub xpath: String,
+    /// The `id` attribute, if any.
     pub id: Option<String>,
+    /// The `name` attribute, if any.
     pub name: Option<String>,
+    /// Whitelisted attributes with live form state (JS-PROBES.md §1.8, §2.2); passwords are
+    /// already `[redacted]`.
     pub attributes: BTreeMap<String, String>,
+    /// The element's text per JS-PROBES.md §2.1 (text nodes up to the next indexed element).
     pub text: String,
+    /// Bounding client rect `[left, top, width, height]` in the frame's viewport, CSS px.
     pub rect: [i64; 4],
 }
-#[derive(Debug, Clone, serde::Deserialize)]
+
+/// The large-image hint of a frame (JS-PROBES.md §15).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct MediaHint {
+    /// Number of big images (natural size at least 120×120 and 40,000 px²).
     pub media_count: u32,
+    /// Number of `img` elements in the frame.
     pub image_count: u32,
-    pub samples: Vec<serde_json::Value>,
+    /// Up to three `{src, w, h}` samples of big images.
+    pub samples: Vec<Value>,
 }
-#[derive(Debug, Clone, serde::Deserialize)]
-pub struct FrameDom {
-    pub elements: Vec<IndexedElement>,
-    pub pixels_above: i64,
-    pub pixels_below: i64,
-    pub viewport_height: i64,
-    pub page_height: i64,
-    pub media: Option<MediaHint>,
+
+/// One node of the pruned tree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DomNode {
+    /// Depth below the root (`body` is 0); shadow-root children sit one level below their host.
+    pub depth: u32,
+    /// Element or text.
+    pub kind: NodeKind,
+    /// Position (in [`FrameDom::nodes`]) just past this node's subtree.
+    pub subtree_end: usize,
 }
-pub fn parse_frame(value: serde_json::Value) -> Result<FrameDom, String> {
-    serde_json::from_value(value).map_err(|e| e.to_string())
+
+/// The two kinds of nodes the renderer knows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NodeKind {
+    /// An element.
+    Element(ElementNode),
+    /// A text node, trimmed and non-empty.
+    Text(String),
 }
-impl FrameDom {
-    pub fn render(&self) -> String {
-        String::new()
+
+/// An element of the pruned tree.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ElementNode {
+    /// Lower-case tag name.
+    pub tag: String,
+    /// Highlight index, when the element received one.
+    pub index: Option<u32>,
+    /// Not present in the previous snapshot (rendered `*[i]`); the probe does not set it yet.
+    pub is_new: bool,
+    /// Visible per JS-PROBES.md §1.5.
+    pub visible: bool,
+    /// Top-most per JS-PROBES.md §1.6.
+    pub top: bool,
+    /// Attributes in whitelist order; empty unless the element renders a line.
+    pub attributes: Vec<(String, String)>,
+}
+
+impl ElementNode {
+    /// The value of attribute `name`, if present.
+    pub fn attribute(&self, name: &str) -> Option<&str> {
+        self.attributes
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
     }
 }
-pub struct FrameHeader {
-    pub ordinal: usize,
-    pub is_main: bool,
-    pub url: String,
-    pub name: String,
-    pub element_count: usize,
-    pub first_index: Option<u32>,
-    pub last_index: Option<u32>,
-    pub read_failure: Option<String>,
+
+/// Flag bits of an element entry on the wire.
+const FLAG_VISIBLE: u64 = 1;
+const FLAG_TOP: u64 = 2;
+const FLAG_SHADOW_CHILD: u64 = 4;
+const FLAG_NEW: u64 = 8;
+
+/// Per-element data that only indexed elements carry.
+struct Extra {
+    id: Option<String>,
+    name: Option<String>,
+    rect: [i64; 4],
 }
-pub fn render_frames(sections: &[(FrameHeader, String)]) -> String {
-    sections
-        .iter()
-        .map(|s| s.1.clone())
-        .collect::<Vec<_>>()
-        .join("\n")
+
+/// Parses the `value` of a successful DOM index probe call into a [`FrameDom`].
+///
+/// Wire format of `value.tree`, a flat pre-order list (so that no JSON nesting limit is ever
+/// reached on deep pages), given as an array or as its JSON text (the probe sends text: one
+/// string crosses the protocol much faster than thousands of small arrays):
+/// - element: `[depth, tag, seg, flags, index, attrs|null, [id|null, name|null, [l,t,w,h]]]`,
+///   where `seg` is the 1-based position among same-tag siblings (0 when unique), `flags` has
+///   bits 1 visible, 2 top-most, 4 shadow-root child, 8 new, `index` is -1 when not indexed, and
+///   the last two items may be omitted;
+/// - text: `[depth, text]`.
+///
+/// Locators are rebuilt from `value.root_xpath` and the `seg` chain of each element's ancestors.
+pub fn parse_frame(value: Value) -> Result<FrameDom, String> {
+    // Fields are taken out of the object by hand: deserialising the tree into `Vec<Value>`
+    // through serde would copy every node once more.
+    let Value::Object(mut map) = value else {
+        return Err("the probe value is not an object".to_string());
+    };
+    let number = |map: &serde_json::Map<String, Value>, key: &str| -> i64 {
+        map.get(key)
+            .and_then(|v| v.as_i64().or_else(|| v.as_f64().map(|f| f.round() as i64)))
+            .unwrap_or(0)
+    };
+    let media = match map.remove("media") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(serde_json::from_value::<MediaHint>(v).map_err(|e| format!("media: {e}"))?),
+    };
+    let root_xpath = match map.remove("root_xpath") {
+        Some(Value::String(s)) if !s.is_empty() => s,
+        _ => "html/body".to_string(),
+    };
+    let tree = match map.remove("tree") {
+        Some(Value::Array(tree)) => tree,
+        Some(Value::String(text)) => serde_json::from_str::<Vec<Value>>(&text)
+            .map_err(|e| format!("the probe value's tree is not a JSON list: {e}"))?,
+        None | Some(Value::Null) => Vec::new(),
+        Some(_) => return Err("the probe value's tree is not an array".to_string()),
+    };
+    let mut nodes: Vec<DomNode> = Vec::with_capacity(tree.len());
+    // Open elements, root first. Full locators are only joined for indexed elements, so deep
+    // pages stay linear.
+    let mut open: Vec<OpenElement> = Vec::new();
+    let mut pending: Vec<(usize, String, Extra)> = Vec::new();
+    for (pos, entry) in tree.into_iter().enumerate() {
+        let Value::Array(mut items) = entry else {
+            return Err(format!("tree entry {pos} is not an array"));
+        };
+        let depth = items
+            .first()
+            .and_then(Value::as_u64)
+            .and_then(|d| u32::try_from(d).ok())
+            .ok_or_else(|| format!("tree entry {pos} has no depth"))?;
+        while open.last().is_some_and(|o| o.depth >= depth) {
+            if let Some(o) = open.pop() {
+                nodes[o.at].subtree_end = nodes.len();
+            }
+        }
+        let depth_ok = match open.last() {
+            Some(parent) => depth == parent.depth + 1,
+            None => depth == 0 && nodes.is_empty(),
+        };
+        if !depth_ok {
+            return Err(format!("tree entry {pos} has depth {depth} out of place"));
+        }
+        let name = match items.get_mut(1).map(Value::take) {
+            Some(Value::String(s)) if !s.is_empty() => s,
+            _ => return Err(format!("tree entry {pos} has no tag or text")),
+        };
+        if items.len() == 2 {
+            nodes.push(DomNode {
+                depth,
+                kind: NodeKind::Text(name),
+                subtree_end: nodes.len() + 1,
+            });
+            continue;
+        }
+        if items.len() < 5 {
+            return Err(format!("tree entry {pos} is neither a text nor an element"));
+        }
+        let tag = if name.bytes().any(|b| b.is_ascii_uppercase()) {
+            name.to_ascii_lowercase()
+        } else {
+            name
+        };
+        let seg = items[2].as_u64().unwrap_or(0);
+        let flags = items[3].as_u64().unwrap_or(0);
+        let index = items[4].as_i64().and_then(|i| u32::try_from(i).ok());
+        let attributes = match items.get_mut(5).map(Value::take) {
+            Some(Value::Object(map)) => map
+                .into_iter()
+                .map(|(k, v)| (k, value_text(v)))
+                .collect::<Vec<(String, String)>>(),
+            _ => Vec::new(),
+        };
+        let at = nodes.len();
+        let shadow = flags & FLAG_SHADOW_CHILD != 0;
+        if index.is_some() {
+            let mut xpath = locator(&root_xpath, &open, &nodes);
+            if !open.is_empty() {
+                push_step(&mut xpath, &tag, seg, shadow);
+            }
+            pending.push((at, xpath, parse_extra(items.get(6))));
+        }
+        nodes.push(DomNode {
+            depth,
+            kind: NodeKind::Element(ElementNode {
+                tag,
+                index,
+                is_new: flags & FLAG_NEW != 0,
+                visible: flags & FLAG_VISIBLE != 0,
+                top: flags & FLAG_TOP != 0,
+                attributes,
+            }),
+            subtree_end: at + 1,
+        });
+        open.push(OpenElement {
+            at,
+            depth,
+            seg,
+            shadow,
+        });
+    }
+    for o in open.drain(..) {
+        nodes[o.at].subtree_end = nodes.len();
+    }
+    let mut elements = Vec::with_capacity(pending.len());
+    for (at, xpath, extra) in pending {
+        let NodeKind::Element(el) = &nodes[at].kind else {
+            continue;
+        };
+        let Some(index) = el.index else { continue };
+        elements.push(IndexedElement {
+            index,
+            tag: el.tag.clone(),
+            xpath,
+            id: extra.id,
+            name: extra.name,
+            attributes: el.attributes.iter().cloned().collect(),
+            text: render::element_text(&nodes, at),
+            rect: extra.rect,
+        });
+    }
+    elements.sort_by_key(|e| e.index);
+    Ok(FrameDom {
+        elements,
+        pixels_above: number(&map, "pixels_above"),
+        pixels_below: number(&map, "pixels_below"),
+        viewport_height: number(&map, "viewport_height"),
+        page_height: number(&map, "page_height"),
+        media,
+        nodes,
+    })
+}
+
+impl TryFrom<Value> for FrameDom {
+    type Error = String;
+
+    fn try_from(value: Value) -> Result<Self, Self::Error> {
+        parse_frame(value)
+    }
+}
+
+/// An element whose subtree is still being read.
+struct OpenElement {
+    /// Position in the node list.
+    at: usize,
+    depth: u32,
+    /// Position among same-tag siblings, 0 when unique.
+    seg: u64,
+    /// Child of its parent's shadow root.
+    shadow: bool,
+}
+
+/// The locator of the innermost open element: `root_xpath` for the root, then one step per
+/// open element below it.
+fn locator(root_xpath: &str, open: &[OpenElement], nodes: &[DomNode]) -> String {
+    let mut out = root_xpath.to_string();
+    for o in open.iter().skip(1) {
+        if let NodeKind::Element(el) = &nodes[o.at].kind {
+            push_step(&mut out, &el.tag, o.seg, o.shadow);
+        }
+    }
+    out
+}
+
+/// Appends `/tag` or `/tag[k]` (with the shadow marker instead of `/` for shadow children).
+fn push_step(out: &mut String, tag: &str, seg: u64, shadow: bool) {
+    out.push_str(if shadow { SHADOW_MARKER } else { "/" });
+    out.push_str(tag);
+    if seg > 0 {
+        out.push('[');
+        out.push_str(&seg.to_string());
+        out.push(']');
+    }
+}
+
+/// Reads the `[id, name, [l, t, w, h]]` item of an indexed element (lenient: missing parts are
+/// `None` or zero).
+fn parse_extra(value: Option<&Value>) -> Extra {
+    let items = value.and_then(Value::as_array);
+    let text_at = |i: usize| {
+        items
+            .and_then(|a| a.get(i))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    let mut rect = [0i64; 4];
+    if let Some(r) = items.and_then(|a| a.get(2)).and_then(Value::as_array) {
+        for (slot, v) in rect.iter_mut().zip(r) {
+            // Rects arrive rounded; a float from another writer is rounded here too.
+            *slot = v
+                .as_i64()
+                .or_else(|| v.as_f64().map(|f| f.round() as i64))
+                .unwrap_or(0);
+        }
+    }
+    Extra {
+        id: text_at(0),
+        name: text_at(1),
+        rect,
+    }
+}
+
+/// Attribute values arrive as strings; anything else is kept as its JSON text.
+fn value_text(v: Value) -> String {
+    match v {
+        Value::String(s) => s,
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// Header data of one frame section in a multi-frame snapshot (JS-PROBES.md §2.4).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FrameHeader {
+    /// Depth-first position in the frame tree; 0 is the main frame.
+    pub ordinal: usize,
+    /// Whether this is the main frame.
+    pub is_main: bool,
+    /// The frame's URL.
+    pub url: String,
+    /// The frame's name (may be empty).
+    pub name: String,
+    /// Number of indexed elements in the frame.
+    pub element_count: usize,
+    /// Smallest index of the frame, when it has elements.
+    pub first_index: Option<u32>,
+    /// Largest index of the frame, when it has elements.
+    pub last_index: Option<u32>,
+    /// Why the frame could not be read, when it failed.
+    pub read_failure: Option<String>,
 }

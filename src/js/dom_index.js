@@ -1,1 +1,823 @@
-(args) => ({ ok: false, msg: "placeholder" })
+(args) => {
+  // DOM index builder (JS-PROBES.md §1), highlight overlay (§3) and media hint (§15).
+  //
+  // Output `value`: {root_xpath, tree, pixels_above, pixels_below, viewport_height, page_height,
+  // media?}. `tree` is the JSON text of a flat, pruned pre-order list (flat so that no JSON
+  // nesting limit is hit on deep pages):
+  //   element: [depth, tag, seg, flags, index, attrs|null, extra]
+  //     depth  0 for the root (body), +1 per level; shadow-root children sit under their host;
+  //     seg    1-based position among same-tag siblings, 0 when the tag is unique there;
+  //     flags  1 visible, 2 top-most (decided only where it changes the output), 4 child
+  //            of the parent's shadow root;
+  //     index  highlight index or -1; attrs/extra are omitted when not needed;
+  //     attrs  whitelisted and live attributes (only for elements that render a line);
+  //     extra  [id|null, name|null, [l, t, w, h]] (only for indexed elements).
+  //   text:    [depth, trimmedText]
+  // Locators are rebuilt from `root_xpath` + seg chain; shadow content uses `/#shadow-root/`.
+  const OVERLAY_ID = 'playwright-highlight-container';
+  const LABEL_CLASS = 'playwright-highlight-label';
+  try {
+    const opts = args || {};
+    const doHighlight = opts.doHighlightElements !== false;
+    const focusIndex = Number.isInteger(opts.focusHighlightIndex) ? opts.focusHighlightIndex : -1;
+    const rawExp = Number(opts.viewportExpansion);
+    const exp = Number.isFinite(rawExp) ? Math.trunc(rawExp) : 0;
+    const allViewport = exp < 0;
+    let nextIndex = Number.isInteger(opts.highlightIndexStart) && opts.highlightIndexStart > 0
+      ? opts.highlightIndexStart : 0;
+
+    // Remove the previous overlay of this document first, so boxes never accumulate and stale
+    // numbers never survive a new snapshot.
+    const cleanups = window._highlightCleanupFunctions;
+    if (Array.isArray(cleanups)) {
+      for (const fn of cleanups.splice(0, cleanups.length)) {
+        try { fn(); } catch (e) { /* A broken cleanup must not stop the snapshot. */ }
+      }
+    }
+    // The container is emptied before it is removed: removing a filled overlay makes the next
+    // hit test much slower on big pages.
+    const stale = document.getElementById(OVERLAY_ID);
+    if (stale) {
+      stale.textContent = '';
+      stale.remove();
+    }
+
+    const REJECT = new Set(['svg', 'script', 'style', 'link', 'meta', 'noscript', 'template']);
+    const LINE_TAGS = new Set(['input', 'textarea', 'select', 'option', 'button']);
+    const INTERACTIVE_CURSORS = new Set(['pointer', 'move', 'text', 'grab', 'grabbing', 'cell',
+      'copy', 'alias', 'all-scroll', 'col-resize', 'context-menu', 'crosshair', 'e-resize',
+      'ew-resize', 'help', 'n-resize', 'ne-resize', 'nesw-resize', 'ns-resize', 'nw-resize',
+      'nwse-resize', 'row-resize', 's-resize', 'se-resize', 'sw-resize', 'vertical-text',
+      'w-resize', 'zoom-in', 'zoom-out']);
+    const NON_INTERACTIVE_CURSORS = new Set(['not-allowed', 'no-drop', 'wait', 'progress',
+      'initial', 'inherit']);
+    const NATIVE = new Set(['a', 'button', 'input', 'select', 'textarea', 'details', 'summary',
+      'label', 'option', 'optgroup', 'fieldset', 'legend']);
+    const ROLES = new Set(['button', 'menuitemradio', 'menuitemcheckbox', 'radio', 'checkbox',
+      'tab', 'switch', 'slider', 'spinbutton', 'combobox', 'searchbox', 'textbox', 'option',
+      'scrollbar']);
+    const DISTINCT_TAGS = new Set(['iframe', 'a', 'button', 'input', 'select', 'textarea',
+      'summary', 'details', 'label', 'option']);
+    const DISTINCT_ROLES = new Set(['button', 'link', 'menuitem', 'menuitemradio',
+      'menuitemcheckbox', 'radio', 'checkbox', 'tab', 'switch', 'slider', 'spinbutton',
+      'combobox', 'searchbox', 'textbox', 'listbox', 'option', 'scrollbar']);
+    const MOUSE_HANDLERS = ['onclick', 'onmousedown', 'onmouseup', 'ondblclick'];
+    const OTHER_HANDLERS = ['onmousedown', 'onmouseup', 'onkeydown', 'onkeyup', 'onsubmit',
+      'onchange', 'oninput', 'onfocus', 'onblur'];
+    const CANDIDATE_TAGS = new Set(['a', 'button', 'input', 'select', 'textarea', 'details',
+      'summary', 'label']);
+    // §2.2 whitelist, in rendering order; `editable` and `selected-text` are synthetic only.
+    const ORDER = ['title', 'type', 'checked', 'name', 'role', 'value', 'placeholder',
+      'data-date-format', 'alt', 'aria-label', 'aria-expanded', 'data-state', 'aria-checked',
+      'readonly', 'disabled', 'editable', 'selected', 'selected-text'];
+    const PLAIN = new Set(ORDER.filter((n) => n !== 'editable' && n !== 'selected-text'));
+    const FORM_CONTROLS = new Set(['input', 'textarea', 'select', 'button', 'fieldset',
+      'optgroup', 'option']);
+    const NO_TYPING = new Set(['checkbox', 'radio', 'button', 'submit', 'reset', 'file',
+      'hidden', 'image', 'color', 'range']);
+    const KNOWN_CONTAINER = 'button,a,[role="button"],.menu,.dropdown,.list,.toolbar';
+    const HEURISTIC_CLASS = /\b(btn|clickable|menu|item|entry|link)\b/i;
+
+    const vw = window.innerWidth;
+    const vh = window.innerHeight;
+    const outside = (r) => r.bottom < -exp || r.top > vh + exp || r.right < -exp || r.left > vw + exp;
+    const out = [];
+    const toDraw = [];
+
+    const isVisibleElement = (el) => {
+      if (!(el.offsetWidth > 0 && el.offsetHeight > 0)) return false;
+      const s = getComputedStyle(el);
+      return s.visibility !== 'hidden' && s.display !== 'none';
+    };
+
+    // §1.6: the element owns the point at the centre of its middle client rect.
+    const isTop = (el, root) => {
+      if (allViewport) return true;
+      const rects = el.getClientRects();
+      let any = false;
+      for (let i = 0; i < rects.length; i++) {
+        const r = rects[i];
+        if (r.width > 0 && r.height > 0 && !outside(r)) { any = true; break; }
+      }
+      if (!any) return false;
+      const mid = rects[Math.floor(rects.length / 2)];
+      try {
+        const scope = root || document;
+        const stop = root || document.documentElement;
+        let cur = scope.elementFromPoint(mid.left + mid.width / 2, mid.top + mid.height / 2);
+        if (!cur) return false;
+        while (cur && cur !== stop) {
+          if (cur === el) return true;
+          cur = cur.parentElement;
+        }
+        return false;
+      } catch (e) {
+        return true;
+      }
+    };
+
+    const hasHandlerAttr = (el, names) => {
+      for (const n of names) {
+        if (el.hasAttribute(n) || typeof el[n] === 'function') return true;
+      }
+      return false;
+    };
+
+    // §1.7, with the cursor rule first (the documented quirk is kept for index parity).
+    const isInteractive = (el, tag, style) => {
+      const cursor = style.cursor;
+      if (tag !== 'html' && INTERACTIVE_CURSORS.has(cursor)) return true;
+      if (NATIVE.has(tag)) {
+        if (NON_INTERACTIVE_CURSORS.has(cursor)) return false;
+        if (el.hasAttribute('disabled') || el.hasAttribute('readonly')) return false;
+        if (el.disabled === true || el.readOnly === true || el.inert === true) return false;
+        return true;
+      }
+      if (el.isContentEditable) return true;
+      if (el.hasAttributes()) {
+        if (el.getAttribute('contenteditable') === 'true') return true;
+        const cls = el.getAttribute('class');
+        if (cls && (el.classList.contains('button') || el.classList.contains('dropdown-toggle'))) return true;
+        if (el.getAttribute('data-index') || el.getAttribute('data-toggle') === 'dropdown'
+          || el.getAttribute('aria-haspopup') === 'true') return true;
+        if (ROLES.has(el.getAttribute('role')) || ROLES.has(el.getAttribute('aria-role'))) return true;
+      }
+      try {
+        return hasHandlerAttr(el, MOUSE_HANDLERS);
+      } catch (e) {
+        return false;
+      }
+    };
+
+    // §1.10: whether a descendant of an indexed element deserves its own index.
+    const isDistinct = (el, tag, style) => {
+      if (DISTINCT_TAGS.has(tag)) return true;
+      if (DISTINCT_ROLES.has(el.getAttribute('role'))) return true;
+      if (el.isContentEditable || el.getAttribute('contenteditable') === 'true') return true;
+      if (el.hasAttribute('data-testid') || el.hasAttribute('data-cy') || el.hasAttribute('data-test')) return true;
+      if (el.hasAttribute('onclick') || typeof el.onclick === 'function') return true;
+      if (hasHandlerAttr(el, OTHER_HANDLERS)) return true;
+      // Heuristic rule; the element is known to be visible here.
+      const attrHint = el.hasAttribute('role') || el.hasAttribute('tabindex');
+      const cls = typeof el.className === 'string' ? el.className : '';
+      if (!(isInteractive(el, tag, style) || attrHint || HEURISTIC_CLASS.test(cls))) return false;
+      let visibleChild = false;
+      for (let c = el.firstElementChild; c; c = c.nextElementSibling) {
+        if (isVisibleElement(c)) { visibleChild = true; break; }
+      }
+      if (!visibleChild || !el.closest(KNOWN_CONTAINER)) return false;
+      return el.parentElement !== document.body;
+    };
+
+    const isCandidate = (el, tag) => CANDIDATE_TAGS.has(tag) || tag === 'iframe'
+      || el.hasAttribute('onclick') || el.hasAttribute('role') || el.hasAttribute('tabindex')
+      || el.hasAttribute('data-action') || el.getAttribute('contenteditable') === 'true';
+
+    // §1.8 + §2.2: only what the renderer can show, in whitelist order, with live form state.
+    const captureAttrs = (el, tag) => {
+      const a = {};
+      if (isCandidate(el, tag)) {
+        const list = el.attributes;
+        for (let i = 0; i < list.length; i++) {
+          const at = list[i];
+          if (PLAIN.has(at.name)) a[at.name] = at.value;
+        }
+      }
+      const isForm = FORM_CONTROLS.has(tag);
+      if (isForm) {
+        const disabled = el.disabled === true || el.getAttribute('aria-disabled') === 'true';
+        if (disabled) a.disabled = ''; else delete a.disabled;
+        if (tag === 'input' || tag === 'textarea') {
+          const ro = el.readOnly === true || el.getAttribute('aria-readonly') === 'true';
+          if (ro) a.readonly = ''; else delete a.readonly;
+        }
+      }
+      const type = tag === 'input' ? String(el.type || '').toLowerCase() : '';
+      if (tag === 'input' || tag === 'textarea') {
+        a.value = type === 'password' ? '[redacted]' : String(el.value);
+      } else if (tag === 'select') {
+        const picked = [];
+        const texts = [];
+        for (const o of el.selectedOptions || []) {
+          picked.push(o.value);
+          texts.push(o.text.replace(/\s+/g, ' ').trim());
+        }
+        a.value = el.multiple ? JSON.stringify(picked) : String(el.value);
+        if (texts.length) a['selected-text'] = texts.join(', ');
+        else delete a['selected-text'];
+      }
+      if (tag === 'input' && (type === 'checkbox' || type === 'radio')) {
+        a.checked = el.checked ? 'true' : 'false';
+      }
+      if (tag === 'option') {
+        if (el.selected) a.selected = ''; else delete a.selected;
+      }
+      let textEntry = false;
+      if (tag === 'input') textEntry = !NO_TYPING.has(type);
+      else if (tag === 'textarea' || el.isContentEditable) textEntry = true;
+      delete a.editable;
+      if (textEntry && !(isForm && (a.disabled !== undefined || a.readonly !== undefined))) {
+        a.editable = 'true';
+      }
+      // Keep the whitelist order: rebuild the object when live keys were added out of order.
+      const ordered = {};
+      for (const n of ORDER) if (a[n] !== undefined) ordered[n] = a[n];
+      return ordered;
+    };
+
+    // Text of a display:none subtree, needed only for the text of an enclosing line element:
+    // nothing inside such a subtree can be visible, indexed or render a line of its own.
+    const hiddenText = (el, depth) => {
+      let n = el.firstChild;
+      while (n !== null) {
+        if (n.nodeType === 3) {
+          const s = n.nodeValue.trim();
+          if (s) out.push([depth, s]);
+        } else if (n.nodeType === 1 && n.firstChild !== null && !REJECT.has(n.localName)
+          && n.localName !== 'iframe') {
+          n = n.firstChild;
+          continue;
+        }
+        while (n !== el && n.nextSibling === null) n = n.parentNode;
+        n = n === el ? null : n.nextSibling;
+      }
+    };
+
+    const hasOwnText = (node) => {
+      for (let c = node.firstChild; c !== null; c = c.nextSibling) {
+        if (c.nodeType === 3 && c.nodeValue.trim() !== '') return true;
+      }
+      return false;
+    };
+
+    // Fills the xpath position (§1.9) of the kept children: 1-based among element siblings with
+    // the same tag, 0 when the tag is unique. Counted only for parents with kept children, in
+    // two passes over the siblings (no per-node map survives the call).
+    const setSegments = (parent, kept) => {
+      if (parent.childElementCount === 1) {
+        kept[0][2] = 0;
+        return;
+      }
+      const totals = new Map();
+      for (let s = parent.firstElementChild; s !== null; s = s.nextElementSibling) {
+        const tag = s.localName;
+        totals.set(tag, (totals.get(tag) || 0) + 1);
+      }
+      const running = new Map();
+      let at = 0;
+      for (let s = parent.firstElementChild; s !== null && at < kept.length; s = s.nextElementSibling) {
+        const tag = s.localName;
+        const n = (running.get(tag) || 0) + 1;
+        running.set(tag, n);
+        if (s === kept[at + 1]) {
+          kept[at][2] = totals.get(tag) > 1 ? n : 0;
+          at += 2;
+        }
+      }
+    };
+
+    // Whether an element inside a "far" subtree (see enterElement) may be laid out away from
+    // its ancestors: out-of-flow or shifted. Such elements are measured. Transforms are not
+    // checked: reading them costs a layout query, and transformed escapees are in practice
+    // fixed or absolutely positioned as well.
+    const mayEscape = (style) => {
+      const pos = style.position;
+      if (pos === 'static') return false;
+      if (pos === 'absolute' || pos === 'fixed') return true;
+      if (pos === 'relative' || pos === 'sticky') {
+        return !!(parseFloat(style.top) || parseFloat(style.left)
+          || parseFloat(style.bottom) || parseFloat(style.right));
+      }
+      return false;
+    };
+
+    // Whether content of an element that lies outside the expanded viewport overflows its box
+    // in the direction of the viewport (only content above or left of it can reach it that way).
+    const overflowsTowardViewport = (el, r) => (r.bottom < -exp && el.scrollHeight > el.clientHeight + 1)
+      || (r.right < -exp && el.scrollWidth > el.clientWidth + 1);
+
+    const isRichText = (el, tag) => el.isContentEditable || el.id === 'tinymce'
+      || (typeof el.className === 'string' && el.className.indexOf('mce-content-body') >= 0
+        && el.classList.contains('mce-content-body'))
+      || (tag === 'body' && String(el.getAttribute('data-id') || '').startsWith('mce_'));
+
+    // The walk uses an explicit stack (no recursion, so DOM depth is never limited by the call
+    // stack). Frames are child iterators and "post" frames that finish an element after its
+    // children; an element's entry slot in `out` is reserved before its children (pre-order)
+    // and filled, or dropped with everything after it, when the element is finished.
+    //
+    // Iterator fields:
+    //   p         the element or shadow root whose child nodes are visited; c the next one;
+    //   hl        "parent highlighted" (an ancestor received an index, §1.10 port fix);
+    //   root      the shadow root the children live in, or null for the document;
+    //   idxAbove  an ancestor has an index (text lines are suppressed, §2.1);
+    //   lineAbove an ancestor renders a line (its text needs the text nodes below);
+    //   parentVT  the parent element is visible and top-most (text lines, §2.1);
+    //   shadowBit 4 when `p` is a shadow root, else 0;
+    //   far       the children lie in a subtree outside the viewport (see enterElement);
+    //   fast      far without a line above: no text node can be output, so only elements are
+    //             visited, and none of them is measured (enterFar);
+    //   kept      [entry, element, ...] of the kept children, for setSegments.
+    const PUSHED = {};
+    const stack = [];
+    const pushIter = (p, depth, hl, root, idxAbove, lineAbove, parentVT, shadowBit, far) => {
+      const fast = far && !lineAbove;
+      stack.push({
+        iter: true, p, c: fast ? p.firstElementChild : p.firstChild, depth, hl, root, idxAbove,
+        lineAbove, parentVT, shadowBit, far, fast, kept: null,
+      });
+    };
+    const keep = (it, entry, el) => {
+      if (it.kept === null) it.kept = [];
+      it.kept.push(entry, el);
+    };
+
+    // An element of a far subtree with no line element above it: it cannot be top-most, so it
+    // can only matter as the ancestor of an escaping descendant.
+    const enterFar = (el, tag, it) => {
+      if (REJECT.has(tag)) return null;
+      if (mayEscape(getComputedStyle(el))) {
+        return enterElement(el, tag, it.depth, it.hl, it.root, it.idxAbove, false, it.shadowBit, false, it);
+      }
+      const sr = el.shadowRoot;
+      if ((el.firstElementChild === null && sr === null) || tag === 'iframe' || tag === 'frame') return null;
+      const mark = out.length;
+      out.push(null);
+      stack.push({ iter: false, far: true, el, tag, depth: it.depth, shadowBit: it.shadowBit, mark, it });
+      const d = it.depth + 1;
+      // The element itself is never highlighted: rich-text and shadow children start
+      // unhighlighted, light children inherit `hl` (isRichText is only asked when it matters).
+      if ((it.hl || sr !== null) && isRichText(el, tag)) {
+        pushIter(el, d, false, it.root, it.idxAbove, false, false, 0, true);
+      } else {
+        pushIter(el, d, it.hl, it.root, it.idxAbove, false, false, 0, true);
+        if (sr !== null) pushIter(sr, d, false, sr, it.idxAbove, false, false, 4, true);
+      }
+      return PUSHED;
+    };
+
+    const finishFar = (f) => {
+      if (out.length === f.mark + 1) {
+        out.length = f.mark;
+        return null;
+      }
+      let flags = f.shadowBit;
+      if (f.el.offsetWidth > 0 && f.el.offsetHeight > 0) {
+        const style = getComputedStyle(f.el);
+        if (style.visibility !== 'hidden' && style.display !== 'none') flags |= 1;
+      }
+      return (out[f.mark] = [f.depth, f.tag, 0, flags, -1]);
+    };
+
+    // Starts one element: decides its flags and index, then either finishes it at once (no
+    // children to visit) or pushes its post frame and child iterators. Returns the entry, null
+    // (nothing kept) or PUSHED.
+    //
+    // `far` (viewport mode only): an ancestor lies entirely outside the expanded viewport and its
+    // content does not overflow towards it. Elements in such a subtree are not measured one by
+    // one (a layout query costs microseconds; big pages have tens of thousands of elements):
+    // unless their computed style lets them escape their ancestors' boxes (mayEscape), they are
+    // outside the viewport too, so they can be neither top-most nor indexed (§1.6). The result is
+    // the same as measuring them, except for boxes moved there by negative margins or by a
+    // transform on an in-flow element.
+    const enterElement = (el, tag, depth, hl, root, idxAbove, lineAbove, shadowBit, far, it) => {
+      if (REJECT.has(tag) || el.id === OVERLAY_ID) return null;
+      const sr = el.shadowRoot;
+      let style = null;
+      let rect = null;
+      let inViewport = allViewport;
+      let childFar = false;
+      if (far) {
+        style = getComputedStyle(el);
+        if (mayEscape(style)) far = false;
+      }
+      if (far) {
+        childFar = true;
+      } else if (!allViewport) {
+        rect = el.getBoundingClientRect();
+        if (outside(rect)) {
+          const sized = rect.width > 0 || rect.height > 0 || el.offsetWidth > 0 || el.offsetHeight > 0;
+          if (!sized) {
+            // §1.3 step 4: unsized, off-viewport and not fixed/sticky drops the subtree.
+            if (!sr) {
+              if (style === null) style = getComputedStyle(el);
+              if (style.position !== 'fixed' && style.position !== 'sticky') return null;
+            }
+          } else {
+            childFar = !overflowsTowardViewport(el, rect);
+          }
+        } else {
+          inViewport = true;
+        }
+      }
+      // §1.5. Visibility only matters where top-most can be true; others get it lazily below.
+      let visible = false;
+      if (inViewport) {
+        const ow = el.offsetWidth || 0;
+        const oh = el.offsetHeight || 0;
+        if (ow > 0 && oh > 0) {
+          // A box with a size implies display is not none.
+          if (style === null) style = getComputedStyle(el);
+          visible = style.visibility !== 'hidden';
+        } else if (ow === 0 && oh === 0) {
+          if (style === null) style = getComputedStyle(el);
+          if (style.display === 'none') {
+            // Nothing inside can be visible; only an enclosing line needs its text.
+            if (!lineAbove) return null;
+            const mark = out.length;
+            out.push(null);
+            hiddenText(el, depth + 1);
+            if (out.length === mark + 1) { out.length = mark; return null; }
+            return (out[mark] = [depth, tag, 0, shadowBit, -1]);
+          }
+        }
+      }
+      // §1.6 hit tests cost up to ~0.2 ms each inside big tables, so top-most is only decided
+      // where it changes the output: index candidates, form-control lines and parents of text
+      // lines. All checks are side-effect free, so their order does not change any result.
+      let top = false;
+      let index = -1;
+      let line = false;
+      if (visible) {
+        if (isInteractive(el, tag, style) && (!hl || isDistinct(el, tag, style))) {
+          top = isTop(el, root);
+          if (top) index = nextIndex++;
+        }
+        if (index >= 0) {
+          line = true;
+        } else if (allViewport) {
+          top = true;
+          line = LINE_TAGS.has(tag);
+        } else if (LINE_TAGS.has(tag)) {
+          top = isTop(el, root);
+          line = top;
+        } else if (!idxAbove && (hasOwnText(el) || (sr !== null && hasOwnText(sr)))) {
+          top = isTop(el, root);
+        }
+      }
+      let attrs = null;
+      let extra = null;
+      if (line) attrs = captureAttrs(el, tag);
+      if (index >= 0) {
+        const r = rect || el.getBoundingClientRect();
+        extra = [el.getAttribute('id'), el.getAttribute('name'),
+          [Math.round(r.left), Math.round(r.top), Math.round(r.width), Math.round(r.height)]];
+        if (doHighlight && (focusIndex < 0 || focusIndex === index)) toDraw.push([el, index, r]);
+      }
+      const f = {
+        iter: false, far: false, el, tag, depth, shadowBit, mark: out.length, it,
+        line, visible, top, index, attrs, extra, inViewport, style,
+      };
+      out.push(null);
+      if ((el.firstChild === null && sr === null) || tag === 'iframe' || tag === 'frame') {
+        // Nothing to visit (frames are read by their own probe call, descendIframes=false).
+        return finishElement(f);
+      }
+      stack.push(f);
+      const highlighted = index >= 0;
+      const childIdx = idxAbove || highlighted;
+      const childLine = lineAbove || line;
+      const vt = visible && top;
+      const d = depth + 1;
+      if (isRichText(el, tag)) {
+        pushIter(el, d, highlighted, root, childIdx, childLine, vt, 0, childFar);
+      } else {
+        // Pushed in reverse: the shadow root's children are visited before the light ones.
+        pushIter(el, d, highlighted || hl, root, childIdx, childLine, vt, 0, childFar);
+        if (sr !== null) pushIter(sr, d, highlighted, sr, childIdx, childLine, vt, 4, childFar);
+      }
+      return PUSHED;
+    };
+
+    const finishElement = (f) => {
+      if (!f.line && out.length === f.mark + 1) {
+        out.length = f.mark;
+        return null;
+      }
+      let visible = f.visible;
+      if (!f.inViewport && f.el.offsetWidth > 0 && f.el.offsetHeight > 0) {
+        // Kept for its descendants only: record the real visibility for the renderer.
+        const style = f.style || getComputedStyle(f.el);
+        visible = style.visibility !== 'hidden' && style.display !== 'none';
+      }
+      const entry = [f.depth, f.tag, 0, (visible ? 1 : 0) | (f.top ? 2 : 0) | f.shadowBit, f.index];
+      if (f.attrs !== null || f.extra !== null) entry.push(f.attrs);
+      if (f.extra !== null) entry.push(f.extra);
+      out[f.mark] = entry;
+      return entry;
+    };
+
+    const walk = (body) => {
+      pushIter(body, 1, false, null, false, false, false, 0, false);
+      while (stack.length > 0) {
+        const t = stack[stack.length - 1];
+        if (!t.iter) {
+          stack.pop();
+          const entry = t.far ? finishFar(t) : finishElement(t);
+          if (entry !== null) keep(t.it, entry, t.el);
+          continue;
+        }
+        let pushed = false;
+        while (t.c !== null) {
+          const c = t.c;
+          t.c = t.fast ? c.nextElementSibling : c.nextSibling;
+          const type = c.nodeType;
+          if (type === 1) {
+            const res = t.fast
+              ? enterFar(c, c.localName, t)
+              : enterElement(c, c.localName, t.depth, t.hl, t.root, t.idxAbove, t.lineAbove,
+                t.shadowBit, t.far, t);
+            if (res === PUSHED) {
+              pushed = true;
+              break;
+            }
+            if (res !== null) keep(t, res, c);
+          } else if (type === 3 && (t.lineAbove || (t.parentVT && !t.idxAbove))) {
+            const text = c.nodeValue.trim();
+            if (text) out.push([t.depth, text]);
+          }
+        }
+        if (pushed) continue;
+        stack.pop();
+        if (t.kept !== null) setSegments(t.p, t.kept);
+      }
+    };
+
+    // §3 overlay, drawn after the walk so no measurement above is forced to re-layout.
+    //
+    // Boxes and labels are absolutely positioned children of a fixed, full-viewport container
+    // (the same viewport coordinates as fixed boxes, without one fixed layer per box). Only
+    // elements on screen get their boxes and label right away, in one insertAdjacentHTML call;
+    // the others get them when a scroll brings them into view, so a whole-page snapshot does not
+    // lay out thousands of invisible boxes.
+    const drawOverlay = (items, containerId, labelClass) => {
+      const PALETTE = ['#FF0000', '#00FF00', '#0000FF', '#FFA500', '#800080', '#008080',
+        '#FF69B4', '#4B0082', '#FF4500', '#2E8B57', '#DC143C', '#4682B4'];
+      // Inline styles only: adding or removing a style sheet would make the browser recompute
+      // the style of the whole page.
+      const BOX = 'position:absolute;margin:0;padding:0;pointer-events:none;box-sizing:border-box;';
+      const LABEL = 'position:absolute;margin:0;pointer-events:none;color:white;padding:1px 4px;'
+        + 'border-radius:4px;border:0;line-height:1.2;font-family:sans-serif;font-weight:normal;'
+        + 'white-space:nowrap;box-sizing:content-box;';
+      const px = (v) => Math.round(v * 100) / 100 + 'px';
+      const onScreen = (r) => r.bottom > 0 && r.right > 0 && r.top < window.innerHeight
+        && r.left < window.innerWidth;
+      const nonEmpty = (rects) => {
+        const list = [];
+        for (let i = 0; i < rects.length; i++) {
+          const r = rects[i];
+          if (r.width > 0 && r.height > 0) list.push(r);
+        }
+        return list;
+      };
+      const fontSizeOf = (rects) => Math.min(12, Math.max(8, (rects.length ? rects[0].height : 16) / 2));
+      const keyOf = (fontSize, idx) => fontSize + ':' + String(idx).length;
+
+      const container = document.createElement('div');
+      container.id = containerId;
+      // A manual popover lives in the top layer: it paints above the page, and hit tests of the
+      // page do not pay for it (a positioned overlay in the normal stacking order makes every
+      // elementFromPoint several times slower on big pages).
+      container.setAttribute('popover', 'manual');
+      container.style.cssText = 'position:fixed;inset:0;top:0;left:0;width:100%;height:100%;'
+        + 'max-width:none;max-height:none;pointer-events:none;background:transparent;'
+        + 'z-index:2147483647;margin:0;padding:0;border:0;contain:strict;overflow:visible;'
+        + 'display:block;color:inherit;';
+      (document.body || document.documentElement).appendChild(container);
+      try {
+        container.showPopover();
+      } catch (e) {
+        // Without the top layer it is still a fixed box with the highest z-index.
+      }
+
+      // Label sizes, measured once per font size and digit count on a hidden sample (a tiny
+      // forced layout of the contained overlay) instead of once per label; 20×16 when unknown.
+      const sizes = new Map();
+      const measure = (keys) => {
+        const samples = [];
+        for (const key of keys) {
+          if (sizes.has(key)) continue;
+          const [fs, digits] = key.split(':');
+          const d = document.createElement('div');
+          d.style.cssText = LABEL + 'visibility:hidden;left:0;top:0;font-size:' + fs + 'px';
+          d.textContent = '8'.repeat(Number(digits));
+          container.appendChild(d);
+          samples.push([key, d]);
+        }
+        for (const [key, d] of samples) {
+          const r = d.getBoundingClientRect();
+          sizes.set(key, r.width > 0 && r.height > 0 ? [r.width, r.height] : [20, 16]);
+        }
+        for (const [, d] of samples) d.remove();
+      };
+      const placeLabel = (r, size) => {
+        const [lw, lh] = size;
+        let top = r.top + 2;
+        let left = r.left + r.width - lw - 2;
+        if (r.width < lw + 4 || r.height < lh + 4) {
+          top = r.top - lh - 2;
+          left = r.left + r.width - lw;
+          if (left < 0) left = r.left;
+        }
+        top = Math.max(0, Math.min(top, window.innerHeight - lh));
+        left = Math.max(0, Math.min(left, window.innerWidth - lw));
+        return [top, left];
+      };
+      const boxHtml = (color, r) => '<div style="' + BOX + 'border:2px solid ' + color
+        + ';background-color:' + color + '1A;left:' + px(r.left) + ';top:' + px(r.top)
+        + ';width:' + px(r.width) + ';height:' + px(r.height)
+        + (onScreen(r) ? '' : ';display:none') + '"></div>';
+      const labelHtml = (e, color, r) => {
+        const shown = r !== null && onScreen(r);
+        const [top, left] = shown ? placeLabel(r, sizes.get(e.key)) : [0, 0];
+        return '<div class="' + labelClass + '" style="' + LABEL + 'background-color:' + color
+          + ';font-size:' + e.fontSize + 'px;left:' + px(left) + ';top:' + px(top)
+          + (shown ? '' : ';display:none') + '">' + e.idx + '</div>';
+      };
+      // Creates the boxes and labels of `todo` ([entry, nonEmptyRects] pairs) in one parse.
+      const materialize = (todo) => {
+        if (todo.length === 0) return;
+        measure(todo.map(([e]) => e.key));
+        const parts = [];
+        for (const [e, rects] of todo) {
+          const color = PALETTE[e.idx % PALETTE.length];
+          for (const r of rects) parts.push(boxHtml(color, r));
+          parts.push(labelHtml(e, color, rects.length ? rects[0] : null));
+        }
+        const before = container.lastElementChild;
+        container.insertAdjacentHTML('beforeend', parts.join(''));
+        let child = before ? before.nextElementSibling : container.firstElementChild;
+        for (const [e, rects] of todo) {
+          e.boxes = [];
+          for (let i = 0; i < rects.length; i++) {
+            e.boxes.push(child);
+            child = child.nextElementSibling;
+          }
+          e.label = child;
+          child = child.nextElementSibling;
+        }
+      };
+
+      // Entries: every indexed element; `label` stays null until the element was on screen.
+      const entries = [];
+      const todo = [];
+      for (const [el, idx, bounds] of items) {
+        const e = { el, idx, fontSize: 8, key: '', boxes: [], label: null };
+        entries.push(e);
+        if (!onScreen(bounds)) continue;
+        const rects = nonEmpty(el.getClientRects());
+        e.fontSize = fontSizeOf(rects);
+        e.key = keyOf(e.fontSize, idx);
+        todo.push([e, rects]);
+      }
+      materialize(todo);
+
+      const show = (node, r) => {
+        const st = node.style;
+        if (r === null || !onScreen(r)) {
+          if (st.display !== 'none') st.display = 'none';
+          return false;
+        }
+        st.display = '';
+        return true;
+      };
+      const update = () => {
+        // Read every rect first, then create what came into view, then write.
+        const all = entries.map((e) => nonEmpty(e.el.getClientRects()));
+        const fresh = [];
+        entries.forEach((e, n) => {
+          if (e.label === null && all[n].some(onScreen)) {
+            e.fontSize = fontSizeOf(all[n]);
+            e.key = keyOf(e.fontSize, e.idx);
+            fresh.push([e, all[n]]);
+          }
+        });
+        materialize(fresh);
+        entries.forEach((e, n) => {
+          if (e.label === null) return;
+          const rects = all[n];
+          let used = 0;
+          for (; used < rects.length && used < e.boxes.length; used++) {
+            const r = rects[used];
+            const box = e.boxes[used];
+            if (show(box, r)) {
+              const st = box.style;
+              st.left = px(r.left);
+              st.top = px(r.top);
+              st.width = px(r.width);
+              st.height = px(r.height);
+            }
+          }
+          for (; used < e.boxes.length; used++) show(e.boxes[used], null);
+          const first = rects.length ? rects[0] : null;
+          if (show(e.label, first)) {
+            const [top, left] = placeLabel(first, sizes.get(e.key));
+            e.label.style.top = px(top);
+            e.label.style.left = px(left);
+          }
+        });
+      };
+      // Throttled to one run per 16 ms, with a trailing run so boxes settle after the last event.
+      let last = 0;
+      let timer = 0;
+      const onMove = () => {
+        const now = performance.now();
+        if (now - last >= 16) {
+          last = now;
+          update();
+        } else if (!timer) {
+          timer = setTimeout(() => { timer = 0; last = performance.now(); update(); }, 16);
+        }
+      };
+      window.addEventListener('scroll', onMove, true);
+      window.addEventListener('resize', onMove);
+      // One cleanup for the whole drawing (it owns every box and label of this snapshot).
+      const cleanup = () => {
+        window.removeEventListener('scroll', onMove, true);
+        window.removeEventListener('resize', onMove);
+        if (timer) clearTimeout(timer);
+        // Emptying first is much cheaper for the next hit test than removing a filled overlay.
+        container.textContent = '';
+        container.remove();
+      };
+      if (!Array.isArray(window._highlightCleanupFunctions)) window._highlightCleanupFunctions = [];
+      window._highlightCleanupFunctions.push(cleanup);
+    };
+
+    const xpathOf = (el) => {
+      const segs = [];
+      for (let cur = el; cur && cur.nodeType === 1; cur = cur.parentNode) {
+        const parent = cur.parentNode;
+        const name = cur.localName;
+        let pos = 0;
+        let total = 0;
+        if (parent) {
+          for (let s = parent.firstElementChild; s; s = s.nextElementSibling) {
+            if (s.localName === name) {
+              total++;
+              if (s === cur) pos = total;
+            }
+          }
+        }
+        segs.push(total > 1 ? name + '[' + pos + ']' : name);
+      }
+      return segs.reverse().join('/');
+    };
+
+    const body = document.body;
+    let rootXpath = 'html/body';
+    if (body) {
+      rootXpath = xpathOf(body);
+      // The root is special (§1.3): no flags, no attributes, children start unhighlighted.
+      out.push([0, 'body', 0, 0, -1]);
+      walk(body);
+    }
+
+    const value = {
+      root_xpath: rootXpath,
+      // A JSON string crosses the protocol much faster than nested arrays (one string instead
+      // of one protocol value per node); the engine parses it.
+      tree: JSON.stringify(out),
+    };
+    const scrollY = window.scrollY || 0;
+    const pageHeight = document.documentElement ? document.documentElement.scrollHeight : 0;
+    value.pixels_above = Math.round(scrollY);
+    value.viewport_height = Math.round(vh);
+    value.page_height = Math.round(pageHeight);
+    value.pixels_below = Math.round(pageHeight - scrollY - vh);
+
+    // §15 media hint.
+    try {
+      const imgs = document.images;
+      let big = 0;
+      const samples = [];
+      for (let i = 0; i < imgs.length; i++) {
+        const img = imgs[i];
+        const w = img.naturalWidth || 0;
+        const h = img.naturalHeight || 0;
+        if (w >= 120 && h >= 120 && w * h >= 40000) {
+          big++;
+          if (samples.length < 3) {
+            const src = String(img.currentSrc || img.getAttribute('src') || '');
+            samples.push({ src: src.slice(0, 160), w, h });
+          }
+        }
+      }
+      if (big > 0) value.media = { media_count: big, image_count: imgs.length, samples };
+    } catch (e) {
+      // The media hint is optional.
+    }
+
+    if (toDraw.length > 0) {
+      try {
+        drawOverlay(toDraw, OVERLAY_ID, LABEL_CLASS);
+      } catch (e) {
+        // Drawing is cosmetic; the snapshot stands without it.
+      }
+    }
+    return { ok: true, value };
+
+  } catch (e) {
+    return { ok: false, code: 'PROBE_FAILED', msg: String((e && e.message) || e) };
+  }
+}

@@ -1,0 +1,593 @@
+//! Snapshot text rendering (JS-PROBES.md §2): one frame's pruned tree becomes lines such as
+//! `[3]<input name='q' value='x'/>`, and frame sections are joined under headers.
+//!
+//! The walk is iterative over the flat pre-order node list, so page depth never becomes
+//! recursion depth. Nothing here talks to a browser.
+
+use super::{DomNode, ElementNode, FrameDom, FrameHeader, NodeKind};
+
+/// The attribute whitelist of §2.2, in rendering order.
+const WHITELIST: [&str; 18] = [
+    "title",
+    "type",
+    "checked",
+    "name",
+    "role",
+    "value",
+    "placeholder",
+    "data-date-format",
+    "alt",
+    "aria-label",
+    "aria-expanded",
+    "data-state",
+    "aria-checked",
+    "readonly",
+    "disabled",
+    "editable",
+    "selected",
+    "selected-text",
+];
+
+/// Attributes whose values are capped at [`CAP_CHARS`] characters plus `...`.
+const CAPPED: [&str; 5] = ["title", "placeholder", "alt", "aria-label", "selected-text"];
+
+/// Cap for free-text attribute values (§2.2), in characters.
+const CAP_CHARS: usize = 160;
+
+/// Tags that render a line without an index when they are visible and top-most (§2.1).
+const LINE_TAGS: [&str; 5] = ["input", "textarea", "select", "option", "button"];
+
+/// Tags that indent their children (§2.1), besides indexed elements.
+const INDENT_TAGS: [&str; 14] = [
+    "form", "fieldset", "table", "thead", "tbody", "tr", "td", "th", "ul", "ol", "li", "nav",
+    "section", "dialog",
+];
+
+/// Indentation stops growing once the indent reaches this many characters (tabs).
+const MAX_INDENT: usize = 6;
+
+impl FrameDom {
+    /// The §2.1–2.3 text of this frame: one line per indexed element, per visible top-most form
+    /// control, and per text node outside indexed elements; lines are joined with `\n`.
+    pub fn render(&self) -> String {
+        render_nodes(&self.nodes)
+    }
+}
+
+/// Renders a flat pre-order node list (see [`FrameDom::nodes`]).
+fn render_nodes(nodes: &[DomNode]) -> String {
+    // Open ancestors: (depth, indent of their children, an ancestor-or-self is indexed,
+    // visible and top-most).
+    let mut open: Vec<(u32, usize, bool, bool)> = Vec::new();
+    let mut lines: Vec<String> = Vec::new();
+    for (pos, node) in nodes.iter().enumerate() {
+        while open.last().is_some_and(|(d, ..)| *d >= node.depth) {
+            open.pop();
+        }
+        let (indent, indexed_above, parent_shown) = open
+            .last()
+            .map_or((0, false, false), |&(_, indent, indexed, shown)| {
+                (indent, indexed, shown)
+            });
+        match &node.kind {
+            NodeKind::Text(text) => {
+                if !indexed_above && parent_shown {
+                    lines.push(format!("{}{text}", "\t".repeat(indent)));
+                }
+            }
+            NodeKind::Element(el) => {
+                if renders_line(el) {
+                    lines.push(element_line(el, indent, &element_text(nodes, pos)));
+                }
+                let grows = el.index.is_some() || INDENT_TAGS.contains(&el.tag.as_str());
+                let child_indent = if grows && indent < MAX_INDENT {
+                    indent + 1
+                } else {
+                    indent
+                };
+                open.push((
+                    node.depth,
+                    child_indent,
+                    indexed_above || el.index.is_some(),
+                    el.visible && el.top,
+                ));
+            }
+        }
+    }
+    lines.join("\n")
+}
+
+/// Whether an element emits a line: it has an index, or it is a visible, top-most form control.
+fn renders_line(el: &ElementNode) -> bool {
+    el.index.is_some() || (el.visible && el.top && LINE_TAGS.contains(&el.tag.as_str()))
+}
+
+/// The text of the element at `pos`: its text-node descendants, not entering other indexed
+/// elements, each trimmed, joined by single spaces, then trimmed (§2.1).
+pub(super) fn element_text(nodes: &[DomNode], pos: usize) -> String {
+    let Some(node) = nodes.get(pos) else {
+        return String::new();
+    };
+    let end = node.subtree_end.min(nodes.len());
+    let mut parts: Vec<&str> = Vec::new();
+    let mut at = pos + 1;
+    while at < end {
+        let child = &nodes[at];
+        match &child.kind {
+            NodeKind::Text(text) => {
+                let text = text.trim();
+                if !text.is_empty() {
+                    parts.push(text);
+                }
+                at += 1;
+            }
+            NodeKind::Element(el) if el.index.is_some() => at = child.subtree_end.max(at + 1),
+            NodeKind::Element(_) => at += 1,
+        }
+    }
+    parts.join(" ").trim().to_string()
+}
+
+/// One element line: indent + marker + `<tag attrs` + tail (§2.1).
+fn element_line(el: &ElementNode, indent: usize, text: &str) -> String {
+    let marker = match el.index {
+        Some(i) if el.is_new => format!("*[{i}]"),
+        Some(i) => format!("[{i}]"),
+        None => String::new(),
+    };
+    let attrs = format_attributes(el);
+    let mut line = format!("{}{marker}<{}", "\t".repeat(indent), el.tag);
+    if attrs.is_empty() {
+        line.push(' ');
+    } else {
+        line.push(' ');
+        line.push_str(&attrs);
+    }
+    if !text.is_empty() {
+        line.push('>');
+        line.push_str(text);
+    }
+    line.push_str("/>");
+    line
+}
+
+/// `key='value'` pairs of the whitelisted attributes in whitelist order (§2.2), with password
+/// masking (§2.3).
+fn format_attributes(el: &ElementNode) -> String {
+    let password = el
+        .attribute("type")
+        .is_some_and(|t| t.eq_ignore_ascii_case("password"));
+    let mut out: Vec<String> = Vec::new();
+    for key in WHITELIST {
+        let Some(raw) = el.attribute(key) else {
+            continue;
+        };
+        let value = if key == "value" && password {
+            "[redacted]".to_string()
+        } else if CAPPED.contains(&key) {
+            cap(raw)
+        } else {
+            raw.to_string()
+        };
+        out.push(format!("{key}='{}'", escape(&value)));
+    }
+    out.join(" ")
+}
+
+/// Caps a value at [`CAP_CHARS`] characters, appending `...` when something was cut.
+fn cap(value: &str) -> String {
+    match value.char_indices().nth(CAP_CHARS) {
+        Some((cut, _)) => format!("{}...", &value[..cut]),
+        None => value.to_string(),
+    }
+}
+
+/// Escapes an attribute value for a single-quoted rendering (§2.2).
+fn escape(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '\'' => out.push_str("&#39;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\r' => out.push_str("\\r"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The header line of a frame section (§2.4).
+fn frame_header(h: &FrameHeader) -> String {
+    let mut line = format!("--- frame[{}]", h.ordinal);
+    if h.is_main {
+        line.push_str(" (main)");
+    }
+    line.push(' ');
+    line.push_str(&h.url);
+    if !h.name.is_empty() {
+        line.push_str(&format!(" name=\"{}\"", h.name));
+    }
+    line.push_str(&format!(" elements={}", h.element_count));
+    if h.element_count > 0 {
+        if let (Some(first), Some(last)) = (h.first_index, h.last_index) {
+            line.push_str(&format!(" index={first}..{last}"));
+        }
+    }
+    if let Some(reason) = &h.read_failure {
+        line.push_str(&format!(" [read failure: {reason}]"));
+    }
+    line.push_str(" ---");
+    line
+}
+
+/// Joins the rendered sections of the included frames (§2.4).
+///
+/// With one section the text is returned unchanged (byte-identical to a single-document
+/// snapshot); with several, each is preceded by its header line, sections are joined with a
+/// newline and the whole text is right-trimmed.
+pub fn render_frames(sections: &[(FrameHeader, String)]) -> String {
+    match sections {
+        [] => String::new(),
+        [(_, text)] => text.clone(),
+        _ => {
+            let parts: Vec<String> = sections
+                .iter()
+                .map(|(header, text)| {
+                    if text.is_empty() {
+                        frame_header(header)
+                    } else {
+                        format!("{}\n{text}", frame_header(header))
+                    }
+                })
+                .collect();
+            parts.join("\n").trim_end().to_string()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dom::parse_frame;
+    use serde_json::json;
+
+    fn el(tag: &str, index: Option<u32>, attrs: &[(&str, &str)]) -> ElementNode {
+        ElementNode {
+            tag: tag.to_string(),
+            index,
+            is_new: false,
+            visible: true,
+            top: true,
+            attributes: attrs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+
+    fn frame(tree: serde_json::Value) -> FrameDom {
+        parse_frame(json!({
+            "root_xpath": "html/body",
+            "tree": tree,
+            "pixels_above": 0, "pixels_below": 0, "viewport_height": 800, "page_height": 800,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn tail_forms_match_the_spec_examples() {
+        assert_eq!(
+            element_line(&el("a", Some(0), &[]), 0, "News"),
+            "[0]<a >News/>"
+        );
+        assert_eq!(element_line(&el("a", Some(8), &[]), 0, ""), "[8]<a />");
+        let submit = el(
+            "input",
+            Some(15),
+            &[("type", "submit"), ("value", "Search")],
+        );
+        assert_eq!(
+            element_line(&submit, 0, ""),
+            "[15]<input type='submit' value='Search'/>"
+        );
+        assert_eq!(
+            element_line(&el("div", Some(17), &[]), 0, " "),
+            "[17]<div > />"
+        );
+        let with_text = el("button", Some(2), &[("type", "button")]);
+        assert_eq!(
+            element_line(&with_text, 1, "Go"),
+            "\t[2]<button type='button'>Go/>"
+        );
+    }
+
+    #[test]
+    fn markers_cover_indexed_new_and_plain_lines() {
+        let mut new = el("a", Some(4), &[]);
+        new.is_new = true;
+        assert_eq!(element_line(&new, 0, "x"), "*[4]<a >x/>");
+        assert_eq!(
+            element_line(&el("button", None, &[]), 0, "Off"),
+            "<button >Off/>"
+        );
+    }
+
+    #[test]
+    fn attributes_follow_whitelist_order_and_drop_others() {
+        let e = el(
+            "input",
+            Some(1),
+            &[
+                ("editable", "true"),
+                ("value", "v"),
+                ("id", "x"),
+                ("class", "c"),
+                ("href", "/h"),
+                ("style", "color:red"),
+                ("name", "n"),
+                ("type", "text"),
+                ("title", "t"),
+                ("selected-text", "S"),
+            ],
+        );
+        assert_eq!(
+            format_attributes(&e),
+            "title='t' type='text' name='n' value='v' editable='true' selected-text='S'"
+        );
+    }
+
+    #[test]
+    fn attribute_values_are_escaped() {
+        let e = el("input", Some(1), &[("value", "a&b 'q' <t>\r\n\tz")]);
+        assert_eq!(
+            format_attributes(&e),
+            "value='a&amp;b &#39;q&#39; &lt;t&gt;\\r\\n\\tz'"
+        );
+    }
+
+    #[test]
+    fn free_text_attributes_are_capped_at_160_characters() {
+        let long = "é".repeat(200);
+        let exact = "x".repeat(160);
+        let e = el(
+            "input",
+            Some(1),
+            &[
+                ("title", long.as_str()),
+                ("placeholder", exact.as_str()),
+                ("value", long.as_str()),
+            ],
+        );
+        let rendered = format_attributes(&e);
+        assert!(rendered.contains(&format!("title='{}...'", "é".repeat(160))));
+        assert!(rendered.contains(&format!("placeholder='{exact}'")));
+        // `value` is not a capped attribute.
+        assert!(rendered.contains(&format!("value='{long}'")));
+    }
+
+    #[test]
+    fn password_values_are_masked() {
+        let e = el(
+            "input",
+            Some(3),
+            &[("type", "PassWord"), ("value", "hunter2")],
+        );
+        assert_eq!(format_attributes(&e), "type='PassWord' value='[redacted]'");
+        let plain = el("input", Some(3), &[("type", "text"), ("value", "hunter2")]);
+        assert_eq!(format_attributes(&plain), "type='text' value='hunter2'");
+    }
+
+    #[test]
+    fn element_text_stops_at_nested_indexed_elements() {
+        let dom = frame(json!([
+            [0, "body", 0, 0, -1],
+            [1, "div", 0, 3, 0, {}, [null, null, [0, 0, 10, 10]]],
+            [2, " Before "],
+            [2, "span", 0, 3, -1],
+            [3, "inner"],
+            [2, "button", 0, 3, 1, {}, [null, null, [0, 0, 5, 5]]],
+            [3, "Nested"],
+            [2, "after"],
+        ]));
+        assert_eq!(dom.elements[0].text, "Before inner after");
+        assert_eq!(dom.elements[1].text, "Nested");
+        assert_eq!(
+            dom.render(),
+            "[0]<div >Before inner after/>\n\t[1]<button >Nested/>"
+        );
+    }
+
+    #[test]
+    fn text_lines_need_a_shown_parent_and_no_indexed_ancestor() {
+        let dom = frame(json!([
+            [0, "body", 0, 0, -1],
+            [1, "Body text is not rendered (the root has no flags)"],
+            [1, "p", 0, 3, -1],
+            [2, "Shown"],
+            [1, "p", 0, 2, -1],
+            [2, "Not visible"],
+            [1, "p", 0, 1, -1],
+            [2, "Not top-most"],
+            [1, "a", 0, 3, 0, {}, [null, null, [0, 0, 1, 1]]],
+            [2, "span", 0, 3, -1],
+            [3, "Inside an index"],
+        ]));
+        assert_eq!(dom.render(), "Shown\n[0]<a >Inside an index/>");
+    }
+
+    #[test]
+    fn indentation_grows_for_indexed_and_structural_tags_up_to_six_tabs() {
+        let dom = frame(json!([
+            [0, "body", 0, 0, -1],
+            [1, "form", 0, 3, -1],
+            [2, "div", 0, 3, -1],
+            [3, "input", 0, 3, 0, {"name": "a"}, [null, "a", [0, 0, 1, 1]]],
+            [1, "ul", 0, 3, -1],
+            [2, "li", 0, 3, -1],
+            [3, "ul", 0, 3, -1],
+            [4, "li", 0, 3, -1],
+            [5, "ol", 0, 3, -1],
+            [6, "li", 0, 3, -1],
+            [7, "table", 0, 3, -1],
+            [8, "tr", 0, 3, -1],
+            [9, "a", 0, 3, 1, {}, [null, null, [0, 0, 1, 1]]],
+            [10, "Deep"],
+            [9, "Cell"],
+            [1, "input", 0, 3, -1, {"type": "text", "disabled": ""}],
+        ]));
+        let want = [
+            "\t[0]<input name='a'/>",
+            "\t\t\t\t\t\t[1]<a >Deep/>",
+            "\t\t\t\t\t\tCell",
+            "<input type='text' disabled=''/>",
+        ];
+        assert_eq!(dom.render(), want.join("\n"));
+    }
+
+    #[test]
+    fn form_controls_render_without_index_only_when_shown() {
+        let dom = frame(json!([
+            [0, "body", 0, 0, -1],
+            [1, "button", 0, 3, -1, {"disabled": ""}],
+            [2, "Disabled"],
+            [1, "option", 0, 1, -1, {"selected": ""}],
+            [1, "div", 0, 3, -1],
+        ]));
+        assert_eq!(dom.render(), "<button disabled=''>Disabled/>\nDisabled");
+    }
+
+    #[test]
+    fn locators_are_rebuilt_with_positions_and_shadow_markers() {
+        let dom = frame(json!([
+            [0, "body", 0, 0, -1],
+            [1, "div", 2, 3, -1],
+            [2, "form", 0, 3, -1],
+            [3, "input", 1, 3, 0, {"name": "q"}, ["qid", "q", [1, 2, 3, 4]]],
+            [1, "my-widget", 0, 3, -1],
+            [2, "div", 0, 7, -1],
+            [3, "button", 2, 3, 1, {}, [null, null, [5, 6, 7, 8]]],
+            [4, "Shadow"],
+            [2, "p", 0, 3, 2],
+        ]));
+        let paths: Vec<&str> = dom.elements.iter().map(|e| e.xpath.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "html/body/div[2]/form/input[1]",
+                "html/body/my-widget/#shadow-root/div/button[2]",
+                "html/body/my-widget/p"
+            ]
+        );
+        assert_eq!(dom.elements[0].id.as_deref(), Some("qid"));
+        assert_eq!(dom.elements[0].name.as_deref(), Some("q"));
+        assert_eq!(dom.elements[0].rect, [1, 2, 3, 4]);
+        assert_eq!(
+            dom.elements[0].attributes.get("name").map(String::as_str),
+            Some("q")
+        );
+        assert_eq!(dom.elements[1].text, "Shadow");
+        assert_eq!(dom.elements[2].rect, [0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn malformed_trees_are_errors() {
+        let bad_depth = json!({"tree": [[0, "body", 0, 0, -1], [3, "x"]]});
+        assert!(parse_frame(bad_depth).is_err());
+        let not_array = json!({"tree": [[0, "body", 0, 0, -1], "x"]});
+        assert!(parse_frame(not_array).is_err());
+        let short = json!({"tree": [[0, "body", 0]]});
+        assert!(parse_frame(short).is_err());
+        let empty = parse_frame(json!({"tree": [], "pixels_above": 5})).unwrap();
+        assert!(empty.elements.is_empty());
+        assert_eq!(empty.pixels_above, 5);
+        assert_eq!(empty.render(), "");
+    }
+
+    #[test]
+    fn the_tree_may_arrive_as_json_text() {
+        let tree = json!([
+            [0, "body", 0, 0, -1],
+            [1, "a", 0, 3, 0, {}, [null, null, [1, 2, 3, 4]]],
+            [2, "Go"],
+        ]);
+        let dom =
+            parse_frame(json!({"root_xpath": "html/body", "tree": tree.to_string()})).unwrap();
+        assert_eq!(dom.render(), "[0]<a >Go/>");
+        assert_eq!(dom.elements[0].xpath, "html/body/a");
+        assert!(parse_frame(json!({"tree": "[[0, \"body\""})).is_err());
+        let via_serde: FrameDom = serde_json::from_value(json!({"tree": tree})).unwrap();
+        assert_eq!(via_serde.elements.len(), 1);
+    }
+
+    #[test]
+    fn metrics_and_media_are_read() {
+        let dom = parse_frame(json!({
+            "root_xpath": "html/body", "tree": [[0, "body", 0, 0, -1]],
+            "pixels_above": 10, "pixels_below": 20, "viewport_height": 800, "page_height": 830,
+            "media": {"media_count": 1, "image_count": 4, "samples": [{"src": "a.png", "w": 300, "h": 200}]},
+        }))
+        .unwrap();
+        assert_eq!(
+            (
+                dom.pixels_above,
+                dom.pixels_below,
+                dom.viewport_height,
+                dom.page_height
+            ),
+            (10, 20, 800, 830)
+        );
+        let media = dom.media.unwrap();
+        assert_eq!(
+            (media.media_count, media.image_count, media.samples.len()),
+            (1, 4, 1)
+        );
+    }
+
+    fn header(ordinal: usize, count: usize, range: Option<(u32, u32)>) -> FrameHeader {
+        FrameHeader {
+            ordinal,
+            is_main: ordinal == 0,
+            url: format!("http://x/{ordinal}"),
+            name: String::new(),
+            element_count: count,
+            first_index: range.map(|r| r.0),
+            last_index: range.map(|r| r.1),
+            read_failure: None,
+        }
+    }
+
+    #[test]
+    fn a_single_frame_has_no_header() {
+        let sections = vec![(header(0, 1, Some((0, 0))), "[0]<a >x/>\n".to_string())];
+        assert_eq!(render_frames(&sections), "[0]<a >x/>\n");
+        assert_eq!(render_frames(&[]), "");
+    }
+
+    #[test]
+    fn several_frames_get_headers() {
+        let mut named = header(2, 0, None);
+        named.name = "pay".to_string();
+        named.read_failure = Some("timeout".to_string());
+        let sections = vec![
+            (
+                header(0, 2, Some((0, 1))),
+                "[0]<a >x/>\n[1]<a >y/>".to_string(),
+            ),
+            (header(1, 1, Some((2, 2))), "[2]<button >Ok/>".to_string()),
+            (named, String::new()),
+        ];
+        let want = [
+            "--- frame[0] (main) http://x/0 elements=2 index=0..1 ---",
+            "[0]<a >x/>",
+            "[1]<a >y/>",
+            "--- frame[1] http://x/1 elements=1 index=2..2 ---",
+            "[2]<button >Ok/>",
+            "--- frame[2] http://x/2 name=\"pay\" elements=0 [read failure: timeout] ---",
+        ];
+        assert_eq!(render_frames(&sections), want.join("\n"));
+    }
+}
