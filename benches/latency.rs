@@ -71,53 +71,45 @@ fn main() {
             let eval = EvaluateParams::builder().expression("document.title").return_by_value(true).build().unwrap();
             page.execute(eval).await.unwrap();
         };
-        // Interleave rounds so both sides see the same machine state.
-        let mut lua_us = Vec::new();
-        let mut raw_us = Vec::new();
-        let mut exec_us = Vec::new();
-        let mut tab_us = Vec::new();
+        let lua_title: mlua::Function =
+            host.lua().load("return function() return page:get_title().ok end").eval().unwrap();
         for _ in 0..50 {
             raw_title().await;
+            assert!(lua_title.call_async::<bool>(()).await.unwrap());
         }
-        host.eval("for i = 1, 50 do page:get_title() end", "warm").await.unwrap();
-        let rounds = 10;
-        for _ in 0..rounds {
-            for _ in 0..iterations / rounds {
-                let t0 = Instant::now();
-                raw_title().await;
-                raw_us.push(t0.elapsed().as_secs_f64() * 1e6);
+        // Calls are interleaved one by one: latency depends on the cadence of calls, so blocks of
+        // one kind after the other would compare different rhythms, not different code.
+        let (mut raw_us, mut exec_us, mut lua_us) = (Vec::new(), Vec::new(), Vec::new());
+        for i in 0..iterations {
+            // Rotate which kind goes first: the call right after another one sees a different
+            // cadence, and that must not count for or against any of them.
+            for k in 0..3 {
+                match (i + k) % 3 {
+                    0 => {
+                        let t0 = Instant::now();
+                        raw_title().await;
+                        raw_us.push(t0.elapsed().as_secs_f64() * 1e6);
+                    }
+                    1 => {
+                        let t0 = Instant::now();
+                        let r = executor.execute(Some(task.id), "get_title", serde_json::Value::Null).await;
+                        exec_us.push(t0.elapsed().as_secs_f64() * 1e6);
+                        assert!(r.ok);
+                    }
+                    _ => {
+                        let t0 = Instant::now();
+                        assert!(lua_title.call_async::<bool>(()).await.unwrap());
+                        lua_us.push(t0.elapsed().as_secs_f64() * 1e6);
+                    }
+                }
             }
-            for _ in 0..iterations / rounds {
-                let t0 = Instant::now();
-                tab.title().await.unwrap();
-                tab_us.push(t0.elapsed().as_secs_f64() * 1e6);
-            }
-            for _ in 0..iterations / rounds {
-                let t0 = Instant::now();
-                let r = executor.execute(Some(task.id), "get_title", serde_json::Value::Null).await;
-                exec_us.push(t0.elapsed().as_secs_f64() * 1e6);
-                assert!(r.ok);
-            }
-            let chunk: Vec<f64> = host
-                .lua()
-                .load(format!(
-                    "local t = {{}} for i = 1, {} do local t0 = browser.clock(); assert(page:get_title().ok); t[i] = (browser.clock() - t0) * 1e6 end return t",
-                    iterations / rounds
-                ))
-                .eval_async()
-                .await
-                .unwrap();
-            lua_us.extend(chunk);
         }
-        let raw = stats(raw_us);
-        let lua = stats(lua_us);
-        let exec = stats(exec_us);
-        println!("moonpilot latency benchmark ({iterations} calls each)");
+        let (raw, exec, lua) = (stats(raw_us), stats(exec_us), stats(lua_us));
+        println!("moonpilot latency benchmark ({iterations} calls each, interleaved)");
         line("raw chromiumoxide Runtime.evaluate(document.title)", "µs", raw);
-        line("Rust executor.execute(get_title)", "µs", exec);
-        line("Rust tab.title() (no executor)", "µs", stats(tab_us));
+        line("Rust executor.execute(\"get_title\")", "µs", exec);
         line("Lua page:get_title() through the executor", "µs", lua);
-        println!("ratio get_title / raw: median {:.2}x, p90 {:.2}x", lua.0 / raw.0, lua.1 / raw.1);
+        println!("ratio Lua get_title / raw: median {:.2}x, p90 {:.2}x", lua.0 / raw.0, lua.1 / raw.1);
 
         // --- snapshot --------------------------------------------------------------------
         host.eval("page:navigate{ url = A .. '/table?rows=4000' }:unwrap()", "table").await.unwrap();

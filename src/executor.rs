@@ -143,7 +143,14 @@ impl Executor {
         };
         let _lane = match &task {
             Some(t) if spec.needs_task && !LANE_FREE.contains(&spec.name) => {
-                match tokio::time::timeout(self.engine.config.lane_wait, t.lane.lock()).await {
+                // Fast path without a timer: the lane is usually free.
+                let lane = match t.lane.try_lock() {
+                    Ok(guard) => Ok(guard),
+                    Err(_) => {
+                        tokio::time::timeout(self.engine.config.lane_wait, t.lane.lock()).await
+                    }
+                };
+                match lane {
                     Ok(guard) => Some(guard),
                     Err(_) => {
                         let waited = self.engine.config.lane_wait.as_millis();
@@ -200,17 +207,18 @@ impl Executor {
             }
         };
         let outcome: Result<Value, CommandError> = tokio::select! {
-            res = tokio::time::timeout(bound, run) => match res {
-                Ok(Ok(res)) => res,
-                Ok(Err(panic)) => Err(CommandError::new(
+            biased;
+            res = run => match res {
+                Ok(res) => res,
+                Err(panic) => Err(CommandError::new(
                     ErrorCode::Internal,
                     format!("internal error: {}", panic_text(&*panic)),
                 )),
-                Err(_) => Err(CommandError::new(
-                    ErrorCode::CommandTimeout,
-                    format!("timed out after {} ms; outcome unknown", bound.as_millis()),
-                ).with_details(json!({"outcomeUnknown": true, "commandTimeoutMs": bound.as_millis() as u64}))),
             },
+            _ = tokio::time::sleep(bound) => Err(CommandError::new(
+                ErrorCode::CommandTimeout,
+                format!("timed out after {} ms; outcome unknown", bound.as_millis()),
+            ).with_details(json!({"outcomeUnknown": true, "commandTimeoutMs": bound.as_millis() as u64}))),
             _ = browser_gone => Err(CommandError::browser_gone()),
             _ = task_closed => Err(CommandError::new(
                 ErrorCode::TaskNotFound,

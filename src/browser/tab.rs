@@ -693,7 +693,10 @@ impl Tab {
             .map(|v| v["existed"] == true)
             .unwrap_or(false);
         let shot = self
-            .call("Page.captureScreenshot", json!({"format": "png"}))
+            .call(
+                "Page.captureScreenshot",
+                json!({"format": "png", "optimizeForSpeed": true}),
+            )
             .await;
         if hidden {
             let _ = self

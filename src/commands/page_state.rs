@@ -144,7 +144,9 @@ fn stamp_num(stamp: &Value, key: &str) -> i64 {
 }
 
 async fn read_once(tab: &Tab, opts: SnapshotOptions) -> Result<SnapshotRead, CommandError> {
+    let t0 = Instant::now();
     let frames = tab.frames(true).await?;
+    tracing::debug!(target: "moonpilot::snapshot", "frames listed after {:?}", t0.elapsed());
     let main = frames.first().cloned().ok_or_else(|| {
         CommandError::new(
             ErrorCode::PageNavigating,
@@ -214,6 +216,7 @@ async fn read_once(tab: &Tab, opts: SnapshotOptions) -> Result<SnapshotRead, Com
             }
         }
     }
+    tracing::debug!(target: "moonpilot::snapshot", "frames read after {:?}", t0.elapsed());
     // Re-resolve every index in its frame (JS-PROBES.md §6), one call per frame.
     let mut changed_identity = Vec::new();
     let mut unresolved = false;
@@ -516,7 +519,9 @@ fn get_browser_state(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandErr
     Ok(Box::pin(async move {
         let task = cx.task()?;
         let tab = task.tab()?;
+        let t0 = Instant::now();
         let read = read_snapshot(&tab, opts).await?;
+        tracing::debug!(target: "moonpilot::snapshot", "snapshot read in {:?}", t0.elapsed());
         let usable = read.usable();
         task.set_snapshot(usable.then(|| read.to_snapshot(&tab)));
         let text = read.text();
@@ -588,6 +593,7 @@ fn get_browser_state(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandErr
             data["snapshotNote"] = json!("content changed during the read (text, attributes), but no element was added or removed: indices stay usable");
         }
         data["pageAppearsBlank"] = json!(text.trim().is_empty());
+        tracing::debug!(target: "moonpilot::snapshot", "receipt built after {:?}", t0.elapsed());
         // Screenshot + state file (PROTOCOL.md §8, §15); a failure never fails the read.
         data["seq"] = json!(seq);
         match tab.screenshot().await {
@@ -600,6 +606,7 @@ fn get_browser_state(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandErr
             },
             Err(e) => data["screenshot_error"] = json!(e.msg),
         }
+        tracing::debug!(target: "moonpilot::snapshot", "screenshot written after {:?}", t0.elapsed());
         let state_text = format!(
             "{}\n\n{}",
             data["browser_state"].as_str().unwrap_or_default(),
