@@ -95,3 +95,16 @@ fn frames_are_listed_depth_first() {
         eq(plain.count, 3)
     "#);
 }
+
+#[test]
+fn elements_new_since_the_last_snapshot_are_starred() {
+    lua(r#"
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        local first = page:get_browser_state{}:unwrap()
+        hasnt(first.text, "*[", "nothing is new in a first snapshot")
+        page:execute_js{ body = "const b = document.createElement('button'); b.textContent = 'Fresh'; document.body.appendChild(b)" }
+        local s = page:get_browser_state{}:unwrap()
+        has(s.text, "*[2]<button >Fresh/>")
+        has(s.text, "\n[1]<button >Press me/>", "old elements keep a plain marker")
+    "#);
+}

@@ -117,6 +117,9 @@ pub struct SnapshotOptions {
     pub include_frames: bool,
     /// Any mutation invalidates.
     pub strict: bool,
+    /// How many elements (across frames, in index order) need the full live description; the
+    /// rest are re-resolved for their identity only (tag, id, name).
+    pub detail: usize,
 }
 
 /// One frame's part of a snapshot read.
@@ -220,14 +223,21 @@ async fn read_once(tab: &Tab, opts: SnapshotOptions) -> Result<SnapshotRead, Com
     // Re-resolve every index in its frame (JS-PROBES.md §6), one call per frame.
     let mut changed_identity = Vec::new();
     let mut unresolved = false;
+    let mut detail_left = opts.detail;
     for read in reads.iter_mut() {
         let Some(dom) = &read.dom else { continue };
         if dom.elements.is_empty() {
             continue;
         }
         let paths: Vec<&str> = dom.elements.iter().map(|e| e.xpath.as_str()).collect();
+        let detail = detail_left.min(paths.len());
+        detail_left -= detail;
         let res = tab
-            .call_function(&read.frame, js::RESOLVE_JS, json!({"paths": paths}))
+            .call_function(
+                &read.frame,
+                js::RESOLVE_JS,
+                json!({"paths": paths, "detail": detail}),
+            )
             .await;
         let list = match res {
             Ok(Value::Array(list)) => list,
@@ -347,6 +357,30 @@ pub async fn read_snapshot(tab: &Tab, opts: SnapshotOptions) -> Result<SnapshotR
 }
 
 impl SnapshotRead {
+    /// Marks elements that the previous snapshot of the same tab did not hold (rendered `*[i]`):
+    /// same frame, tag and locator count as seen, where `x[1]` and `x` are the same step (a
+    /// positional path gains `[1]` when a same-tag sibling is added after the element).
+    pub fn mark_new(&mut self, previous: &Snapshot) {
+        fn step_key(locator: &str) -> String {
+            locator
+                .split('/')
+                .map(|step| step.strip_suffix("[1]").unwrap_or(step))
+                .collect::<Vec<_>>()
+                .join("/")
+        }
+        let seen: std::collections::HashSet<(usize, String, &str)> = previous
+            .elements
+            .iter()
+            .map(|e| (e.frame, step_key(&e.locator), e.tag.as_str()))
+            .collect();
+        for read in &mut self.frames {
+            let ordinal = read.frame.ordinal;
+            if let Some(dom) = &mut read.dom {
+                dom.mark_new(|el| seen.contains(&(ordinal, step_key(&el.xpath), el.tag.as_str())));
+            }
+        }
+    }
+
     /// Whether index commands may use it.
     pub fn usable(&self) -> bool {
         self.issues.is_empty()
@@ -505,23 +539,29 @@ async fn write_data_file(
 }
 
 fn get_browser_state(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
-    let opts = SnapshotOptions {
-        highlight: p.bool_or("highlight", true)?,
-        viewport_expansion: p.int_opt("viewportExpansion")?.unwrap_or(0).max(-1),
-        include_frames: p.bool_or("includeFrames", false)?,
-        strict: p.bool_or("strictSnapshot", false)?,
-    };
+    let highlight = p.bool_or("highlight", true)?;
+    let viewport_expansion = p.int_opt("viewportExpansion")?.unwrap_or(0).max(-1);
     let include_elements = p.bool_or("includeElements", true)?;
     let max_elements = match p.int_opt("maxElements")? {
         Some(n) if n > 0 => usize::try_from(n).unwrap_or(200),
         _ => 200,
     };
+    let opts = SnapshotOptions {
+        highlight,
+        viewport_expansion,
+        include_frames: p.bool_or("includeFrames", false)?,
+        strict: p.bool_or("strictSnapshot", false)?,
+        detail: if include_elements { max_elements } else { 0 },
+    };
     Ok(Box::pin(async move {
         let task = cx.task()?;
         let tab = task.tab()?;
         let t0 = Instant::now();
-        let read = read_snapshot(&tab, opts).await?;
+        let mut read = read_snapshot(&tab, opts).await?;
         tracing::debug!(target: "moonpilot::snapshot", "snapshot read in {:?}", t0.elapsed());
+        if let Some(previous) = task.snapshot().filter(|s| s.tab_target == tab.target_id()) {
+            read.mark_new(&previous);
+        }
         let usable = read.usable();
         task.set_snapshot(usable.then(|| read.to_snapshot(&tab)));
         let text = read.text();
@@ -631,6 +671,7 @@ fn list_frames(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
                 viewport_expansion: 0,
                 include_frames: true,
                 strict: false,
+                detail: 0,
             };
             let read = read_snapshot(&tab, opts).await?;
             task.set_snapshot(read.usable().then(|| read.to_snapshot(&tab)));

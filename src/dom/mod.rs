@@ -105,7 +105,7 @@ pub struct ElementNode {
     pub tag: String,
     /// Highlight index, when the element received one.
     pub index: Option<u32>,
-    /// Not present in the previous snapshot (rendered `*[i]`); the probe does not set it yet.
+    /// Not present in the previous snapshot (rendered `*[i]`); see [`FrameDom::mark_new`].
     pub is_new: bool,
     /// Visible per JS-PROBES.md §1.5.
     pub visible: bool,
@@ -290,6 +290,27 @@ pub fn parse_frame(value: Value) -> Result<FrameDom, String> {
         media,
         nodes,
     })
+}
+
+impl FrameDom {
+    /// Marks the indexed elements that `seen` does not know as new, so they render as `*[i]`
+    /// (JS-PROBES.md §1.11). The caller decides identity, e.g. tag + locator + id/name of the
+    /// previous snapshot of the same document.
+    pub fn mark_new(&mut self, seen: impl Fn(&IndexedElement) -> bool) {
+        let fresh: std::collections::HashSet<u32> = self
+            .elements
+            .iter()
+            .filter(|e| !seen(e))
+            .map(|e| e.index)
+            .collect();
+        for node in &mut self.nodes {
+            if let NodeKind::Element(el) = &mut node.kind {
+                if let Some(index) = el.index {
+                    el.is_new = fresh.contains(&index);
+                }
+            }
+        }
+    }
 }
 
 impl TryFrom<Value> for FrameDom {

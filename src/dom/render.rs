@@ -135,14 +135,10 @@ fn element_line(el: &ElementNode, indent: usize, text: &str) -> String {
         Some(i) => format!("[{i}]"),
         None => String::new(),
     };
-    let attrs = format_attributes(el);
-    let mut line = format!("{}{marker}<{}", "\t".repeat(indent), el.tag);
-    if attrs.is_empty() {
-        line.push(' ');
-    } else {
-        line.push(' ');
-        line.push_str(&attrs);
-    }
+    // Exactly one space follows the tag: before the attributes, or as the tail's own space when
+    // there are none (`<a >News/>`, `<input type='submit'/>`).
+    let mut line = format!("{}{marker}<{} ", "\t".repeat(indent), el.tag);
+    line.push_str(&format_attributes(el));
     if !text.is_empty() {
         line.push('>');
         line.push_str(text);
@@ -399,6 +395,19 @@ mod tests {
             dom.render(),
             "[0]<div >Before inner after/>\n\t[1]<button >Nested/>"
         );
+    }
+
+    #[test]
+    fn elements_unknown_to_the_previous_snapshot_render_as_new() {
+        let mut dom = frame(json!([
+            [0, "body", 0, 0, -1],
+            [1, "a", 1, 3, 0, {}, [null, null, [0, 0, 1, 1]]],
+            [2, "Old"],
+            [1, "a", 2, 3, 1, {}, [null, null, [0, 0, 1, 1]]],
+            [2, "Fresh"],
+        ]));
+        dom.mark_new(|e| e.xpath == "html/body/a[1]");
+        assert_eq!(dom.render(), "[0]<a >Old/>\n*[1]<a >Fresh/>");
     }
 
     #[test]
