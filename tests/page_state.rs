@@ -108,3 +108,21 @@ fn elements_new_since_the_last_snapshot_are_starred() {
         has(s.text, "\n[1]<button >Press me/>", "old elements keep a plain marker")
     "#);
 }
+
+#[test]
+fn pages_that_patch_builtins_cannot_break_the_probes() {
+    // Old libraries (and hostile pages) replace Array, JSON and DOM methods; the probes run in
+    // an isolated world and keep working.
+    lua(r#"
+        page:navigate{ url = A .. "/hostile.html" }:unwrap()
+        eq(page:get_title().data.title, "Hostile")
+        local s = page:get_browser_state{}:unwrap()
+        eq(s.text, "[0]<button >Button/>\n[1]<input name='q' value='' editable='true'/>")
+        eq(s.indicesUsable, true)
+        local c = page:click_element_by_index{ index = 0 }:unwrap()
+        eq(c.changed, true)
+        page:input_text{ index = 1, text = "typed" }:unwrap()
+        eq(page:execute_js{ body = "document.querySelector('[name=q]').value" }.data.result, "typed")
+        eq(page:execute_js{ body = "document.getElementById('b').textContent" }.data.result, "clicked")
+    "#);
+}

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chromiumoxide::cdp::browser_protocol::network::EventResponseReceived;
-use chromiumoxide::cdp::browser_protocol::page::EventLoadEventFired;
+use chromiumoxide::cdp::browser_protocol::page::{EventLoadEventFired, FrameId};
 use chromiumoxide::Page;
 use futures::{FutureExt, StreamExt};
 use serde_json::{json, Value};
@@ -100,6 +100,8 @@ pub struct Tab {
     page: Page,
     target_id: String,
     remote_sessions: Mutex<HashMap<String, String>>,
+    /// Isolated-world contexts made in out-of-process frames, by (session, frame id).
+    remote_worlds: Mutex<HashMap<(String, String), Value>>,
 }
 
 /// How long a navigation may take to reach `load`.
@@ -121,6 +123,7 @@ impl Tab {
             page,
             target_id,
             remote_sessions: Mutex::new(HashMap::new()),
+            remote_worlds: Mutex::new(HashMap::new()),
         })
     }
 
@@ -171,19 +174,81 @@ impl Tab {
         }
     }
 
-    /// Evaluates one of our expression files (`js/*.js`) in the main frame's main world.
+    /// Evaluates one of our expression files (`js/*.js`) in the main frame's utility world.
+    /// Falls back to the main world when the utility world is not (or no longer) there, as
+    /// right after a navigation.
     pub async fn eval_expression(&self, expression: &'static str) -> Result<Value, CommandError> {
-        let res = self
-            .call(
-                "Runtime.evaluate",
-                json!({"expression": expression, "returnByValue": true}),
-            )
-            .await?;
+        let params = json!({"expression": expression, "returnByValue": true});
+        if let Ok(Some(ctx)) = self.page.secondary_execution_context().await {
+            let mut utility = params.clone();
+            utility["contextId"] = json!(ctx.inner());
+            if let Ok(value) = self
+                .call("Runtime.evaluate", utility)
+                .await
+                .and_then(|res| remote_value("Runtime.evaluate", res))
+            {
+                return Ok(value);
+            }
+        }
+        let res = self.call("Runtime.evaluate", params).await?;
         remote_value("Runtime.evaluate", res)
     }
 
-    /// Calls a function file of `js/` in `frame`'s main world with one JSON argument and
-    /// returns its JSON result (promises awaited).
+    /// The execution context our probes run in for `frame`: an isolated ("utility") world that
+    /// shares the DOM with the page but not its JavaScript globals, so a page that patches
+    /// `Array.prototype` or `JSON` cannot break (or see) the probes. Falls back to the main world
+    /// while the utility world of a fresh document does not exist yet.
+    async fn probe_context(&self, frame: &FrameRef, fresh: bool) -> Result<Value, CommandError> {
+        match &frame.session {
+            FrameSession::Page => {
+                let id: FrameId = frame.frame_id.clone().into();
+                let utility = if frame.is_main() {
+                    self.page.secondary_execution_context().await
+                } else {
+                    self.page
+                        .frame_secondary_execution_context(id.clone())
+                        .await
+                };
+                let ctx = match utility {
+                    Ok(Some(ctx)) => Some(ctx),
+                    _ if frame.is_main() => self.page.execution_context().await.ok().flatten(),
+                    _ => self.page.frame_execution_context(id).await.ok().flatten(),
+                };
+                ctx.map(|c| json!(c.inner())).ok_or_else(navigating)
+            }
+            FrameSession::Remote { session_id, .. } => {
+                let key = (session_id.clone(), frame.frame_id.clone());
+                if !fresh {
+                    if let Some(ctx) = self
+                        .remote_worlds
+                        .lock()
+                        .ok()
+                        .and_then(|m| m.get(&key).cloned())
+                    {
+                        return Ok(ctx);
+                    }
+                }
+                let world = self
+                    .call_in(
+                        frame,
+                        "Page.createIsolatedWorld",
+                        json!({"frameId": frame.frame_id, "worldName": "moonpilot"}),
+                    )
+                    .await?;
+                let ctx = world
+                    .get("executionContextId")
+                    .cloned()
+                    .ok_or_else(navigating)?;
+                if let Ok(mut m) = self.remote_worlds.lock() {
+                    m.insert(key, ctx.clone());
+                }
+                Ok(ctx)
+            }
+        }
+    }
+
+    /// Calls a function file of `js/` in `frame`'s utility world (see `probe_context`) with one
+    /// JSON argument and returns its JSON result (promises awaited).
     pub async fn call_function(
         &self,
         frame: &FrameRef,
@@ -196,55 +261,18 @@ impl Tab {
             "returnByValue": true,
             "awaitPromise": true,
         });
-        match &frame.session {
-            FrameSession::Page => {
-                let ctx = if frame.is_main() {
-                    self.page.execution_context().await
-                } else {
-                    self.page
-                        .frame_execution_context(frame.frame_id.clone().into())
-                        .await
-                }
-                .map_err(|e| from_cdp("Runtime.executionContext", e))?
-                .ok_or_else(navigating)?;
-                params["executionContextId"] = json!(ctx.inner());
-            }
-            FrameSession::Remote { root_frame_id, .. } => {
-                if *root_frame_id == frame.frame_id {
-                    let global = self
-                        .call_in(
-                            frame,
-                            "Runtime.evaluate",
-                            json!({"expression": js::GLOBAL_THIS_JS}),
-                        )
-                        .await?;
-                    let object_id = global
-                        .pointer("/result/objectId")
-                        .and_then(Value::as_str)
-                        .ok_or_else(navigating)?;
-                    params["objectId"] = json!(object_id);
-                } else {
-                    // Frames nested inside an out-of-process iframe: an isolated world sees the
-                    // DOM (not page globals), which is all the probes need.
-                    let world = self
-                        .call_in(
-                            frame,
-                            "Page.createIsolatedWorld",
-                            json!({"frameId": frame.frame_id, "worldName": "moonpilot"}),
-                        )
-                        .await?;
-                    let ctx = world
-                        .get("executionContextId")
-                        .cloned()
-                        .ok_or_else(navigating)?;
-                    params["executionContextId"] = ctx;
-                }
-            }
+        params["executionContextId"] = self.probe_context(frame, false).await?;
+        let mut res = self
+            .call_in(frame, "Runtime.callFunctionOn", params.clone())
+            .await;
+        if matches!(&res, Err(e) if e.code == ErrorCode::PageNavigating)
+            && matches!(frame.session, FrameSession::Remote { .. })
+        {
+            // The cached world died with its document: make a new one, once.
+            params["executionContextId"] = self.probe_context(frame, true).await?;
+            res = self.call_in(frame, "Runtime.callFunctionOn", params).await;
         }
-        let res = self
-            .call_in(frame, "Runtime.callFunctionOn", params)
-            .await?;
-        remote_value("Runtime.callFunctionOn", res)
+        remote_value("Runtime.callFunctionOn", res?)
     }
 
     /// Evaluates caller-supplied script text in `frame`'s main world (`execute_js`): promises

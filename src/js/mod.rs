@@ -20,8 +20,6 @@ pub const FRAME_OFFSET_JS: &str = include_str!("frame_offset.js");
 pub const PAGE_STATUS_JS: &str = include_str!("page_status.js");
 /// Hides or shows the highlight overlay around screenshots.
 pub const OVERLAY_TOGGLE_JS: &str = include_str!("overlay_toggle.js");
-/// Expression: the global object (to get a handle in an out-of-process frame).
-pub const GLOBAL_THIS_JS: &str = include_str!("global_this.js");
 /// Expression: `document.title`.
 pub const DOCUMENT_TITLE_JS: &str = include_str!("document_title.js");
 /// Expression: `location.href`.
