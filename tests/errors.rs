@@ -4,10 +4,10 @@
 use std::time::Duration;
 
 use moonpilot::browser::task::TaskId;
-use moonpilot::{Engine, ErrorCode, Executor};
+use moonpilot::ErrorCode;
 use serde_json::json;
 
-use crate::support::harness::{exec, new_task, test_config, url_a};
+use crate::support::harness::{exec, new_task, private, test_config, url_a};
 
 #[test]
 fn unknown_methods_get_near_names() {
@@ -143,13 +143,7 @@ fn dead_or_missing_tasks() {
 fn a_busy_lane_answers_task_busy_without_running() {
     let mut config = test_config();
     config.lane_wait = Duration::from_millis(200);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let local = tokio::task::LocalSet::new();
-    local.block_on(&rt, async move {
-        let ex = Executor::new(Engine::new(config));
+    private(config, |ex| async move {
         let r = ex.execute(None, "start", json!({})).await;
         let id = TaskId(r.data["id"].as_str().unwrap().parse().unwrap());
         let slow = {
@@ -186,12 +180,7 @@ fn a_busy_lane_answers_task_busy_without_running() {
 fn command_deadline_bounds_a_hanging_command() {
     let mut config = test_config();
     config.long_command_timeout = Duration::from_millis(300);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async move {
-        let ex = Executor::new(Engine::new(config));
+    private(config, |ex| async move {
         let r = ex.execute(None, "start", json!({})).await;
         let id = TaskId(r.data["id"].as_str().unwrap().parse().unwrap());
         let r = ex.execute(Some(id), "wait", json!({"seconds": 5})).await;

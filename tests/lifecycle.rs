@@ -5,10 +5,10 @@ use std::time::{Duration, Instant};
 
 use moonpilot::browser::task::TaskId;
 use moonpilot::browser::LaunchConfig;
-use moonpilot::{Engine, EngineConfig, ErrorCode, Executor};
+use moonpilot::{Engine, ErrorCode};
 use serde_json::json;
 
-use crate::support::harness::{exec, lua, new_task, test_config, url_a};
+use crate::support::harness::{exec, lua, new_task, private, test_config, url_a};
 
 #[test]
 fn start_describes_the_shared_browser() {
@@ -75,24 +75,6 @@ fn lua_start_with_a_live_id_returns_the_same_task() {
         eq(browser.task(page.id).id, page.id, "browser.task finds it")
         eq(browser.task(12345), nil, "unknown id")
     "#);
-}
-
-/// A private engine (its own Chromium) on a current-thread runtime, for tests that kill or shut
-/// the browser down.
-fn private<F, Fut>(config: EngineConfig, f: F)
-where
-    F: FnOnce(Executor) -> Fut,
-    Fut: std::future::Future<Output = ()>,
-{
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let local = tokio::task::LocalSet::new();
-    local.block_on(&rt, async move {
-        let executor = Executor::new(Engine::new(config));
-        f(executor).await;
-    });
 }
 
 #[test]

@@ -309,21 +309,12 @@ impl Tab {
                 .ok_or_else(navigating)?;
                 params["contextId"] = json!(ctx.inner());
             }
-            FrameSession::Remote { root_frame_id, .. } => {
-                if *root_frame_id != frame.frame_id {
-                    let world = self
-                        .call_in(
-                            frame,
-                            "Page.createIsolatedWorld",
-                            json!({"frameId": frame.frame_id, "worldName": "moonpilot"}),
-                        )
-                        .await?;
-                    params["contextId"] = world
-                        .get("executionContextId")
-                        .cloned()
-                        .ok_or_else(navigating)?;
-                }
+            // Frames nested inside an out-of-process iframe get an isolated world; the root
+            // frame of the session evaluates in its default (main) world.
+            FrameSession::Remote { root_frame_id, .. } if *root_frame_id != frame.frame_id => {
+                params["contextId"] = self.probe_context(frame, false).await?;
             }
+            FrameSession::Remote { .. } => {}
         }
         self.call_in(frame, "Runtime.evaluate", params).await
     }

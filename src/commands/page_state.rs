@@ -131,6 +131,16 @@ struct FrameRead {
     resolved: Vec<Value>,
 }
 
+impl FrameRead {
+    /// The indices this frame holds, in order.
+    fn indices(&self) -> Vec<u32> {
+        self.dom
+            .as_ref()
+            .map(|d| d.elements.iter().map(|e| e.index).collect())
+            .unwrap_or_default()
+    }
+}
+
 /// The outcome of [`read_snapshot`].
 pub struct SnapshotRead {
     frames: Vec<FrameRead>,
@@ -427,11 +437,7 @@ impl SnapshotRead {
             .iter()
             .filter(|r| r.skipped.is_none())
             .map(|r| {
-                let indices: Vec<u32> = r
-                    .dom
-                    .as_ref()
-                    .map(|d| d.elements.iter().map(|e| e.index).collect())
-                    .unwrap_or_default();
+                let indices = r.indices();
                 (
                     FrameHeader {
                         ordinal: r.frame.ordinal,
@@ -481,11 +487,7 @@ impl SnapshotRead {
         self.frames
             .iter()
             .map(|r| {
-                let indices: Vec<u32> = r
-                    .dom
-                    .as_ref()
-                    .map(|d| d.elements.iter().map(|e| e.index).collect())
-                    .unwrap_or_default();
+                let indices = r.indices();
                 let mut entry = r.frame.to_json();
                 entry["elementCount"] = json!(indices.len());
                 entry["indexRange"] = match (indices.iter().min(), indices.iter().max()) {

@@ -158,3 +158,21 @@ pub fn exec(task: Option<TaskId>, method: &str, params: Value) -> Receipt {
 pub fn url_a(path: &str) -> String {
     format!("{}/{}", harness().fixtures.a, path.trim_start_matches('/'))
 }
+
+/// Runs `f` with a private engine (its own Chromium) on a current-thread runtime with a
+/// `LocalSet`, for tests that kill, shut down or reconfigure the browser.
+pub fn private<F, Fut>(config: EngineConfig, f: F)
+where
+    F: FnOnce(Executor) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let local = tokio::task::LocalSet::new();
+    local.block_on(
+        &rt,
+        async move { f(Executor::new(Engine::new(config))).await },
+    );
+}
