@@ -83,6 +83,12 @@ fn shutdown_closes_every_task_and_the_browser() {
         let a = ex.execute(None, "start", json!({})).await;
         let b = ex.execute(None, "start", json!({})).await;
         assert!(a.ok && b.ok);
+        let profile = std::path::PathBuf::from(a.data["browser"]["profileDir"].as_str().unwrap());
+        assert!(
+            profile.is_dir(),
+            "a fresh profile exists while the browser runs"
+        );
+        assert_eq!(a.data["profileSeenBefore"], false);
         let r = ex.execute(None, "shutdown", json!({})).await;
         assert!(r.ok);
         assert_eq!(r.data["closedTasks"].as_array().unwrap().len(), 2);
@@ -90,6 +96,7 @@ fn shutdown_closes_every_task_and_the_browser() {
         let tasks = ex.execute(None, "list_tasks", json!({})).await;
         assert_eq!(tasks.data["count"], 0);
         assert!(tasks.data["browser"].is_null(), "browser stopped");
+        assert!(!profile.exists(), "the temporary profile is removed");
         // The next start launches a fresh browser.
         let c = ex.execute(None, "start", json!({})).await;
         assert!(c.ok, "{:?}", c.msg);
@@ -194,4 +201,54 @@ fn attaches_to_a_running_chromium_over_cdp_url() {
     let _ = child.kill();
     let _ = child.wait();
     let _ = std::fs::remove_dir_all(profile);
+}
+
+#[test]
+fn a_persistent_profile_keeps_state_across_browsers() {
+    let dir = std::env::temp_dir().join(format!("moonpilot-profile-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut config = test_config();
+    config.launch.profile = Some(dir.clone());
+    let page = url_a("basic.html");
+    private(config, |ex| async move {
+        let r = ex.execute(None, "start", json!({})).await;
+        assert!(r.ok, "{:?}", r.msg);
+        assert_eq!(r.data["profileSeenBefore"], false);
+        let id = TaskId(r.data["id"].as_str().unwrap().parse().unwrap());
+        assert!(
+            ex.execute(Some(id), "navigate", json!({"url": page}))
+                .await
+                .ok
+        );
+        let set = ex
+            .execute(
+                Some(id),
+                "execute_js",
+                json!({"body": "localStorage.setItem('who', 'kept'); return 1"}),
+            )
+            .await;
+        assert!(set.ok, "{:?}", set.msg);
+        ex.execute(None, "shutdown", json!({})).await;
+        // A new browser on the same profile sees what the first one stored.
+        let r = ex.execute(None, "start", json!({})).await;
+        assert!(r.ok, "{:?}", r.msg);
+        assert_eq!(r.data["profileSeenBefore"], true);
+        let id = TaskId(r.data["id"].as_str().unwrap().parse().unwrap());
+        assert!(
+            ex.execute(Some(id), "navigate", json!({"url": page}))
+                .await
+                .ok
+        );
+        let got = ex
+            .execute(
+                Some(id),
+                "execute_js",
+                json!({"body": "localStorage.getItem('who')"}),
+            )
+            .await;
+        assert_eq!(got.data["result"], "kept");
+        ex.execute(None, "shutdown", json!({})).await;
+    });
+    assert!(dir.is_dir(), "a persistent profile is not removed");
+    let _ = std::fs::remove_dir_all(&dir);
 }
