@@ -252,3 +252,24 @@ fn a_persistent_profile_keeps_state_across_browsers() {
     assert!(dir.is_dir(), "a persistent profile is not removed");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn get_config_reports_effective_settings() {
+    let r = exec(None, "get_config", json!({}));
+    assert!(r.ok);
+    assert_eq!(r.data["command"]["timeoutMs"], 90_000);
+    assert_eq!(r.data["command"]["hardTimeoutMs"], 900_000);
+    assert_eq!(r.data["command"]["laneWaitMs"], 5000);
+    assert_eq!(r.data["action"]["timeoutMs"], 5000);
+    assert_eq!(r.data["eval"]["timeoutMs"], 60_000);
+    assert!(r.data["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c == "get_browser_state"));
+    assert!(r.data.get("browser").is_none(), "no task, no browser block");
+    let id = new_task();
+    let r = exec(Some(id), "get_config", json!({}));
+    assert_eq!(r.data["browser"]["type"], "chromium");
+    exec(Some(id), "close", json!({}));
+}
