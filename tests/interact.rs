@@ -159,3 +159,26 @@ fn a_click_that_opens_an_alert_does_not_hang() {
         eq(js("document.getElementById('result').textContent"), "confirm true", "confirm accepted")
     "#);
 }
+
+#[test]
+fn a_shifted_element_is_recovered_by_tag_and_text_never_swapped() {
+    run(r#"
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        local s = page:get_browser_state{}:unwrap()
+        -- A new button before the old one: the old positional path now leads to the newcomer.
+        js([[(() => { const b = document.createElement('button'); b.textContent = 'Other';
+          b.onclick = () => { window.otherClicks = (window.otherClicks || 0) + 1 };
+          document.body.insertBefore(b, document.getElementById('btn')); })()]])
+        local c = page:click_element_by_index{ index = 1 }
+        eq(c.ok, true, tostring(c))
+        eq(c.data.staleRecovered, true)
+        eq(js("window.clicks"), 1, "the snapshot's button was clicked")
+        eq(js("window.otherClicks || 0"), 0, "the newcomer was not")
+        -- Two candidates with the same tag and text: refuse rather than guess.
+        js([[(() => { const b = document.createElement('button'); b.textContent = 'Press me';
+          document.body.insertBefore(b, document.body.firstChild); })()]])
+        local amb = page:click_element_by_index{ index = 1 }
+        eq(amb.code, "STALE_ELEMENT")
+        eq(js("window.clicks"), 1)
+    "#);
+}

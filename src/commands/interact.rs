@@ -13,6 +13,8 @@ use serde_json::{json, Value};
 use crate::browser::tab::FrameRef;
 use crate::browser::task::{SnapElement, Task};
 use crate::browser::Tab;
+use crate::commands::page_state::probe_value;
+use crate::dom;
 use crate::error::CommandError;
 use crate::executor::Cx;
 use crate::js;
@@ -206,16 +208,30 @@ async fn resolve_index(task: &Task, method: &str, index: u32) -> Result<Target, 
     })
 }
 
+/// Whether a live element (an `inspect` answer) is still the snapshot's element: same tag, and
+/// the same `id` and `name` where the snapshot had them.
+fn same_identity(info: &Value, element: &SnapElement) -> bool {
+    let matches = |live: &Value, snap: &Option<String>| match snap.as_deref() {
+        Some(want) if !want.is_empty() => live.as_str() == Some(want),
+        _ => true,
+    };
+    info["found"] == true
+        && info["tag"]
+            .as_str()
+            .is_some_and(|t| t.eq_ignore_ascii_case(&element.tag))
+        && matches(&info["id"], &element.id)
+        && matches(&info["name"], &element.name)
+}
+
 /// Inspects the target (scrolling it into view); `STALE_ELEMENT` when it no longer resolves or
-/// is no longer the same element.
+/// is no longer the same element. One retry after 300 ms covers an element being re-rendered.
 async fn inspect(target: &Target, method: &str) -> Result<Value, CommandError> {
     let args = json!({"op": "inspect", "path": target.element.locator});
     let mut info = target
         .tab
         .call_function(&target.frame, js::ELEMENT_PROBE_JS, args.clone())
         .await?;
-    if info["found"] != true {
-        // One retry after 300 ms: the element may be re-rendering (COMMANDS.md stale recovery).
+    if !same_identity(&info, &target.element) {
         tokio::time::sleep(Duration::from_millis(300)).await;
         info = target
             .tab
@@ -228,18 +244,43 @@ async fn inspect(target: &Target, method: &str) -> Result<Value, CommandError> {
             target.element.index, target.element.tag
         )));
     }
-    if !info["tag"]
-        .as_str()
-        .is_some_and(|t| t.eq_ignore_ascii_case(&target.element.tag))
-    {
+    if !same_identity(&info, &target.element) {
         return Err(stale(format!(
-            "{method}: index {} now resolves to <{}>, not <{}>; re-read with get_browser_state",
+            "{method}: index {} now resolves to another element (<{}>), not the snapshot's <{}>; re-read with get_browser_state",
             target.element.index,
             info["tag"].as_str().unwrap_or("?").to_lowercase(),
             target.element.tag
         )));
     }
     Ok(info)
+}
+
+/// Stale-index recovery (COMMANDS.md, click): reads a throw-away snapshot of the target's frame
+/// and, when exactly one element has the snapshot element's tag and text, points the target at
+/// it. The task's snapshot is not replaced; an ambiguous or missing match changes nothing.
+async fn recover(target: &mut Target) -> bool {
+    let args =
+        json!({"doHighlightElements": false, "viewportExpansion": -1, "highlightIndexStart": 0});
+    let Ok(raw) = target
+        .tab
+        .call_function(&target.frame, js::DOM_INDEX_JS, args)
+        .await
+    else {
+        return false;
+    };
+    let Some(dom) = probe_value(raw).ok().and_then(|v| dom::parse_frame(v).ok()) else {
+        return false;
+    };
+    let mut matches = dom.elements.iter().filter(|e| {
+        e.tag == target.element.tag && e.text == target.element.text && !e.text.is_empty()
+    });
+    match (matches.next(), matches.next()) {
+        (Some(only), None) => {
+            target.element.locator = only.xpath.clone();
+            true
+        }
+        _ => false,
+    }
 }
 
 /// What the click receipt compares.
@@ -394,8 +435,16 @@ fn click_element_by_index(cx: Cx, p: &mut Params) -> Result<CommandFuture, Comma
     Ok(Box::pin(async move {
         let task = cx.task()?;
         let method = cx.spec.name;
-        let target = resolve_index(&task, method, index).await?;
-        let mut info = inspect(&target, method).await?;
+        let mut target = resolve_index(&task, method, index).await?;
+        let mut stale_recovered = false;
+        let mut info = match inspect(&target, method).await {
+            Ok(info) => info,
+            Err(e) if e.code == ErrorCode::StaleElement && recover(&mut target).await => {
+                stale_recovered = true;
+                inspect(&target, method).await?
+            }
+            Err(e) => return Err(e),
+        };
         let offset = if target.frame.is_main() {
             (0.0, 0.0)
         } else {
@@ -467,6 +516,10 @@ fn click_element_by_index(cx: Cx, p: &mut Params) -> Result<CommandFuture, Comma
         }
         if !target.frame.is_main() {
             receipt["probedFrameUrl"] = json!(target.frame.url);
+        }
+        if stale_recovered {
+            receipt["staleRecovered"] = json!(true);
+            receipt["staleNote"] = json!("the index's path no longer led to its element; the one element with the same tag and text was clicked");
         }
         Ok(receipt)
     }))

@@ -343,7 +343,7 @@ async fn read_once(tab: &Tab, opts: SnapshotOptions) -> Result<SnapshotRead, Com
 }
 
 /// Unwraps a tagged probe result `{ok:true, value}` / `{ok:false, msg}`.
-fn probe_value(v: Value) -> Result<Value, String> {
+pub fn probe_value(v: Value) -> Result<Value, String> {
     match v.get("ok").and_then(Value::as_bool) {
         Some(true) => Ok(v.get("value").cloned().unwrap_or(Value::Null)),
         Some(false) => Err(v

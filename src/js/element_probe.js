@@ -2,7 +2,7 @@
   // Element probe for click and input (JS-PROBES.md §8, §9). `args.path` is a locator produced
   // by dom_index.js (positional XPath without the leading slash; `/#shadow-root/` enters the
   // open shadow root of the element before it); `args.op` is one of
-  //   inspect      {found, tag, rect, center, visible, disabled, readOnly, editable,
+  //   inspect      {found, tag, id, name, rect, center, visible, disabled, readOnly, editable,
   //                 isContentEditable, type, hit, covered, coveredBy[, reason]} after scrolling
   //                 the element to the centre of the viewport when it is not fully in view (or
   //                 when something covers its centre);
@@ -131,6 +131,8 @@
     const res = {
       found: true,
       tag: el.localName,
+      id: el.id || null,
+      name: el.getAttribute('name'),
       rect: rectOf(r),
       center: centerOf(r),
       visible,
