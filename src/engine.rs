@@ -111,9 +111,14 @@ impl Engine {
         self.launching.lock().ok().and_then(|l| *l)
     }
 
-    /// The running shared browser, if any.
-    pub async fn current_browser(&self) -> Option<Arc<Browser>> {
-        self.browser.lock().await.clone().filter(|b| b.is_alive())
+    /// The running shared browser, if any. Never waits: while a launch holds the slot the
+    /// answer is `None` (and [`Engine::launching`] says so).
+    pub fn current_browser(&self) -> Option<Arc<Browser>> {
+        self.browser
+            .try_lock()
+            .ok()
+            .and_then(|slot| slot.clone())
+            .filter(|b| b.is_alive())
     }
 
     /// The shared browser for a new task, launching it if none runs (or the last one died).

@@ -146,7 +146,7 @@ fn list_tasks(cx: Cx, _p: &mut Params) -> Result<CommandFuture, CommandError> {
             }
             tasks.push(entry);
         }
-        let browser = match cx.engine.current_browser().await {
+        let browser = match cx.engine.current_browser() {
             Some(b) => b.describe(),
             None => Value::Null,
         };
