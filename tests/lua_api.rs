@@ -48,6 +48,11 @@ fn lua_argument_mistakes_are_invalid_argument() {
         eq(u.code, "UNKNOWN_METHOD")
         local c = page:call("get_title")
         eq(c.ok, true, "task:call by name")
+        eq(type(page), "userdata", "a Task is a handle")
+        eq(tostring(page), "Task(" .. page.id .. ")")
+        eq(math.type(page.id), "integer")
+        eq(pcall(function() page.id = 5 end), false, "the id is read-only")
+        eq(page:get_url().ok, true, "still the same task")
         local ok, err = pcall(browser.start, "x")
         eq(ok, false); eq(err.code, "INVALID_ARGUMENT")
     "#);

@@ -33,6 +33,49 @@ struct HostData {
     epoch: Instant,
 }
 
+/// A `Task` handle: only the id, resolved by the engine on every call (LUA-API.md "Task").
+/// Its methods are the registry's commands, generated in `prelude.lua` and looked up through
+/// `__index`; names the registry does not know answer `UNKNOWN_METHOD` when called.
+#[derive(Clone, Copy)]
+struct TaskHandle(TaskId);
+
+const TASK_METHODS_KEY: &str = "moonpilot.task_methods";
+
+impl UserData for TaskHandle {
+    fn add_fields<F: mlua::UserDataFields<Self>>(fields: &mut F) {
+        fields.add_field_method_get("id", |_, this| Ok(this.0 .0));
+    }
+
+    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
+        methods.add_meta_method(mlua::MetaMethod::Index, |lua, _this, key: LuaValue| {
+            let table: Table = lua.named_registry_value(TASK_METHODS_KEY)?;
+            let found: LuaValue = table.raw_get(key.clone())?;
+            if !found.is_nil() {
+                return Ok(found);
+            }
+            let LuaValue::String(name) = key else {
+                return Ok(LuaValue::Nil);
+            };
+            // Not (yet) a registered command: calling it goes to the executor, which answers
+            // UNKNOWN_METHOD with near names.
+            let fallback: Function = table.raw_get("__unknown")?;
+            Ok(LuaValue::Function(fallback.bind(name)?))
+        });
+        methods.add_meta_method(mlua::MetaMethod::ToString, |_, this, ()| {
+            Ok(format!("Task({})", this.0))
+        });
+        methods.add_meta_function(
+            mlua::MetaMethod::Eq,
+            |_, (a, b): (mlua::AnyUserData, mlua::AnyUserData)| {
+                Ok(match (a.borrow::<TaskHandle>(), b.borrow::<TaskHandle>()) {
+                    (Ok(a), Ok(b)) => a.0 == b.0,
+                    _ => false,
+                })
+            },
+        );
+    }
+}
+
 /// A coroutine started by `browser.spawn`.
 struct Job {
     handle: RefCell<Option<JoinHandle<mlua::Result<MultiValue>>>>,
@@ -192,6 +235,19 @@ impl LuaHost {
             )?,
         )?;
         core.set("describe", lua.create_function(|_, t: Table| describe(&t))?)?;
+        core.set(
+            "set_task_methods",
+            lua.create_function(|lua, t: Table| lua.set_named_registry_value(TASK_METHODS_KEY, t))?,
+        )?;
+        core.set(
+            "new_task",
+            lua.create_function(|_, id: LuaValue| match task_id_from(&id) {
+                Ok(Some(task_id)) => Ok(TaskHandle(task_id)),
+                _ => Err(mlua::Error::runtime(
+                    "moonpilot: a task id is a non-negative integer",
+                )),
+            })?,
+        )?;
         core.set(
             "task_alive",
             lua.create_function(|lua, id: LuaValue| {

@@ -53,9 +53,9 @@ local function wrap(r, js, level)
 end
 
 -- Tasks ----------------------------------------------------------------------------------
-local Task = {}
+-- A Task is a Rust userdata holding only its id; its methods live here, one per registry
+-- command that needs a task, and are found through the userdata's __index.
 local task_methods = {}
--- One method per registry command that needs a task; `core.exec` returns (receipt, json).
 for _, name in ipairs(core.task_methods()) do
   task_methods[name] = function(self, params)
     local r, js = core.exec(self.id, name, params)
@@ -66,22 +66,14 @@ task_methods.call = function(self, method, params)
   local r, js = core.exec(self.id, method, params)
   return wrap(r, js, 2)
 end
-Task.__index = function(self, key)
-  local m = task_methods[key]
-  if m ~= nil then return m end
-  if type(key) ~= "string" then return nil end
-  -- Not (yet) a registered command: the executor answers UNKNOWN_METHOD with near names.
-  return function(this, params)
-    local r, js = core.exec(this.id, key, params)
-    return wrap(r, js, 2)
-  end
+-- Bound to the unknown name by __index: the executor answers UNKNOWN_METHOD with near names.
+task_methods.__unknown = function(name, self, params)
+  local r, js = core.exec(self.id, name, params)
+  return wrap(r, js, 2)
 end
-Task.__tostring = function(self) return "Task(" .. tostring(self.id) .. ")" end
-Task.__eq = function(a, b) return a.id == b.id end
+core.set_task_methods(task_methods)
 
-local function new_task(id)
-  return setmetatable({ id = id }, Task)
-end
+local new_task = core.new_task
 
 -- The module -----------------------------------------------------------------------------
 function browser.start(opts)
