@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -57,6 +58,7 @@ pub struct Engine {
     pub started_at: SystemTime,
     browser: tokio::sync::Mutex<Option<Arc<Browser>>>,
     launching: Mutex<Option<(Instant, bool)>>,
+    starting: AtomicUsize,
     tasks: Mutex<BTreeMap<TaskId, Arc<Task>>>,
 }
 
@@ -68,6 +70,7 @@ impl Engine {
             started_at: SystemTime::now(),
             browser: tokio::sync::Mutex::new(None),
             launching: Mutex::new(None),
+            starting: AtomicUsize::new(0),
             tasks: Mutex::new(BTreeMap::new()),
         })
     }
@@ -104,6 +107,13 @@ impl Engine {
     /// Forgets a task.
     pub fn remove_task(&self, id: TaskId) -> Option<Arc<Task>> {
         self.with_tasks(|t| t.remove(&id))
+    }
+
+    /// Marks a `start` in progress until the guard drops: the shared browser is not stopped
+    /// for lack of tasks meanwhile.
+    pub fn begin_start(&self) -> StartGuard<'_> {
+        self.starting.fetch_add(1, Ordering::SeqCst);
+        StartGuard(&self.starting)
     }
 
     /// The `launching` block of `list_tasks`, while a launch is in progress.
@@ -155,13 +165,12 @@ impl Engine {
         }
         let mut launch = self.config.launch.clone();
         launch.headful = !headless;
-        if let Ok(mut l) = self.launching.lock() {
-            *l = Some((Instant::now(), headless));
-        }
-        let res = tokio::time::timeout(self.config.launch_timeout, Browser::start(&launch)).await;
-        if let Ok(mut l) = self.launching.lock() {
-            *l = None;
-        }
+        let res = {
+            // Cleared on drop, so a start whose future is dropped mid-launch does not leave a
+            // "launching" block behind.
+            let _launching = Launching::begin(&self.launching, headless);
+            tokio::time::timeout(self.config.launch_timeout, Browser::start(&launch)).await
+        };
         let browser = match res {
             Ok(Ok(b)) => b,
             Ok(Err(e)) => return Err(CommandError::failed(e.to_string())),
@@ -182,7 +191,8 @@ impl Engine {
     /// Stops the shared browser when no task is left.
     pub async fn stop_browser_if_idle(&self) {
         let mut slot = self.browser.lock().await;
-        if self.with_tasks(|t| t.is_empty()) {
+        // A `start` between its launch and registering its task counts as a user of the browser.
+        if self.with_tasks(|t| t.is_empty()) && self.starting.load(Ordering::SeqCst) == 0 {
             if let Some(b) = slot.take() {
                 b.stop().await;
             }
@@ -203,5 +213,34 @@ impl Engine {
             b.stop().await;
         }
         closed
+    }
+}
+
+/// A `start` in progress (see [`Engine::begin_start`]).
+pub struct StartGuard<'a>(&'a AtomicUsize);
+
+impl Drop for StartGuard<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The `launching` block, set for the life of the guard.
+struct Launching<'a>(&'a Mutex<Option<(Instant, bool)>>);
+
+impl<'a> Launching<'a> {
+    fn begin(slot: &'a Mutex<Option<(Instant, bool)>>, headless: bool) -> Launching<'a> {
+        if let Ok(mut l) = slot.lock() {
+            *l = Some((Instant::now(), headless));
+        }
+        Launching(slot)
+    }
+}
+
+impl Drop for Launching<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut l) = self.0.lock() {
+            *l = None;
+        }
     }
 }

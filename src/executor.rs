@@ -167,6 +167,14 @@ impl Executor {
             }
             _ => None,
         };
+        if task.as_ref().is_some_and(|t| t.is_closed()) && spec.name != "close" {
+            return fail(
+                ErrorCode::TaskNotFound,
+                "the task was closed while this command waited for its turn".into(),
+                None,
+                false,
+            );
+        }
         let cx = Cx {
             engine: self.engine.clone(),
             task_id,
@@ -256,6 +264,11 @@ impl Executor {
             started,
             0.0,
         );
+        if started && !spec.retry_safe && e.code == ErrorCode::PageNavigating {
+            // The page went away under a command that may have acted (clicked, typed, submitted):
+            // resending is safe only for retry-safe commands (PROTOCOL.md §5.2).
+            receipt.set_not_retryable();
+        }
         if let Some(param) = e.param {
             receipt.add_data_field("param", json!(param));
         }

@@ -1,6 +1,7 @@
 //! The `moonpilot` command line: argument wiring only.
 //!
-//! Exit codes (ripgrep style): 0 success, 1 an uncaught script error, 2 usage or start-up errors.
+//! Exit codes (ripgrep style): 0 success, 1 an uncaught script error, 2 usage or start-up errors,
+//! 130 interrupted (Ctrl-C).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -145,13 +146,22 @@ fn run(file: PathBuf, args: Vec<String>, opts: BrowserOpts) -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-        let res = host.run_file(&file).await;
+        // Ctrl-C stops the script but still closes the browser (and removes its temporary
+        // profile) on the way out.
+        let res = tokio::select! {
+            res = host.run_file(&file) => Some(res),
+            _ = tokio::signal::ctrl_c() => None,
+        };
         engine.shutdown().await;
         match res {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
+            Some(Ok(())) => ExitCode::SUCCESS,
+            Some(Err(e)) => {
                 eprintln!("moonpilot: {e}");
                 ExitCode::from(1)
+            }
+            None => {
+                eprintln!("moonpilot: interrupted");
+                ExitCode::from(130)
             }
         }
     })

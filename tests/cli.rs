@@ -81,3 +81,40 @@ fn quickstart_example_runs_end_to_end() {
     );
     assert!(stdout.contains("quickstart: done"), "{stdout}");
 }
+
+#[test]
+fn ctrl_c_stops_the_script_and_closes_the_browser() {
+    let dir = std::env::temp_dir().join(format!("moonpilot-cli-int-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("forever.lua");
+    std::fs::write(
+        &script,
+        "local p = browser.start{}\nprint(p:get_config().ok and 'x' or 'x')\nio.stdout:flush()\nbrowser.sleep(60000)\n",
+    )
+    .unwrap();
+    let mut child = moonpilot()
+        .arg("run")
+        .arg(&script)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the script is running (it printed), then interrupt it.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 1];
+    std::io::Read::read_exact(&mut stdout, &mut first).unwrap();
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -92,3 +92,22 @@ fn execute_js_frame_selection_errors_list_the_frames() {
         has(page:execute_js{ body = "location.host", frame = 0 }.data.result, "127.0.0.1")
     "#);
 }
+
+#[test]
+fn two_copies_of_one_frame_are_never_confused() {
+    lua(&format!(
+        "{FIND}{}",
+        r#"
+        page:navigate{ url = A .. "/twins.html" }:unwrap()
+        local s = page:get_browser_state{}:unwrap()
+        local second
+        for _, el in ipairs(s.elements) do
+          if el.tag == "BUTTON" and el.frameIndex == 2 then second = el end
+        end
+        assert(second, "the second frame's button is indexed")
+        page:click_element_by_index{ index = second.index }:unwrap()
+        eq(page:execute_js{ body = "window.n", frame = 2 }.data.result, 1, "second frame clicked")
+        eq(page:execute_js{ body = "window.n", frame = 1 }.data.result, 0, "first frame untouched")
+    "#
+    ));
+}

@@ -24,7 +24,12 @@ fn start_describes_the_shared_browser() {
         .contains("Chrome"));
     assert_eq!(r.data["engineHonored"], true);
     let again = exec(Some(TaskId(id)), "start", json!({}));
-    assert!(!again.ok, "starting a live id again fails");
+    assert_eq!(
+        again.code,
+        Some(ErrorCode::InvalidArgument),
+        "starting a live id again fails"
+    );
+    assert!(!again.started);
     assert!(again.msg.unwrap().contains("already running"));
     let close = exec(Some(TaskId(id)), "close", json!({}));
     assert!(close.ok);

@@ -66,3 +66,18 @@ fn alerts_do_not_block_scripts() {
         eq(page:get_title().data.title, "Dialog")
     "#);
 }
+
+#[test]
+fn a_script_that_navigates_away_is_not_resent() {
+    lua(r#"
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        local r = page:execute_js{ body = "location.href = '/second.html'; await new Promise(r => setTimeout(r, 3000)); return 1" }
+        eq(r.ok, false, tostring(r))
+        eq(r.started, true)
+        eq(r.retryable, false, "execute_js is not retry-safe: it may have acted")
+        eq(r.data.retryAfterMs, nil)
+        local u = page:execute_js{ body = "π" }
+        eq(u.code, "ACTION_FAILED", "a non-ASCII script start is an ordinary script error")
+        has(u.msg, "ReferenceError")
+    "#);
+}

@@ -189,13 +189,18 @@ impl Browser {
             path: executable.clone(),
             reason,
         })?;
-        let (cdp, handler) =
-            CdpBrowser::launch(browser_config)
-                .await
-                .map_err(|e| StartError::Launch {
+        let (cdp, handler) = match CdpBrowser::launch(browser_config).await {
+            Ok(pair) => pair,
+            Err(e) => {
+                if temporary {
+                    let _ = tokio::fs::remove_dir_all(&profile_dir).await;
+                }
+                return Err(StartError::Launch {
                     path: executable.clone(),
                     reason: e.to_string(),
-                })?;
+                });
+            }
+        };
         let mode = Mode::Managed {
             executable,
             profile_dir,

@@ -143,6 +143,11 @@ impl RawConnection {
         if let Ok(mut p) = self.pending.lock() {
             p.insert(id, tx);
         }
+        // Removes the entry if this call is dropped before its answer (a cancelled command).
+        let _entry = PendingEntry {
+            pending: &self.pending,
+            id,
+        };
         if self.outgoing.send(msg.to_string()).is_err() {
             return Err(CommandError::browser_gone());
         }
@@ -168,5 +173,18 @@ impl RawConnection {
             .and_then(Value::as_str)
             .map(str::to_string)
             .ok_or_else(|| CommandError::failed("`Target.attachToTarget` returned no session"))
+    }
+}
+
+struct PendingEntry<'a> {
+    pending: &'a Pending,
+    id: u64,
+}
+
+impl Drop for PendingEntry<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut p) = self.pending.lock() {
+            p.remove(&self.id);
+        }
     }
 }

@@ -104,6 +104,9 @@ pub struct Tab {
     remote_worlds: Mutex<HashMap<(String, String), Value>>,
 }
 
+/// How long an out-of-process frame may take to be attached and listed before it is skipped.
+pub const REMOTE_FRAME_TIMEOUT: Duration = Duration::from_secs(3);
+
 /// How long a navigation may take to reach `load`.
 pub const NAVIGATION_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -319,7 +322,7 @@ impl Tab {
         self.call_in(frame, "Runtime.evaluate", params).await
     }
 
-    /// The JSON value of a remote object of `frame` (then releases the `moonpilot-js` group).
+    /// The JSON value of a remote object of `frame`.
     pub async fn object_value(
         &self,
         frame: &FrameRef,
@@ -331,7 +334,13 @@ impl Tab {
                 "Runtime.callFunctionOn",
                 json!({"objectId": object_id, "functionDeclaration": js::IDENTITY_JS, "returnByValue": true}),
             )
-            .await;
+            .await?;
+        remote_value("Runtime.callFunctionOn", res)
+    }
+
+    /// Releases the objects `execute_js` results left in `frame`'s page (object group
+    /// `moonpilot-js`); best effort.
+    pub async fn release_script_objects(&self, frame: &FrameRef) {
         let _ = self
             .call_in(
                 frame,
@@ -339,7 +348,6 @@ impl Tab {
                 json!({"objectGroup": "moonpilot-js"}),
             )
             .await;
-        remote_value("Runtime.callFunctionOn", res?)
     }
 
     /// Stops whatever script runs in `frame`'s renderer (after an `execute_js` budget expired).
@@ -404,7 +412,17 @@ impl Tab {
                 let Some(target_id) = target["targetId"].as_str() else {
                     continue;
                 };
-                match self.remote_tree(target_id).await {
+                // A frame whose renderer hangs must not hold up the whole walk.
+                let remote =
+                    tokio::time::timeout(REMOTE_FRAME_TIMEOUT, self.remote_tree(target_id))
+                        .await
+                        .unwrap_or_else(|_| {
+                            Err(CommandError::new(
+                                ErrorCode::ActionTimeout,
+                                "the frame did not answer",
+                            ))
+                        });
+                match remote {
                     Ok((remote_session, remote_root)) => {
                         children.push((remote_root, Some(ordinal), depth + 1, remote_session, true))
                     }

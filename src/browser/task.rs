@@ -188,17 +188,22 @@ impl Task {
         let _ = self.closed_tx.send(true);
     }
 
+    /// Whether the task was closed.
+    pub fn is_closed(&self) -> bool {
+        *self.closed_tx.borrow()
+    }
+
     /// Resolves when the task is closed.
     pub async fn closed(&self) {
         let mut rx = self.closed_tx.subscribe();
         let _ = rx.wait_for(|c| *c).await;
     }
 
-    /// Closes every tab of the task (best effort) and forgets them.
+    /// Closes every tab of the task (best effort, 5 s at most per tab) and forgets them.
     pub async fn close_tabs(&self) {
         let tabs = self.state(|s| std::mem::take(&mut s.tabs));
         for tab in tabs {
-            let _ = tab.close().await;
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), tab.close()).await;
         }
     }
 }

@@ -30,7 +30,7 @@ pub const SPECS: &[CommandSpec] = &[CommandSpec {
         ParamSpec { name: "bodyFile", kind: Kind::String, required: false, default: None, doc: "file inside scripts/js of the working directory; escaping the dir fails" },
         ParamSpec { name: "vars", kind: Kind::Object, required: false, default: None, doc: "values injected for {{name}} placeholders as JSON literals (\"{{name}}\" with quotes too)" },
         ParamSpec { name: "frame", kind: Kind::String, required: false, default: None, doc: "frame ordinal (0 = main, as list_frames) or a substring of the frame URL or name" },
-        ParamSpec { name: "timeoutMs", kind: Kind::Int, required: false, default: Some("60000"), doc: "in-page time budget in ms; 0 = unlimited" },
+        ParamSpec { name: "timeoutMs", kind: Kind::Int, required: false, default: Some("60000"), doc: "in-page time budget in ms (at most 29000 for now; 0 means that maximum)" },
         ParamSpec { name: "retryOnSpurious", kind: Kind::Bool, required: false, default: Some("false"), doc: "framework param: allow an automatic resend (only for side-effect-free scripts)" },
     ],
     needs_task: true,
@@ -79,10 +79,10 @@ pub fn script_form(body: &str) -> ScriptForm {
         .map(str::trim_start)
         .unwrap_or(t);
     let is_ident_arrow = {
+        // A byte offset (not a char count): scripts may start with any character.
         let ident_len = rest
-            .char_indices()
-            .take_while(|(_, c)| c.is_alphanumeric() || *c == '_' || *c == '$')
-            .count();
+            .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+            .unwrap_or(rest.len());
         ident_len > 0 && rest[ident_len..].trim_start().starts_with("=>")
     };
     if rest.starts_with("function") || rest.starts_with('(') || is_ident_arrow {
@@ -226,7 +226,15 @@ fn execute_js(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
             None => tab.main_frame().await?,
         };
         let started = std::time::Instant::now();
-        let eval = tab.evaluate_script(&frame, &expression, (budget_ms > 0).then_some(budget_ms));
+        // chromiumoxide answers every page command within 30 s at most, so that is also the
+        // longest budget (and what "unlimited" means) until long evaluations move to the raw
+        // connection.
+        let budget_ms = if budget_ms == 0 {
+            MAX_EVAL_MS
+        } else {
+            budget_ms.min(MAX_EVAL_MS)
+        };
+        let eval = tab.evaluate_script(&frame, &expression, Some(budget_ms));
         let res = if budget_ms > 0 {
             // Chromium terminates synchronous runs itself; the race catches promises that never
             // settle. The margin lets Chromium's own answer arrive first.
@@ -275,16 +283,21 @@ fn execute_js(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
             result["subtype"].as_str(),
             result["objectId"].as_str(),
         ) {
-            (_, Some("node"), _) => json!(format!(
+            (_, Some("node"), _) => Ok(json!(format!(
                 "ref:{}",
                 result["description"].as_str().unwrap_or("node")
-            )),
+            ))),
             (Some("object"), Some("null"), _)
             | (Some("undefined"), _, _)
-            | (Some("function"), _, _) => Value::Null,
-            (Some("object"), _, Some(object_id)) => tab.object_value(&frame, object_id).await?,
-            _ => result.get("value").cloned().unwrap_or(Value::Null),
+            | (Some("function"), _, _) => Ok(Value::Null),
+            (Some("object"), _, Some(object_id)) => tab.object_value(&frame, object_id).await,
+            _ => Ok(result.get("value").cloned().unwrap_or(Value::Null)),
         };
+        if result.get("objectId").is_some() {
+            // Objects, nodes and functions stayed in the page: free them whatever happened.
+            tab.release_script_objects(&frame).await;
+        }
+        let value = value?;
         let mut data = json!({"result": value, "varsApplied": applied, "awaited": true});
         if frame_spec.is_some() {
             data["frame"] = json!(frame.ordinal);
@@ -293,6 +306,10 @@ fn execute_js(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
         Ok(data)
     }))
 }
+
+/// The longest `execute_js` budget: chromiumoxide's fixed per-command limit, less a margin for
+/// Chromium's own termination answer to arrive first.
+const MAX_EVAL_MS: u64 = 29_000;
 
 fn eval_timeout(budget_ms: u64) -> CommandError {
     CommandError::new(
@@ -327,6 +344,8 @@ mod tests {
         assert_eq!(script_form("(1 + 2) * 3"), ScriptForm::Expression);
         assert_eq!(script_form("returnValue"), ScriptForm::Expression);
         assert_eq!(script_form("if (x) { return 1 }"), ScriptForm::Statements);
+        assert_eq!(script_form("π"), ScriptForm::Expression);
+        assert_eq!(script_form("größe => größe"), ScriptForm::Function);
     }
 
     #[test]

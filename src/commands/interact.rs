@@ -180,19 +180,26 @@ async fn resolve_index(task: &Task, method: &str, index: u32) -> Result<Target, 
         tab.frames(true).await?
     };
     let snap_frame = snap.frames.iter().find(|f| f.ordinal == element.frame);
-    // Re-find the frame by URL, then name, then id: iframes that reloaded keep their indices.
+    // Re-find the frame by id, then by a URL only one frame has, then by name: iframes that
+    // reloaded keep their indices, and two copies of one widget are never confused.
     let frame = match snap_frame {
         _ if element.frame == 0 => frames.first().cloned(),
-        Some(sf) => frames
-            .iter()
-            .find(|f| f.url == sf.url && !f.is_main())
-            .or_else(|| {
-                frames
-                    .iter()
-                    .find(|f| !sf.name.is_empty() && f.name == sf.name)
-            })
-            .or_else(|| frames.iter().find(|f| f.frame_id == sf.frame_id))
-            .cloned(),
+        Some(sf) => {
+            let by_url: Vec<&FrameRef> = frames
+                .iter()
+                .filter(|f| f.url == sf.url && !f.is_main())
+                .collect();
+            frames
+                .iter()
+                .find(|f| f.frame_id == sf.frame_id)
+                .or_else(|| (by_url.len() == 1).then(|| by_url[0]))
+                .or_else(|| {
+                    frames
+                        .iter()
+                        .find(|f| !sf.name.is_empty() && f.name == sf.name)
+                })
+                .cloned()
+        }
         None => None,
     }
     .ok_or_else(|| {

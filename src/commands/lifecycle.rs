@@ -103,13 +103,16 @@ fn start(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
         .unwrap_or(!cx.engine.config.launch.headful);
     let requested = requested_browser(p.str_opt("browser")?)?;
     let recording = p.bool_opt("networkRecording")?;
+    let id = cx.task_id.unwrap_or_else(TaskId::generate);
+    if cx.engine.task(id).is_some() {
+        // Checked before anything runs: nothing was started.
+        return Err(CommandError::invalid(
+            "id",
+            format!("task {id} is already running; close it first or use another id"),
+        ));
+    }
     Ok(Box::pin(async move {
-        let id = cx.task_id.unwrap_or_else(TaskId::generate);
-        if cx.engine.task(id).is_some() {
-            return Err(CommandError::failed(format!(
-                "task {id} is already running; close it first or use another id"
-            )));
-        }
+        let _starting = cx.engine.begin_start();
         let browser = cx.engine.browser_for_start(headless).await?;
         let task = match Task::open(id, browser.clone()).await {
             Ok(t) => t,

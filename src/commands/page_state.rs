@@ -192,11 +192,15 @@ async fn read_once(tab: &Tab, opts: SnapshotOptions) -> Result<SnapshotRead, Com
             "viewportExpansion": opts.viewport_expansion,
             "highlightIndexStart": cursor,
         });
+        // A failed call keeps its own code (navigating, browser gone, timeout); a probe that
+        // answered but could not read the page is ACTION_FAILED.
         let parsed = match tab.call_function(&frame, js::DOM_INDEX_JS, args).await {
-            Ok(v) => probe_value(v).and_then(|v| {
-                dom::parse_frame(v).map_err(|e| format!("unreadable probe output: {e}"))
-            }),
-            Err(e) => Err(e.msg),
+            Ok(v) => probe_value(v)
+                .and_then(|v| {
+                    dom::parse_frame(v).map_err(|e| format!("unreadable probe output: {e}"))
+                })
+                .map_err(|msg| (ErrorCode::ActionFailed, msg)),
+            Err(e) => Err((e.code, e.msg)),
         };
         match parsed {
             Ok(dom) => {
@@ -211,13 +215,13 @@ async fn read_once(tab: &Tab, opts: SnapshotOptions) -> Result<SnapshotRead, Com
                     resolved: Vec::new(),
                 });
             }
-            Err(msg) if frame.is_main() => {
+            Err((code, msg)) if frame.is_main() => {
                 return Err(CommandError::new(
-                    ErrorCode::PageNavigating,
+                    code,
                     format!("building page structure failed: {msg}"),
                 ));
             }
-            Err(msg) => {
+            Err((_, msg)) => {
                 issues.push(format!("frame_read_failed:{}", frame.ordinal));
                 reads.push(FrameRead {
                     frame,

@@ -283,8 +283,9 @@ impl LuaHost {
         core.set(
             "sleep",
             lua.create_async_function(|_, ms: f64| async move {
-                if ms.is_finite() && ms > 0.0 {
-                    tokio::time::sleep(Duration::from_secs_f64(ms / 1000.0)).await;
+                // `try_from` refuses what Duration cannot hold; a day is plenty for a sleep.
+                if let Ok(d) = Duration::try_from_secs_f64(ms / 1000.0) {
+                    tokio::time::sleep(d.min(Duration::from_secs(86_400))).await;
                 }
                 Ok(())
             })?,

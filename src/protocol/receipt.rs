@@ -115,6 +115,16 @@ impl Receipt {
         Value::Object(map)
     }
 
+    /// Marks the failure as unsafe to resend (drops `retryAfterMs`).
+    pub fn set_not_retryable(&mut self) {
+        self.retryable = false;
+        self.retry_after_ms = None;
+        if let Value::Object(map) = &mut self.data {
+            map.insert("retryable".into(), json!(false));
+            map.remove("retryAfterMs");
+        }
+    }
+
     /// Attaches a field to `data` (turning non-object data into `{result: data}`), keeping any
     /// value the command already set.
     pub fn add_data_field(&mut self, key: &str, value: Value) {
