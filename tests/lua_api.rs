@@ -40,8 +40,12 @@ fn strict_mode_raises() {
 #[test]
 fn lua_argument_mistakes_are_invalid_argument() {
     lua(r#"
-        local r = page:navigate("http://x/")
-        eq(r.code, "INVALID_ARGUMENT"); has(r.msg, "expected a params table, got string")
+        local ok, r = pcall(function() local x = page:navigate("http://x/"); return x end)
+        eq(ok, false, "a non-table params value is raised")
+        eq(r.code, "INVALID_ARGUMENT"); has(r.msg, "bad argument #1 to `navigate`: expected a params table, got string")
+        has(tostring(r), "test:", "the error points at the script line")
+        local ok2, r2 = pcall(browser.call, "list_methods", 5)
+        eq(ok2, false); has(r2.msg, "bad argument #2 to `list_methods`")
         local m = page:navigate{ url = "http://x/", 1 }
         eq(m.code, "INVALID_ARGUMENT"); has(m.msg, "mixes array entries")
         local u = page:no_such_command{}

@@ -52,17 +52,32 @@ local function wrap(r, js, level)
   return r
 end
 
+-- A params value that is not a table is a mistake in the script, not a command failure: it is
+-- raised (LUA-API.md "Raised errors"), shaped like mlua's BadArgument.
+local function check_params(method, params, argn)
+  if params ~= nil and type(params) ~= "table" then
+    error(setmetatable({
+      code = "INVALID_ARGUMENT", method = method, retryable = false, started = false,
+      msg = string.format("bad argument #%d to `%s`: expected a params table, got %s",
+        argn, method, type(params)),
+      where = position(3),
+    }, Error), 3)
+  end
+end
+
 -- Tasks ----------------------------------------------------------------------------------
 -- A Task is a Rust userdata holding only its id; its methods live here, one per registry
 -- command that needs a task, and are found through the userdata's __index.
 local task_methods = {}
 for _, name in ipairs(core.task_methods()) do
   task_methods[name] = function(self, params)
+    check_params(name, params, 1)
     local r, js = core.exec(self.id, name, params)
     return wrap(r, js, 2)
   end
 end
 task_methods.call = function(self, method, params)
+  check_params(tostring(method), params, 2)
   local r, js = core.exec(self.id, method, params)
   return wrap(r, js, 2)
 end
@@ -100,6 +115,7 @@ function browser.task(id)
 end
 
 function browser.call(method, params)
+  check_params(tostring(method), params, 2)
   local r, js = core.exec(nil, method, params)
   return wrap(r, js, 2)
 end
