@@ -118,3 +118,51 @@ fn ctrl_c_stops_the_script_and_closes_the_browser() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_killed_engine_leaves_no_browser_behind() {
+    let dir = std::env::temp_dir().join(format!("moonpilot-cli-kill-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("hold.lua");
+    std::fs::write(
+        &script,
+        "local p = browser.start{}\nprint(browser.call('list_tasks').data.browser.profileDir)\nio.stdout:flush()\nbrowser.sleep(60000)\n",
+    )
+    .unwrap();
+    let mut child = moonpilot()
+        .arg("run")
+        .arg(&script)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let profile = std::path::PathBuf::from(line.trim());
+    assert!(
+        profile.is_dir(),
+        "the browser runs with profile {profile:?}"
+    );
+    child.kill().unwrap(); // SIGKILL: no destructor, no shutdown.
+    child.wait().unwrap();
+    // The watchdog kills Chromium and removes its temporary profile within a few seconds.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        while profile.exists() && std::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    });
+    assert!(
+        !profile.exists(),
+        "the temporary profile {profile:?} is gone"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

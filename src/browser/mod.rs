@@ -71,6 +71,7 @@ pub struct Browser {
     runtime: tokio::runtime::Handle,
     ws_url: String,
     raw: OnceCell<Arc<raw::RawConnection>>,
+    watchdog: std::sync::Mutex<Option<tokio::process::Child>>,
     /// How it was obtained.
     pub mode: Mode,
     /// Whether it runs headless.
@@ -131,6 +132,33 @@ pub fn find_chromium(explicit: Option<&Path>) -> Result<PathBuf, StartError> {
         tried.push(PathBuf::from(format!("{name} (on PATH)")));
     }
     Err(StartError::NotFound { tried })
+}
+
+/// Starts a small `sh` process that kills Chromium (and removes its temporary profile) if this
+/// process dies without stopping it — a test binary's statics are never dropped, and `kill -9`
+/// skips every destructor. It exits by itself once Chromium is gone.
+fn spawn_watchdog(
+    chromium_pid: u32,
+    temporary_profile: Option<&Path>,
+) -> Option<tokio::process::Child> {
+    const SCRIPT: &str = r#"while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 1; done
+if kill -0 "$2" 2>/dev/null; then kill -9 "$2"; sleep 1; [ -n "$3" ] && rm -rf "$3"; fi"#;
+    let profile = temporary_profile
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(SCRIPT)
+        .arg("moonpilot-watchdog")
+        .arg(std::process::id().to_string())
+        .arg(chromium_pid.to_string())
+        .arg(profile)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| tracing::warn!("no watchdog for the browser: {e}"))
+        .ok()
 }
 
 impl Browser {
@@ -201,13 +229,22 @@ impl Browser {
                 });
             }
         };
+        let mut cdp = cdp;
+        let watchdog = cdp
+            .get_mut_child()
+            .and_then(|child| child.as_mut_inner().id())
+            .and_then(|pid| spawn_watchdog(pid, temporary.then_some(profile_dir.as_path())));
         let mode = Mode::Managed {
             executable,
             profile_dir,
             temporary,
             profile_seen_before,
         };
-        Ok(Browser::finish(cdp, handler, mode, !config.headful).await)
+        let browser = Browser::finish(cdp, handler, mode, !config.headful).await;
+        if let (Some(w), Ok(mut slot)) = (watchdog, browser.watchdog.lock()) {
+            *slot = Some(w);
+        }
+        Ok(browser)
     }
 
     async fn connect(url: &str) -> Result<Arc<Browser>, StartError> {
@@ -274,6 +311,7 @@ impl Browser {
             runtime,
             ws_url,
             raw,
+            watchdog: std::sync::Mutex::new(None),
             mode,
             headless,
             product,
@@ -400,6 +438,10 @@ impl Browser {
         } = &self.mode
         {
             let _ = tokio::fs::remove_dir_all(profile_dir).await;
+        }
+        let watchdog = self.watchdog.lock().ok().and_then(|mut w| w.take());
+        if let Some(mut watchdog) = watchdog {
+            let _ = watchdog.start_kill();
         }
     }
 
