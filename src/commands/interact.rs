@@ -153,26 +153,26 @@ fn stale(msg: String) -> CommandError {
     CommandError::new(ErrorCode::StaleElement, msg)
 }
 
-async fn resolve_index(task: &Task, method: &str, index: u32) -> Result<Target, CommandError> {
+async fn resolve_index(task: &Task, index: u32) -> Result<Target, CommandError> {
     let tab = task.tab()?;
     let Some(snap) = task.snapshot() else {
         return Err(stale(format!(
-            "{method} index out of range: {index} (no usable snapshot: call get_browser_state first, or use a *_by_selector command)"
+            "index out of range: {index} (no usable snapshot: call get_browser_state first, or use a *_by_selector command)"
         )));
     };
     let Some(element) = snap.element(index).cloned() else {
         let n = snap.elements.len();
         return Err(stale(format!(
-            "{method} index out of range: {index} (the snapshot from {:.1} s ago has {n} elements, legal range 0..{}, in {} frame(s); re-read with get_browser_state)",
+            "index out of range: {index} (the snapshot from {:.1} s ago has {n} elements, legal range 0..{}, in {} frame(s); re-read with get_browser_state)",
             snap.created.elapsed().as_secs_f64(),
             n.saturating_sub(1),
             snap.frames.len()
         )));
     };
     if snap.tab_target != tab.target_id() {
-        return Err(stale(format!(
-            "{method}: the snapshot was taken in another tab; re-read with get_browser_state"
-        )));
+        return Err(stale(
+            "the snapshot was taken in another tab; re-read with get_browser_state".to_string(),
+        ));
     }
     let frames = if element.frame == 0 {
         vec![tab.main_frame().await?]
@@ -204,7 +204,7 @@ async fn resolve_index(task: &Task, method: &str, index: u32) -> Result<Target, 
     }
     .ok_or_else(|| {
         stale(format!(
-            "{method}: the frame of index {index} is gone; re-read with get_browser_state"
+            "the frame of index {index} is gone; re-read with get_browser_state"
         ))
     })?;
     Ok(Target {
@@ -232,7 +232,7 @@ fn same_identity(info: &Value, element: &SnapElement) -> bool {
 
 /// Inspects the target (scrolling it into view); `STALE_ELEMENT` when it no longer resolves or
 /// is no longer the same element. One retry after 300 ms covers an element being re-rendered.
-async fn inspect(target: &Target, method: &str) -> Result<Value, CommandError> {
+async fn inspect(target: &Target) -> Result<Value, CommandError> {
     let args = json!({"op": "inspect", "path": target.element.locator});
     let mut info = target
         .tab
@@ -247,13 +247,13 @@ async fn inspect(target: &Target, method: &str) -> Result<Value, CommandError> {
     }
     if info["found"] != true {
         return Err(stale(format!(
-            "{method}: element {} (<{}>) is no longer in the page; re-read with get_browser_state",
+            "element {} (<{}>) is no longer in the page; re-read with get_browser_state",
             target.element.index, target.element.tag
         )));
     }
     if !same_identity(&info, &target.element) {
         return Err(stale(format!(
-            "{method}: index {} now resolves to another element (<{}>), not the snapshot's <{}>; re-read with get_browser_state",
+            "index {} now resolves to another element (<{}>), not the snapshot's <{}>; re-read with get_browser_state",
             target.element.index,
             info["tag"].as_str().unwrap_or("?").to_lowercase(),
             target.element.tag
@@ -441,14 +441,13 @@ fn click_element_by_index(cx: Cx, p: &mut Params) -> Result<CommandFuture, Comma
     };
     Ok(Box::pin(async move {
         let task = cx.task()?;
-        let method = cx.spec.name;
-        let mut target = resolve_index(&task, method, index).await?;
+        let mut target = resolve_index(&task, index).await?;
         let mut stale_recovered = false;
-        let mut info = match inspect(&target, method).await {
+        let mut info = match inspect(&target).await {
             Ok(info) => info,
             Err(e) if e.code == ErrorCode::StaleElement && recover(&mut target).await => {
                 stale_recovered = true;
-                inspect(&target, method).await?
+                inspect(&target).await?
             }
             Err(e) => return Err(e),
         };
@@ -469,7 +468,7 @@ fn click_element_by_index(cx: Cx, p: &mut Params) -> Result<CommandFuture, Comma
         if let (ClickMode::Auto | ClickMode::Native, Some(cover)) = (mode, &covered_by) {
             return Err(CommandError::new(
                 ErrorCode::ElementObscured,
-                format!("{method}: element {index} is covered by <{}> at its centre; auto mode does not click through", cover["tag"].as_str().unwrap_or("?").to_lowercase()),
+                format!("element {index} is covered by <{}> at its centre; auto mode does not click through", cover["tag"].as_str().unwrap_or("?").to_lowercase()),
             )
             .with_details(json!({
                 "coveredBy": cover,
@@ -575,7 +574,7 @@ async fn wait_actionable(
             100
         }))
         .await;
-        *info = inspect(target, "click").await?;
+        *info = inspect(target).await?;
     }
 }
 
@@ -661,8 +660,8 @@ fn input_text(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
     let mode = input_mode(p.str_opt("mode")?)?;
     Ok(Box::pin(async move {
         let task = cx.task()?;
-        let target = resolve_index(&task, cx.spec.name, index).await?;
-        let info = inspect(&target, cx.spec.name).await?;
+        let target = resolve_index(&task, index).await?;
+        let info = inspect(&target).await?;
         let real = match mode {
             InputMode::Auto => info["visible"] == true && has_box(&info),
             InputMode::Fill | InputMode::Type => true,
@@ -696,8 +695,8 @@ fn type_text(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
     let text = p.str_req("text")?;
     Ok(Box::pin(async move {
         let task = cx.task()?;
-        let target = resolve_index(&task, cx.spec.name, index).await?;
-        let info = inspect(&target, cx.spec.name).await?;
+        let target = resolve_index(&task, index).await?;
+        let info = inspect(&target).await?;
         check_editable(&info, index)?;
         probe_op(&target, "focus_end", json!({})).await?;
         target.tab.type_keys(&text).await?;
