@@ -82,14 +82,15 @@ fn quickstart_example_runs_end_to_end() {
     assert!(stdout.contains("quickstart: done"), "{stdout}");
 }
 
-#[test]
-fn ctrl_c_stops_the_script_and_closes_the_browser() {
-    let dir = std::env::temp_dir().join(format!("moonpilot-cli-int-{}", std::process::id()));
+/// Starts `moonpilot run` on a script that starts a task, prints the browser's profile
+/// directory and then sleeps; answers the child once that line is read (the engine is running).
+fn run_holding_script(name: &str) -> (std::process::Child, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("moonpilot-cli-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let script = dir.join("forever.lua");
+    let script = dir.join("hold.lua");
     std::fs::write(
         &script,
-        "local p = browser.start{}\nprint(p:get_config().ok and 'x' or 'x')\nio.stdout:flush()\nbrowser.sleep(60000)\n",
+        "local p = browser.start{}\nprint(browser.call('list_tasks').data.browser.profileDir)\nio.stdout:flush()\nbrowser.sleep(60000)\n",
     )
     .unwrap();
     let mut child = moonpilot()
@@ -99,10 +100,19 @@ fn ctrl_c_stops_the_script_and_closes_the_browser() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until the script is running (it printed), then interrupt it.
-    let mut stdout = child.stdout.take().unwrap();
-    let mut first = [0u8; 1];
-    std::io::Read::read_exact(&mut stdout, &mut first).unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    (child, std::path::PathBuf::from(line.trim()))
+}
+
+#[test]
+fn ctrl_c_stops_the_script_and_closes_the_browser() {
+    let (child, profile) = run_holding_script("int");
+    assert!(profile.is_dir());
     let status = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -116,33 +126,12 @@ fn ctrl_c_stops_the_script_and_closes_the_browser() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
-    let _ = std::fs::remove_dir_all(dir);
+    assert!(!profile.exists(), "shutdown removed the temporary profile");
 }
 
 #[test]
 fn a_killed_engine_leaves_no_browser_behind() {
-    let dir = std::env::temp_dir().join(format!("moonpilot-cli-kill-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let script = dir.join("hold.lua");
-    std::fs::write(
-        &script,
-        "local p = browser.start{}\nprint(browser.call('list_tasks').data.browser.profileDir)\nio.stdout:flush()\nbrowser.sleep(60000)\n",
-    )
-    .unwrap();
-    let mut child = moonpilot()
-        .arg("run")
-        .arg(&script)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    let profile = std::path::PathBuf::from(line.trim());
+    let (mut child, profile) = run_holding_script("kill");
     assert!(
         profile.is_dir(),
         "the browser runs with profile {profile:?}"
@@ -164,5 +153,4 @@ fn a_killed_engine_leaves_no_browser_behind() {
         !profile.exists(),
         "the temporary profile {profile:?} is gone"
     );
-    let _ = std::fs::remove_dir_all(dir);
 }
