@@ -7,7 +7,7 @@
 //! - [`engine`]: the shared browser slot and the live tasks.
 //! - [`browser`]: everything that touches chromiumoxide (launch, pump, tabs, frames, events).
 //! - [`dom`]: the snapshot model and its text rendering; [`js`]: the page-side probes.
-//! - [`lua`]: the Lua bridge used by `moonpilot run` (and later the REPL and watch mode).
+//! - [`lua`]: the Lua bridge used by `moonpilot run` and [`repl`] (and later watch mode).
 
 #![warn(missing_docs)]
 
@@ -21,6 +21,7 @@ pub mod js;
 pub mod lua;
 pub mod protocol;
 pub mod registry;
+pub mod repl;
 
 pub use engine::{Engine, EngineConfig};
 pub use error::{CommandError, StartError};

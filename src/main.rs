@@ -49,6 +49,14 @@ enum Command {
         #[command(flatten)]
         browser: BrowserOpts,
     },
+    /// An interactive Lua prompt with `browser` loaded (and `page`, a fresh task).
+    Repl {
+        /// Do not start a task bound to `page`.
+        #[arg(long)]
+        no_start: bool,
+        #[command(flatten)]
+        browser: BrowserOpts,
+    },
     /// List the registered commands.
     Methods {
         /// Print the full specs as JSON.
@@ -68,6 +76,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Methods { json } => methods(json),
+        Command::Repl { no_start, browser } => {
+            moonpilot::repl::run(engine_config(browser), !no_start)
+        }
         Command::Run {
             file,
             args,
@@ -94,6 +105,18 @@ fn methods(json: bool) -> ExitCode {
     // A closed stdout (`moonpilot methods | head`) is not an error.
     let _ = writeln!(std::io::stdout(), "{out}");
     ExitCode::SUCCESS
+}
+
+fn engine_config(opts: BrowserOpts) -> EngineConfig {
+    EngineConfig {
+        launch: LaunchConfig {
+            chromium: opts.chromium,
+            headful: opts.headful,
+            profile: opts.profile,
+            cdp_url: opts.cdp_url,
+        },
+        ..EngineConfig::default()
+    }
 }
 
 fn parse_args(args: &[String]) -> Result<BTreeMap<String, String>, String> {
@@ -127,15 +150,7 @@ fn run(file: PathBuf, args: Vec<String>, opts: BrowserOpts) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let config = EngineConfig {
-        launch: LaunchConfig {
-            chromium: opts.chromium,
-            headful: opts.headful,
-            profile: opts.profile,
-            cdp_url: opts.cdp_url,
-        },
-        ..EngineConfig::default()
-    };
+    let config = engine_config(opts);
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async move {
         let engine = Engine::new(config);

@@ -15,5 +15,6 @@ mod lifecycle;
 mod lua_api;
 mod navigation;
 mod page_state;
+mod repl;
 mod scripts;
 mod tidy;
