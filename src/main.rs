@@ -9,8 +9,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use moonpilot::browser::LaunchConfig;
-use moonpilot::lua::LuaHost;
-use moonpilot::{registry, Engine, EngineConfig, Executor};
+use moonpilot::lua::run_host;
+use moonpilot::{registry, EngineConfig};
 
 /// Browser automation on real Chromium, driven by Lua.
 #[derive(Parser, Debug)]
@@ -140,34 +140,13 @@ fn run(file: PathBuf, args: Vec<String>, opts: BrowserOpts) -> ExitCode {
         eprintln!("moonpilot: no such script: {}", file.display());
         return ExitCode::from(2);
     }
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("moonpilot: cannot start the runtime: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let config = engine_config(opts);
-    let local = tokio::task::LocalSet::new();
-    local.block_on(&runtime, async move {
-        let engine = Engine::new(config);
-        let host = match LuaHost::new(Executor::new(engine.clone()), args) {
-            Ok(h) => h,
-            Err(e) => {
-                eprintln!("moonpilot: cannot set up Lua: {e}");
-                return ExitCode::from(2);
-            }
-        };
+    run_host(engine_config(opts), args, |host| async move {
         // Ctrl-C stops the script but still closes the browser (and removes its temporary
         // profile) on the way out.
         let res = tokio::select! {
             res = host.run_file(&file) => Some(res),
             _ = tokio::signal::ctrl_c() => None,
         };
-        engine.shutdown().await;
         match res {
             Some(Ok(())) => ExitCode::SUCCESS,
             Some(Err(e)) => {

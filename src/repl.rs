@@ -13,8 +13,8 @@ use std::process::ExitCode;
 use mlua::{MultiValue, Value as LuaValue};
 use tokio::sync::mpsc;
 
-use crate::lua::LuaHost;
-use crate::{Engine, EngineConfig, Executor};
+use crate::lua::{run_host, LuaHost};
+use crate::EngineConfig;
 
 /// What the editor thread sends back for one prompt.
 enum Input {
@@ -170,30 +170,10 @@ fn compile(host: &LuaHost, source: &str) -> Result<mlua::Function, mlua::Error> 
 
 /// Runs the REPL until Ctrl-D (or the end of input). `start` binds a fresh task to `page`.
 pub fn run(config: EngineConfig, start: bool) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("moonpilot: cannot start the runtime: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let local = tokio::task::LocalSet::new();
-    local.block_on(&runtime, async move {
-        let engine = Engine::new(config);
-        let host = match LuaHost::new(Executor::new(engine.clone()), BTreeMap::new()) {
-            Ok(h) => h,
-            Err(e) => {
-                eprintln!("moonpilot: cannot set up Lua: {e}");
-                return ExitCode::from(2);
-            }
-        };
+    run_host(config, BTreeMap::new(), |host| async move {
         if start {
             if let Err(e) = host.eval("page = browser.start{}", "start").await {
                 eprintln!("moonpilot: {e}");
-                engine.shutdown().await;
                 return ExitCode::from(2);
             }
         }
@@ -243,7 +223,6 @@ pub fn run(config: EngineConfig, start: bool) -> ExitCode {
             }
         }
         drop(prompts);
-        engine.shutdown().await;
         ExitCode::SUCCESS
     })
 }

@@ -23,6 +23,43 @@ use crate::registry;
 
 const PRELUDE: &str = include_str!("prelude.lua");
 
+/// The hosts' common frame: a current-thread runtime with a `LocalSet`, an engine, a Lua state
+/// with `args` as `browser.args`; runs `body` and then shuts the engine down (closing every task
+/// and the browser) whatever `body` answered. Set-up failures are exit code 2.
+pub fn run_host<F, Fut>(
+    config: crate::EngineConfig,
+    args: BTreeMap<String, String>,
+    body: F,
+) -> std::process::ExitCode
+where
+    F: FnOnce(LuaHost) -> Fut,
+    Fut: std::future::Future<Output = std::process::ExitCode>,
+{
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("moonpilot: cannot start the runtime: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&runtime, async move {
+        let engine = crate::Engine::new(config);
+        let code = match LuaHost::new(Executor::new(engine.clone()), args) {
+            Ok(host) => body(host).await,
+            Err(e) => {
+                eprintln!("moonpilot: cannot set up Lua: {e}");
+                std::process::ExitCode::from(2)
+            }
+        };
+        engine.shutdown().await;
+        code
+    })
+}
+
 /// A Lua state wired to an executor.
 pub struct LuaHost {
     lua: Lua,
