@@ -3,17 +3,29 @@
 //! rustyline runs on its own thread (it blocks on the terminal) and is driven by prompts sent
 //! from the engine thread, which owns the Lua state: it asks for a line with the right prompt
 //! (`> ` or `>> ` while a chunk is incomplete), gets the line back over a channel, and evaluates
-//! complete chunks. Ctrl-C at the prompt drops the pending input; during a command it cancels the
-//! command (the task and the browser stay). Ctrl-D exits and closes the tasks.
+//! complete chunks. The editor thread is the one owner of the terminal: whatever a script prints
+//! goes through rustyline's external printer, so output from background coroutines appears above
+//! the prompt without garbling the line being typed. Ctrl-C at the prompt drops the pending
+//! input; during a command it cancels the command (the task and the browser stay). Ctrl-D exits
+//! and closes the tasks.
 
+mod complete;
+
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::rc::Rc;
 
 use mlua::{MultiValue, Value as LuaValue};
+use rustyline::history::FileHistory;
+use rustyline::{CompletionType, Config, Editor, ExternalPrinter};
 use tokio::sync::mpsc;
 
+pub use complete::{complete, Names};
+
 use crate::lua::{run_host, LuaHost};
+use crate::registry;
 use crate::EngineConfig;
 
 /// What the editor thread sends back for one prompt.
@@ -32,22 +44,66 @@ fn history_path() -> Option<PathBuf> {
     Some(base.join("moonpilot").join("history"))
 }
 
-/// Starts the editor thread; it reads one line per prompt it receives.
-fn spawn_editor() -> (
-    std::sync::mpsc::Sender<String>,
-    mpsc::UnboundedReceiver<Input>,
-) {
-    let (prompt_tx, prompt_rx) = std::sync::mpsc::channel::<String>();
-    let (input_tx, input_rx) = mpsc::unbounded_channel();
-    std::thread::spawn(move || {
-        let mut editor = match rustyline::DefaultEditor::new() {
-            Ok(e) => e,
-            Err(e) => {
-                eprintln!("moonpilot: no line editor: {e}");
-                let _ = input_tx.send(Input::Eof);
+/// The terminal's writer for everything that is not the prompt: rustyline's external printer
+/// when there is a terminal (it redraws the prompt and the typed line below the message), plain
+/// stdout otherwise.
+#[derive(Clone)]
+pub struct Terminal {
+    printer: Rc<RefCell<Option<Printer>>>,
+}
+
+impl Terminal {
+    /// Prints one message (a newline is added).
+    pub fn print(&self, text: &str) {
+        let mut slot = self.printer.borrow_mut();
+        if let Some(printer) = slot.as_mut() {
+            if printer.print(format!("{text}\n")).is_ok() {
                 return;
             }
-        };
+            *slot = None;
+        }
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{text}");
+        let _ = out.flush();
+    }
+}
+
+/// The editor thread's end of the conversation.
+struct LineReader {
+    prompts: std::sync::mpsc::Sender<String>,
+    inputs: mpsc::UnboundedReceiver<Input>,
+}
+
+type Printer = Box<dyn ExternalPrinter + Send>;
+
+/// Starts the editor thread; it reads one line per prompt it receives, and hands back its
+/// external printer (when the terminal has one) before the first prompt.
+async fn spawn_editor(names: Names) -> (LineReader, Option<Printer>) {
+    let (prompt_tx, prompt_rx) = std::sync::mpsc::channel::<String>();
+    let (input_tx, input_rx) = mpsc::unbounded_channel();
+    let (printer_tx, printer_rx) = tokio::sync::oneshot::channel::<Option<Printer>>();
+    std::thread::spawn(move || {
+        let config = Config::builder()
+            .completion_type(CompletionType::List)
+            .auto_add_history(false)
+            .build();
+        let mut editor: Editor<complete::ReplHelper, FileHistory> =
+            match Editor::with_config(config) {
+                Ok(e) => e,
+                Err(e) => {
+                    eprintln!("moonpilot: no line editor: {e}");
+                    let _ = printer_tx.send(None);
+                    let _ = input_tx.send(Input::Eof);
+                    return;
+                }
+            };
+        editor.set_helper(Some(complete::ReplHelper::new(names)));
+        let printer = editor
+            .create_external_printer()
+            .ok()
+            .map(|p| Box::new(p) as Printer);
+        let _ = printer_tx.send(printer);
         let history = history_path();
         if let Some(path) = &history {
             let _ = editor.load_history(path);
@@ -75,7 +131,14 @@ fn spawn_editor() -> (
             let _ = editor.save_history(path);
         }
     });
-    (prompt_tx, input_rx)
+    let printer = printer_rx.await.ok().flatten();
+    (
+        LineReader {
+            prompts: prompt_tx,
+            inputs: input_rx,
+        },
+        printer,
+    )
 }
 
 /// One value as the REPL prints it: `tostring` for anything with a `__tostring` (Results, Tasks,
@@ -168,6 +231,132 @@ fn compile(host: &LuaHost, source: &str) -> Result<mlua::Function, mlua::Error> 
     }
 }
 
+/// The names completion needs from the Lua state: `browser`'s fields and the globals.
+fn collect_names(host: &LuaHost) -> Names {
+    let lua = host.lua();
+    let keys = |t: mlua::Table| -> Vec<String> {
+        t.pairs::<String, LuaValue>()
+            .filter_map(Result::ok)
+            .map(|(k, _)| k)
+            .filter(|k| !k.starts_with('_'))
+            .collect()
+    };
+    let browser = lua
+        .globals()
+        .get::<mlua::Table>("browser")
+        .map(keys)
+        .unwrap_or_default();
+    let mut globals = keys(lua.globals());
+    globals.push("page".into());
+    Names { browser, globals }
+}
+
+/// `:help [NAME]`: the REPL's own commands, or one command's summary, params and example.
+pub fn help(name: &str) -> String {
+    let name = name.trim();
+    if name.is_empty() {
+        return [
+            "Lua with `browser` loaded; `page` is the task started for this session.",
+            "  :help NAME        a command's summary, params and example",
+            "  :methods [TEXT]   the commands whose name contains TEXT",
+            "  :state            the current page's snapshot (get_browser_state text)",
+            "  Tab completes page:<command>, its params inside `{`, and browser.<function>.",
+            "  Ctrl-C cancels the running command; Ctrl-D exits and closes the tasks.",
+        ]
+        .join("\n");
+    }
+    let Some(spec) = registry::lookup(name) else {
+        return registry::unknown_method_message(name);
+    };
+    let mut out = format!("{} — {}", spec.name, spec.summary);
+    if let Some(target) = spec.alias_of.filter(|t| !spec.summary.contains(t)) {
+        out.push_str(&format!(" (alias of {target})"));
+    }
+    out.push_str(&format!("\n  {}\n", spec.doc));
+    if spec.params.is_empty() {
+        out.push_str("params: none\n");
+    } else {
+        out.push_str("params:\n");
+        let width = spec.params.iter().map(|p| p.name.len()).max().unwrap_or(0);
+        for p in spec.params {
+            let need = match (p.required, p.default) {
+                (true, _) => "required".to_string(),
+                (false, Some(d)) => format!("default {d}"),
+                (false, None) => "optional".to_string(),
+            };
+            out.push_str(&format!(
+                "  {:<width$}  {:<7} {:<16} {}\n",
+                p.name,
+                p.kind.as_str(),
+                need,
+                p.doc
+            ));
+        }
+    }
+    out.push_str(&format!("example:\n  {}", spec.example));
+    out
+}
+
+/// `:methods [filter]`: one line per command whose name contains `filter`.
+pub fn methods(filter: &str) -> String {
+    let filter = filter.trim().to_lowercase();
+    let lines: Vec<String> = registry::all()
+        .iter()
+        .filter(|s| s.name.contains(&filter))
+        .map(|s| format!("{:<28} {}", s.name, s.summary))
+        .collect();
+    if lines.is_empty() {
+        format!("no command contains `{filter}`")
+    } else {
+        lines.join("\n")
+    }
+}
+
+const STATE_CHUNK: &str = r#"
+if type(page) ~= "userdata" then return "no page: start one with page = browser.start{}" end
+local r = page:get_browser_state{}
+if not r.ok then return tostring(r) end
+return r.data.text
+"#;
+
+/// One REPL command line (`:name args`).
+async fn meta_command(host: &LuaHost, line: &str) -> String {
+    let line = line.trim_start_matches(':');
+    let (name, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+    match name {
+        "help" | "h" => help(rest),
+        "methods" | "m" => methods(rest),
+        "state" | "s" => match host.eval(STATE_CHUNK, "state").await {
+            Ok(values) => values
+                .iter()
+                .map(|v| v.to_string().unwrap_or_default())
+                .collect::<Vec<_>>()
+                .join("\t"),
+            Err(e) => e.to_string(),
+        },
+        other => format!("unknown REPL command `:{other}`; :help lists them"),
+    }
+}
+
+/// Evaluates one complete chunk and prints its values. Ctrl-C cancels it (the command future
+/// is dropped); the session stays.
+async fn eval_chunk(func: mlua::Function, terminal: &Terminal) {
+    let res = tokio::select! {
+        res = func.call_async::<MultiValue>(()) => Some(res),
+        _ = tokio::signal::ctrl_c() => None,
+    };
+    match res {
+        Some(Ok(values)) => {
+            let shown: Vec<String> = values.iter().map(render).collect();
+            if !shown.is_empty() {
+                terminal.print(&shown.join("\t"));
+            }
+        }
+        Some(Err(e)) => terminal.print(&e.to_string()),
+        None => terminal.print("interrupted"),
+    }
+}
+
 /// Runs the REPL until Ctrl-D (or the end of input). `start` binds a fresh task to `page`.
 pub fn run(config: EngineConfig, start: bool) -> ExitCode {
     run_host(config, BTreeMap::new(), |host| async move {
@@ -177,14 +366,21 @@ pub fn run(config: EngineConfig, start: bool) -> ExitCode {
                 return ExitCode::from(2);
             }
         }
-        let (prompts, mut inputs) = spawn_editor();
+        let (mut editor, printer) = spawn_editor(collect_names(&host)).await;
+        let terminal = Terminal {
+            printer: Rc::new(RefCell::new(printer)),
+        };
+        let sink = terminal.clone();
+        if let Err(e) = host.redirect_print(move |line| sink.print(line)) {
+            eprintln!("moonpilot: {e}");
+        }
         let mut buffer = String::new();
         loop {
             let prompt = if buffer.is_empty() { "> " } else { ">> " };
-            if prompts.send(prompt.to_string()).is_err() {
+            if editor.prompts.send(prompt.to_string()).is_err() {
                 break;
             }
-            let line = match inputs.recv().await {
+            let line = match editor.inputs.recv().await {
                 Some(Input::Line(line)) => line,
                 Some(Input::Interrupted) => {
                     buffer.clear();
@@ -192,6 +388,11 @@ pub fn run(config: EngineConfig, start: bool) -> ExitCode {
                 }
                 Some(Input::Eof) | None => break,
             };
+            if buffer.is_empty() && line.trim_start().starts_with(':') {
+                let out = meta_command(&host, line.trim()).await;
+                terminal.print(&out);
+                continue;
+            }
             if !buffer.is_empty() {
                 buffer.push('\n');
             }
@@ -200,29 +401,15 @@ pub fn run(config: EngineConfig, start: bool) -> ExitCode {
                 Ok(f) => f,
                 Err(e) if incomplete(&e) => continue,
                 Err(e) => {
-                    println!("{e}");
+                    terminal.print(&e.to_string());
                     buffer.clear();
                     continue;
                 }
             };
             buffer.clear();
-            // Ctrl-C cancels the running chunk (its command future is dropped); the session stays.
-            let res = tokio::select! {
-                res = func.call_async::<MultiValue>(()) => Some(res),
-                _ = tokio::signal::ctrl_c() => None,
-            };
-            match res {
-                Some(Ok(values)) => {
-                    let shown: Vec<String> = values.iter().map(render).collect();
-                    if !shown.is_empty() {
-                        println!("{}", shown.join("\t"));
-                    }
-                }
-                Some(Err(e)) => println!("{e}"),
-                None => println!("interrupted"),
-            }
+            eval_chunk(func, &terminal).await;
         }
-        drop(prompts);
+        drop(editor);
         ExitCode::SUCCESS
     })
 }

@@ -134,6 +134,41 @@ pub fn find_chromium(explicit: Option<&Path>) -> Result<PathBuf, StartError> {
     Err(StartError::NotFound { tried })
 }
 
+/// Whether util-linux's `setsid` is on PATH.
+fn has_setsid() -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join("setsid").is_file()))
+}
+
+/// Writes a one-shot launcher that runs Chromium in its own session (`setsid`), so a Ctrl-C typed
+/// in the terminal reaches moonpilot only: the REPL cancels the running command and the browser
+/// stays. The script deletes itself before it execs, and the exec chain keeps Chromium's pid.
+/// `None` (launch Chromium directly) where `setsid` is missing.
+async fn session_launcher() -> Option<PathBuf> {
+    const SCRIPT: &str =
+        "#!/bin/sh\nrm -f \"$0\"\nexec setsid \"$MOONPILOT_CHROMIUM_EXEC\" \"$@\"\n";
+    if !has_setsid() {
+        return None;
+    }
+    let n = PROFILE_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!("moonpilot-launch-{}-{n}", std::process::id()));
+    let written = tokio::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o700)
+        .open(&path)
+        .await;
+    let mut file = written
+        .map_err(|e| tracing::debug!("no session launcher: {e}"))
+        .ok()?;
+    use tokio::io::AsyncWriteExt;
+    if file.write_all(SCRIPT.as_bytes()).await.is_err() || file.flush().await.is_err() {
+        let _ = tokio::fs::remove_file(&path).await;
+        return None;
+    }
+    Some(path)
+}
+
 /// Starts a small `sh` process that kills Chromium (and removes its temporary profile) if this
 /// process dies without stopping it — a test binary's statics are never dropped, and `kill -9`
 /// skips every destructor. It exits by itself once Chromium is gone.
@@ -146,7 +181,16 @@ if kill -0 "$2" 2>/dev/null; then kill -9 "$2"; sleep 1; [ -n "$3" ] && rm -rf "
     let profile = temporary_profile
         .map(|p| p.display().to_string())
         .unwrap_or_default();
-    tokio::process::Command::new("sh")
+    // In its own session (as Chromium), so a hangup of the terminal that kills moonpilot
+    // does not take the watchdog with it.
+    let mut command = if has_setsid() {
+        let mut c = tokio::process::Command::new("setsid");
+        c.arg("sh");
+        c
+    } else {
+        tokio::process::Command::new("sh")
+    };
+    command
         .arg("-c")
         .arg(SCRIPT)
         .arg("moonpilot-watchdog")
@@ -193,8 +237,10 @@ impl Browser {
                 source,
             })?;
         let (w, h) = VIEWPORT;
+        let launcher = session_launcher().await;
         let mut builder = BrowserConfig::builder()
-            .chrome_executable(&executable)
+            .chrome_executable(launcher.as_deref().unwrap_or(&executable))
+            .env("MOONPILOT_CHROMIUM_EXEC", executable.display().to_string())
             .user_data_dir(&profile_dir)
             .no_sandbox()
             .surface_invalid_messages()
@@ -222,6 +268,9 @@ impl Browser {
             Err(e) => {
                 if temporary {
                     let _ = tokio::fs::remove_dir_all(&profile_dir).await;
+                }
+                if let Some(launcher) = &launcher {
+                    let _ = tokio::fs::remove_file(launcher).await;
                 }
                 return Err(StartError::Launch {
                     path: executable.clone(),

@@ -368,6 +368,21 @@ impl LuaHost {
         Ok(LuaHost { lua })
     }
 
+    /// Sends what `print` prints (its arguments through `tostring`, tab-separated, as Lua's own
+    /// `print`) to `sink`, one call per `print`. Hosts that own the terminal use it.
+    pub fn redirect_print(&self, sink: impl Fn(&str) + 'static) -> mlua::Result<()> {
+        let print = self.lua.create_function(move |lua, args: MultiValue| {
+            let tostring: Function = lua.globals().get("tostring")?;
+            let mut parts = Vec::with_capacity(args.len());
+            for arg in args {
+                parts.push(tostring.call::<mlua::LuaString>(arg)?.to_string_lossy());
+            }
+            sink(&parts.join("\t"));
+            Ok(())
+        })?;
+        self.lua.globals().set("print", print)
+    }
+
     /// The Lua state.
     pub fn lua(&self) -> &Lua {
         &self.lua

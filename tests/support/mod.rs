@@ -2,3 +2,4 @@
 
 pub mod harness;
 pub mod server;
+pub mod terminal;
