@@ -22,6 +22,7 @@ pub mod lua;
 pub mod protocol;
 pub mod registry;
 pub mod repl;
+pub mod watch;
 
 pub use engine::{Engine, EngineConfig};
 pub use error::{CommandError, StartError};

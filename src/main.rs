@@ -57,6 +57,17 @@ enum Command {
         #[command(flatten)]
         browser: BrowserOpts,
     },
+    /// Run a Lua script, and again on every save of it or of a module it requires; the browser
+    /// and its tasks stay open between runs.
+    Watch {
+        /// The script.
+        file: PathBuf,
+        /// A `key=value` pair for `browser.args` (repeatable).
+        #[arg(long = "arg", value_name = "K=V")]
+        args: Vec<String>,
+        #[command(flatten)]
+        browser: BrowserOpts,
+    },
     /// List the registered commands.
     Methods {
         /// Print the full specs as JSON.
@@ -84,6 +95,11 @@ fn main() -> ExitCode {
             args,
             browser,
         } => run(file, args, browser),
+        Command::Watch {
+            file,
+            args,
+            browser,
+        } => watch(file, args, browser),
     }
 }
 
@@ -128,18 +144,34 @@ fn parse_args(args: &[String]) -> Result<BTreeMap<String, String>, String> {
         .collect()
 }
 
-fn run(file: PathBuf, args: Vec<String>, opts: BrowserOpts) -> ExitCode {
-    let args = match parse_args(&args) {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("moonpilot: {e}");
-            return ExitCode::from(2);
-        }
-    };
+/// The `K=V` args and a check that the script exists (usage errors, exit code 2).
+fn script_and_args(
+    file: &std::path::Path,
+    args: &[String],
+) -> Result<BTreeMap<String, String>, ExitCode> {
+    let args = parse_args(args).map_err(|e| {
+        eprintln!("moonpilot: {e}");
+        ExitCode::from(2)
+    })?;
     if !file.is_file() {
         eprintln!("moonpilot: no such script: {}", file.display());
-        return ExitCode::from(2);
+        return Err(ExitCode::from(2));
     }
+    Ok(args)
+}
+
+fn watch(file: PathBuf, args: Vec<String>, opts: BrowserOpts) -> ExitCode {
+    match script_and_args(&file, &args) {
+        Ok(args) => moonpilot::watch::run(engine_config(opts), file, args),
+        Err(code) => code,
+    }
+}
+
+fn run(file: PathBuf, args: Vec<String>, opts: BrowserOpts) -> ExitCode {
+    let args = match script_and_args(&file, &args) {
+        Ok(args) => args,
+        Err(code) => return code,
+    };
     run_host(engine_config(opts), args, |host| async move {
         // Ctrl-C stops the script but still closes the browser (and removes its temporary
         // profile) on the way out.

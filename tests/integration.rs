@@ -18,3 +18,4 @@ mod page_state;
 mod repl;
 mod scripts;
 mod tidy;
+mod watch;

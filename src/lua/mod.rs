@@ -7,10 +7,12 @@
 //! run on a `LocalSet`.
 
 pub mod convert;
+pub mod journal;
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
-use std::path::Path;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use mlua::{Function, Lua, MultiValue, Table, UserData, UserDataMethods, Value as LuaValue};
@@ -20,6 +22,7 @@ use crate::browser::task::TaskId;
 use crate::executor::Executor;
 use crate::protocol::{ErrorCode, Receipt};
 use crate::registry;
+use journal::{Journal, Replayed};
 
 const PRELUDE: &str = include_str!("prelude.lua");
 
@@ -68,6 +71,108 @@ pub struct LuaHost {
 struct HostData {
     executor: Executor,
     epoch: Instant,
+    args: BTreeMap<String, String>,
+    /// Coroutines started by `browser.spawn`, aborted with [`LuaHost::abort_jobs`].
+    jobs: RefCell<Vec<tokio::task::AbortHandle>>,
+    /// Watch mode's journal, shared by the runs of one watch session.
+    journal: Option<Rc<RefCell<Journal>>>,
+    /// Files `require` found (recorded once [`LuaHost::track_requires`] is on).
+    modules: RefCell<BTreeSet<PathBuf>>,
+    /// The chunk name of the script `run_file` runs (`@path`), to find its lines on the stack.
+    script: RefCell<Option<String>>,
+}
+
+/// A watch-mode notice (resume, divergence): printed on its own line, apart from the script's
+/// output.
+fn notice(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "watch: {text}");
+    let _ = out.flush();
+}
+
+/// Whether a task is alive in the engine.
+fn alive(lua: &Lua, task: TaskId) -> bool {
+    lua.app_data_ref::<HostData>()
+        .is_some_and(|h| h.executor.engine().task(task).is_some())
+}
+
+/// The task a `start` receipt names (`data.id`, a decimal string on the wire).
+fn started_task(receipt: &Receipt) -> Option<TaskId> {
+    match receipt.data.get("id")? {
+        serde_json::Value::String(s) => s.parse().ok().map(TaskId),
+        serde_json::Value::Number(n) => n.as_u64().map(TaskId),
+        _ => None,
+    }
+}
+
+/// Sends one command, through the watch journal when there is one: replayed from it while a
+/// re-run is resuming, a task of the previous run handed over for `start`, and recorded.
+async fn send(
+    lua: &Lua,
+    executor: &Executor,
+    task: Option<TaskId>,
+    method: &str,
+    params: serde_json::Value,
+) -> Receipt {
+    let journal = lua
+        .app_data_ref::<HostData>()
+        .and_then(|h| h.journal.clone());
+    let Some(journal) = journal else {
+        return executor.execute(task, method, params).await;
+    };
+    let replayed = journal.borrow_mut().replay_next(task, method, &params);
+    match replayed {
+        Replayed::Hit(receipt) => {
+            let started = (method == "start")
+                .then(|| started_task(&receipt))
+                .flatten();
+            match started {
+                Some(t) if !alive(lua, t) => {
+                    notice(&format!(
+                        "task {t} of the journal is gone; going on live from command {}",
+                        journal.borrow().commands + 1
+                    ));
+                    journal.borrow_mut().stop_replay();
+                }
+                _ => {
+                    let mut j = journal.borrow_mut();
+                    if let Some(t) = started {
+                        j.started(t);
+                    }
+                    j.record(task, method, &params, &receipt);
+                    return receipt;
+                }
+            }
+        }
+        Replayed::Diverged { at, expected } => notice(&format!(
+            "the script asked for `{method}` where the journal has `{expected}` (command {at}); going on live"
+        )),
+        Replayed::Live => {}
+    }
+    if method == "start" && task.is_none() {
+        let reuse = journal.borrow_mut().task_to_reuse();
+        if let Some(t) = reuse.filter(|t| alive(lua, *t)) {
+            let receipt = Receipt::success(
+                "start",
+                serde_json::json!({"id": t.0.to_string(), "reused": true}),
+                0.0,
+            );
+            let mut j = journal.borrow_mut();
+            j.started(t);
+            j.record(task, method, &params, &receipt);
+            return receipt;
+        }
+    }
+    let receipt = executor.execute(task, method, params.clone()).await;
+    let mut j = journal.borrow_mut();
+    if method == "start" && receipt.ok {
+        if let Some(t) = started_task(&receipt) {
+            j.started(t);
+        }
+    }
+    j.record(task, method, &params, &receipt);
+    receipt
 }
 
 /// A `Task` handle: only the id, resolved by the engine on every call (LUA-API.md "Task").
@@ -227,10 +332,36 @@ impl LuaHost {
     /// A Lua state (standard library without `debug`) with `browser` installed as a global and
     /// as `require("moonpilot")`. `args` become `browser.args`.
     pub fn new(executor: Executor, args: BTreeMap<String, String>) -> mlua::Result<LuaHost> {
+        LuaHost::build(executor, args, None)
+    }
+
+    /// A fresh Lua state over the same executor and args as `self`, sending its commands through
+    /// `journal` (watch mode: one state per run, one journal per session).
+    pub fn renew(&self, journal: Rc<RefCell<Journal>>) -> mlua::Result<LuaHost> {
+        let (executor, args) = {
+            let data = self
+                .lua
+                .app_data_ref::<HostData>()
+                .ok_or_else(|| mlua::Error::runtime("moonpilot: the engine is gone"))?;
+            (data.executor.clone(), data.args.clone())
+        };
+        LuaHost::build(executor, args, Some(journal))
+    }
+
+    fn build(
+        executor: Executor,
+        args: BTreeMap<String, String>,
+        journal: Option<Rc<RefCell<Journal>>>,
+    ) -> mlua::Result<LuaHost> {
         let lua = Lua::new();
         lua.set_app_data(HostData {
             executor,
             epoch: Instant::now(),
+            args: args.clone(),
+            jobs: RefCell::new(Vec::new()),
+            journal,
+            modules: RefCell::new(BTreeSet::new()),
+            script: RefCell::new(None),
         });
         let core = lua.create_table()?;
 
@@ -257,7 +388,7 @@ impl LuaHost {
                         Ok(task_id) => match &params {
                             LuaValue::Nil | LuaValue::Table(_) => {
                                 match convert::lua_to_json(&params, "params") {
-                                    Ok(json) => executor.execute(task_id, &method, json).await,
+                                    Ok(json) => send(&lua, &executor, task_id, &method, json).await,
                                     Err(msg) => bad(msg),
                                 }
                             }
@@ -319,7 +450,15 @@ impl LuaHost {
         )?;
         core.set(
             "sleep",
-            lua.create_async_function(|_, ms: f64| async move {
+            lua.create_async_function(|lua, ms: f64| async move {
+                // A re-run replaying the journal does not wait: the page already moved on.
+                let replaying = lua
+                    .app_data_ref::<HostData>()
+                    .and_then(|h| h.journal.clone())
+                    .is_some_and(|j| j.borrow().replaying());
+                if replaying {
+                    return Ok(());
+                }
                 // `try_from` refuses what Duration cannot hold; a day is plenty for a sleep.
                 if let Ok(d) = Duration::try_from_secs_f64(ms / 1000.0) {
                     tokio::time::sleep(d.min(Duration::from_secs(86_400))).await;
@@ -338,15 +477,106 @@ impl LuaHost {
         )?;
         core.set(
             "spawn",
-            lua.create_function(|_, (func, args): (Function, MultiValue)| {
+            lua.create_function(|lua, (func, args): (Function, MultiValue)| {
                 // Runs on the engine thread's LocalSet, concurrently with the caller.
                 let handle =
                     tokio::task::spawn_local(
                         async move { func.call_async::<MultiValue>(args).await },
                     );
+                if let Some(h) = lua.app_data_ref::<HostData>() {
+                    let mut jobs = h.jobs.borrow_mut();
+                    jobs.retain(|j| !j.is_finished());
+                    jobs.push(handle.abort_handle());
+                }
                 Ok(Job {
                     handle: RefCell::new(Some(handle)),
                 })
+            })?,
+        )?;
+        core.set(
+            "script_line",
+            lua.create_function(|lua, ()| {
+                // The innermost frame of the main script (`browser.checkpoint` is a prelude
+                // function, so level 1 is never the script itself).
+                let Some(script) = lua
+                    .app_data_ref::<HostData>()
+                    .and_then(|h| h.script.borrow().clone())
+                else {
+                    return Ok(None);
+                };
+                for level in 1..64 {
+                    let frame = lua.inspect_stack(level, |d| {
+                        let source = d.source().source.map(|s| s.into_owned());
+                        (source, d.current_line())
+                    });
+                    match frame {
+                        None => break,
+                        Some((Some(source), Some(line))) if source == script => {
+                            return Ok(Some(line));
+                        }
+                        Some(_) => {}
+                    }
+                }
+                Ok(None)
+            })?,
+        )?;
+        core.set(
+            "checkpoint",
+            lua.create_async_function(|lua, (name, line): (String, Option<usize>)| async move {
+                let (journal, executor) = match lua.app_data_ref::<HostData>() {
+                    Some(h) => (h.journal.clone(), h.executor.clone()),
+                    None => return Ok(()),
+                };
+                // Outside watch mode, or called from outside the main script: nothing to do.
+                let (Some(journal), Some(line)) = (journal, line) else {
+                    return Ok(());
+                };
+                let tasks: Vec<TaskId> = journal.borrow().tasks().to_vec();
+                let replaying = journal.borrow().replaying();
+                let mut urls = Vec::new();
+                if !replaying {
+                    for t in tasks {
+                        let r = executor
+                            .execute(Some(t), "get_url", serde_json::json!({}))
+                            .await;
+                        if let Some(url) = r.data.get("url").and_then(serde_json::Value::as_str) {
+                            urls.push((t, url.to_string()));
+                        }
+                    }
+                }
+                let outcome = journal.borrow_mut().checkpoint(&name, line, || urls);
+                match outcome {
+                    journal::AtCheckpoint::Recorded => {}
+                    journal::AtCheckpoint::Diverged => notice(&format!(
+                        "reached checkpoint `{name}` before the one to resume at; going on live"
+                    )),
+                    journal::AtCheckpoint::Resumed { urls } => {
+                        // The page moved on after the previous run passed here: put each task
+                        // back where it was (a GET), so the code below sees what it saw then.
+                        let mut moved = Vec::new();
+                        for (t, url) in urls {
+                            let now = executor
+                                .execute(Some(t), "get_url", serde_json::json!({}))
+                                .await;
+                            let here = now.data.get("url").and_then(serde_json::Value::as_str);
+                            if now.ok && here != Some(url.as_str()) {
+                                executor
+                                    .execute(Some(t), "navigate", serde_json::json!({ "url": url }))
+                                    .await;
+                                moved.push(url);
+                            }
+                        }
+                        let back = if moved.is_empty() {
+                            String::new()
+                        } else {
+                            format!("; back to {}", moved.join(", "))
+                        };
+                        notice(&format!(
+                            "resumed after checkpoint `{name}` (line {line}){back}"
+                        ));
+                    }
+                }
+                Ok(())
             })?,
         )?;
         let args_table = lua.create_table()?;
@@ -366,6 +596,54 @@ impl LuaHost {
             lua.create_function(move |_, ()| Ok(browser.clone()))?,
         )?;
         Ok(LuaHost { lua })
+    }
+
+    /// Records every file `require` loads from `package.path` (for watch mode), by a searcher in
+    /// front of the standard ones that only looks.
+    pub fn track_requires(&self) -> mlua::Result<()> {
+        let package: Table = self.lua.globals().get("package")?;
+        let searchers: Table = package.get("searchers")?;
+        let look = self.lua.create_function(|lua, name: String| {
+            let package: Table = lua.globals().get("package")?;
+            let path: String = package.get("path")?;
+            let searchpath: Function = package.get("searchpath")?;
+            if let Ok(Some(found)) = searchpath.call::<Option<String>>((name, path)) {
+                let file = std::path::absolute(&found).unwrap_or_else(|_| PathBuf::from(found));
+                if let Some(h) = lua.app_data_ref::<HostData>() {
+                    h.modules.borrow_mut().insert(file);
+                }
+            }
+            Ok(LuaValue::Nil)
+        })?;
+        let n = searchers.raw_len();
+        for i in (1..=n).rev() {
+            searchers.raw_set(i + 1, searchers.raw_get::<LuaValue>(i)?)?;
+        }
+        searchers.raw_set(1, look)
+    }
+
+    /// The module files `require` has loaded so far (with [`LuaHost::track_requires`]).
+    pub fn required_files(&self) -> Vec<PathBuf> {
+        self.lua
+            .app_data_ref::<HostData>()
+            .map(|h| h.modules.borrow().iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Aborts every coroutine `browser.spawn` started; their late results are never seen.
+    pub fn abort_jobs(&self) {
+        if let Some(h) = self.lua.app_data_ref::<HostData>() {
+            for job in h.jobs.borrow_mut().drain(..) {
+                job.abort();
+            }
+        }
+    }
+
+    /// The executor the state sends its commands to.
+    pub fn executor(&self) -> Option<Executor> {
+        self.lua
+            .app_data_ref::<HostData>()
+            .map(|h| h.executor.clone())
     }
 
     /// Sends what `print` prints (its arguments through `tostring`, tab-separated, as Lua's own
@@ -394,11 +672,26 @@ impl LuaHost {
         let source = tokio::fs::read_to_string(path)
             .await
             .map_err(|e| mlua::Error::runtime(format!("cannot read `{}`: {e}", path.display())))?;
+        self.run_source(path, &source).await
+    }
+
+    /// Runs `source` as the script at `path` (see [`LuaHost::run_file`]); modules next to the
+    /// script are found by `require` wherever it is run from.
+    pub async fn run_source(&self, path: &Path, source: &str) -> mlua::Result<()> {
         let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
         let arg = self.lua.create_table()?;
         arg.raw_set(0, absolute.display().to_string())?;
         self.lua.globals().set("arg", arg)?;
+        if let Some(dir) = absolute.parent() {
+            let package: Table = self.lua.globals().get("package")?;
+            let path: String = package.get("path")?;
+            let dir = dir.display();
+            package.set("path", format!("{dir}/?.lua;{dir}/?/init.lua;{path}"))?;
+        }
         let name = format!("@{}", path.display());
+        if let Some(h) = self.lua.app_data_ref::<HostData>() {
+            *h.script.borrow_mut() = Some(name.clone());
+        }
         self.lua.load(source).set_name(name).exec_async().await
     }
 

@@ -128,6 +128,17 @@ function browser.strict(on)
   return previous
 end
 
+-- Watch mode: marks a point a re-run may resume after (see README "Watch mode"); elsewhere
+-- it does nothing.
+function browser.checkpoint(name)
+  if type(name) ~= "string" or name == "" then
+    error(setmetatable({ code = "INVALID_ARGUMENT", method = "checkpoint", retryable = false,
+      msg = "bad argument #1 to `browser.checkpoint`: expected a name", where = position(2) },
+      Error), 2)
+  end
+  core.checkpoint(name, core.script_line())
+end
+
 browser.sleep = core.sleep
 browser.clock = core.clock
 browser.spawn = core.spawn

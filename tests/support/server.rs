@@ -3,7 +3,7 @@
 //! the other is out-of-process, as on real sites.
 //!
 //! Paths are confined to the fixture directory. Scripted routes put timing in the server's hands:
-//! `/slow?ms=N`, `/redirect?to=URL`, `/status/N`, `/post` (counts POSTs). In served HTML the
+//! `/slow?ms=N`, `/redirect?to=URL`, `/status/N`, `/post` (counts POSTs), `/count?key=K` (counts POSTs per key). In served HTML the
 //! placeholders `{{A}}` and `{{B}}` become the two origins.
 
 use std::collections::HashMap;
@@ -24,16 +24,28 @@ pub struct Fixtures {
     /// POST requests seen on `/post` (the side-effect count of submit tests).
     #[allow(dead_code)]
     pub posts: Arc<AtomicU64>,
+    counters: Counters,
 }
+
+/// POSTs to `/count?key=K`, per key, so a test's count is not disturbed by others.
+type Counters = Arc<std::sync::Mutex<HashMap<String, u64>>>;
 
 struct Shared {
     root: PathBuf,
     a: String,
     b: String,
     posts: Arc<AtomicU64>,
+    counters: Counters,
 }
 
 impl Fixtures {
+    /// How many POSTs `/count?key=KEY` has seen.
+    #[allow(dead_code)]
+    pub fn count(&self, key: &str) -> u64 {
+        let counters = self.counters.lock().unwrap_or_else(|e| e.into_inner());
+        counters.get(key).copied().unwrap_or(0)
+    }
+
     /// Binds both listeners on the current runtime and serves until the runtime ends.
     pub async fn start() -> std::io::Result<Fixtures> {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
@@ -42,11 +54,13 @@ impl Fixtures {
         let a = format!("http://127.0.0.1:{}", la.local_addr()?.port());
         let b = format!("http://localhost:{}", lb.local_addr()?.port());
         let posts = Arc::new(AtomicU64::new(0));
+        let counters = Counters::default();
         let shared = Arc::new(Shared {
             root,
             a: a.clone(),
             b: b.clone(),
             posts: posts.clone(),
+            counters: counters.clone(),
         });
         for listener in [la, lb] {
             let shared = shared.clone();
@@ -59,7 +73,12 @@ impl Fixtures {
                 }
             });
         }
-        Ok(Fixtures { a, b, posts })
+        Ok(Fixtures {
+            a,
+            b,
+            posts,
+            counters,
+        })
     }
 }
 
@@ -166,6 +185,23 @@ async fn route(
                 200,
                 html,
                 format!("<title>posted</title><p id=count>{n}</p>").into_bytes(),
+                String::new(),
+            )
+        }
+        "/count" => {
+            let key = q.get("key").cloned().unwrap_or_default();
+            let n = {
+                let mut counters = shared.counters.lock().unwrap_or_else(|e| e.into_inner());
+                let n = counters.entry(key).or_default();
+                if method == "POST" {
+                    *n += 1;
+                }
+                *n
+            };
+            (
+                200,
+                html,
+                format!("<title>count</title><p id=count>{n}</p>").into_bytes(),
                 String::new(),
             )
         }

@@ -1,0 +1,303 @@
+//! `moonpilot watch FILE.lua`: runs the script, and again on every save of it or of a module it
+//! `require`d, with the browser and the tasks kept between runs.
+//!
+//! notify feeds a channel with the paths that changed in the watched files' directories
+//! (directories, not files, so editors that save by renaming a new file over the old one are
+//! seen); the loop waits a short grace period, drains and de-duplicates, then re-runs once
+//! (wezterm's `watch_path`). Each run gets a fresh Lua state over the same executor and the
+//! session's [`Journal`], which hands the previous run's tasks over and replays commands up to
+//! a checkpoint. A save during a run aborts it and the coroutines it spawned: their futures are
+//! dropped, so late results are never seen.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use notify::event::{AccessKind, AccessMode, MetadataKind, ModifyKind};
+use notify::{EventKind, RecursiveMode, Watcher};
+use tokio::sync::mpsc;
+
+use crate::lua::journal::Journal;
+use crate::lua::{run_host, LuaHost};
+use crate::EngineConfig;
+
+/// How long to wait after the first event of a save for the rest of it.
+const GRACE: Duration = Duration::from_millis(30);
+
+/// Whether an event can mean "the file was saved" (reads, including our own, cannot).
+fn is_write(kind: &EventKind) -> bool {
+    match kind {
+        EventKind::Create(_) | EventKind::Remove(_) => true,
+        EventKind::Modify(ModifyKind::Metadata(MetadataKind::AccessTime)) => false,
+        EventKind::Modify(_) => true,
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        _ => false,
+    }
+}
+
+/// How a run ended.
+enum Outcome {
+    Finished(mlua::Result<()>),
+    /// A watched file changed during the run: these ones.
+    Saved(BTreeSet<PathBuf>),
+    Interrupted,
+}
+
+/// The watcher and the set of files it reports.
+struct Files {
+    watcher: notify::RecommendedWatcher,
+    events: mpsc::UnboundedReceiver<PathBuf>,
+    files: BTreeSet<PathBuf>,
+    dirs: BTreeSet<PathBuf>,
+    /// Saved files seen by a `next_save` that was cancelled before it answered.
+    pending: BTreeSet<PathBuf>,
+}
+
+impl Files {
+    fn new() -> notify::Result<Files> {
+        let (tx, events) = mpsc::unbounded_channel();
+        let watcher =
+            notify::recommended_watcher(move |res: notify::Result<notify::Event>| match res {
+                Ok(event) if is_write(&event.kind) => {
+                    for path in event.paths {
+                        let _ = tx.send(path);
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => tracing::warn!("watch: {e}"),
+            })?;
+        Ok(Files {
+            watcher,
+            events,
+            files: BTreeSet::new(),
+            dirs: BTreeSet::new(),
+            pending: BTreeSet::new(),
+        })
+    }
+
+    /// Watches exactly `files` from now on (through their directories).
+    fn set(&mut self, files: BTreeSet<PathBuf>) {
+        let dirs: BTreeSet<PathBuf> = files
+            .iter()
+            .filter_map(|f| f.parent().map(Path::to_path_buf))
+            .collect();
+        for gone in self.dirs.difference(&dirs) {
+            let _ = self.watcher.unwatch(gone);
+        }
+        for new in dirs.difference(&self.dirs) {
+            if let Err(e) = self.watcher.watch(new, RecursiveMode::NonRecursive) {
+                eprintln!("watch: cannot watch {}: {e}", new.display());
+            }
+        }
+        self.dirs = dirs;
+        self.files = files;
+    }
+
+    /// Waits for a save of a watched file, then for the rest of it: the changed files.
+    /// Cancel-safe: what a cancelled call had seen is kept for the next one.
+    async fn next_save(&mut self) -> BTreeSet<PathBuf> {
+        while self.pending.is_empty() {
+            let Some(path) = self.events.recv().await else {
+                // The watcher is gone: nothing will ever change.
+                std::future::pending::<()>().await;
+                continue;
+            };
+            if self.files.contains(&path) {
+                self.pending.insert(path);
+            }
+        }
+        // Editors write in several steps (truncate, write, rename, chmod): one re-run for all.
+        loop {
+            tokio::time::sleep(GRACE).await;
+            let mut more = false;
+            while let Ok(path) = self.events.try_recv() {
+                if self.files.contains(&path) {
+                    more |= self.pending.insert(path);
+                }
+            }
+            if !more {
+                return std::mem::take(&mut self.pending);
+            }
+        }
+    }
+}
+
+/// Trims the Lua traceback off an error: the message with its file:line is what helps.
+fn short_error(e: &mlua::Error) -> String {
+    let text = e.to_string();
+    match text.find("\nstack traceback:") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}
+
+/// Runs the watch loop until Ctrl-C.
+pub fn run(config: EngineConfig, file: PathBuf, args: BTreeMap<String, String>) -> ExitCode {
+    let script = std::path::absolute(&file).unwrap_or(file);
+    run_host(config, args, |host| async move {
+        let mut files = match Files::new() {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("moonpilot: cannot watch files: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        files.set(BTreeSet::from([script.clone()]));
+        let journal = Rc::new(RefCell::new(Journal::default()));
+        let mut run_number = 0u64;
+        let mut modules_changed = false;
+        loop {
+            run_number += 1;
+            let outcome = run_once(
+                &host,
+                &script,
+                &journal,
+                run_number,
+                modules_changed,
+                &mut files,
+            )
+            .await;
+            let (outcome, required) = match outcome {
+                Ok(pair) => pair,
+                Err(e) => {
+                    eprintln!("moonpilot: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            // A run that failed early may not have required everything the last one did: keep
+            // watching those too, so fixing a broken module re-runs.
+            let mut watched = BTreeSet::from([script.clone()]);
+            watched.extend(required);
+            if !matches!(outcome, Outcome::Finished(Ok(()))) {
+                watched.extend(files.files.iter().cloned());
+            }
+            files.set(watched);
+            let changed = match outcome {
+                Outcome::Interrupted => break,
+                Outcome::Saved(changed) => changed,
+                Outcome::Finished(_) => {
+                    let extra = files.files.len() - 1;
+                    let modules = match extra {
+                        0 => String::new(),
+                        1 => " and 1 module".to_string(),
+                        n => format!(" and {n} modules"),
+                    };
+                    println!(
+                        "watch: waiting for a save of {}{modules} (Ctrl-C stops)",
+                        script.display()
+                    );
+                    tokio::select! {
+                        changed = files.next_save() => changed,
+                        _ = tokio::signal::ctrl_c() => break,
+                    }
+                }
+            };
+            modules_changed = changed.iter().any(|p| p != &script);
+        }
+        println!("watch: stopped");
+        ExitCode::SUCCESS
+    })
+}
+
+/// One run: a fresh Lua state, the script to its end (or until a save or Ctrl-C interrupts
+/// it), then the summary line. Answers how it ended and the modules it required.
+async fn run_once(
+    host: &LuaHost,
+    script: &Path,
+    journal: &Rc<RefCell<Journal>>,
+    number: u64,
+    modules_changed: bool,
+    files: &mut Files,
+) -> mlua::Result<(Outcome, Vec<PathBuf>)> {
+    let started = Instant::now();
+    let source = match tokio::fs::read_to_string(script).await {
+        Ok(s) => s,
+        Err(e) => {
+            // Mid-save (renamed away) or deleted: wait for it to come back.
+            println!(
+                "watch: run {number} · cannot read {}: {e}",
+                script.display()
+            );
+            return Ok((Outcome::Finished(Ok(())), Vec::new()));
+        }
+    };
+    let resume = journal
+        .borrow_mut()
+        .begin_run(source.clone(), modules_changed);
+    match &resume {
+        Some(r) => println!(
+            "watch: run {number} · resuming after checkpoint `{}` (line {}): {} command(s) answered from the last run",
+            r.name, r.line, r.commands
+        ),
+        None => println!("watch: run {number}"),
+    }
+    let lua = host.renew(journal.clone())?;
+    lua.track_requires()?;
+    let outcome = {
+        let run = lua.run_source(script, &source);
+        tokio::pin!(run);
+        loop {
+            // The files this run depends on so far: the script and what it required.
+            // Grows while the run goes (the previous run's modules stay watched until it ends).
+            let mut watched = files.files.clone();
+            watched.extend(lua.required_files());
+            if watched != files.files {
+                files.set(watched);
+            }
+            tokio::select! {
+                res = &mut run => break Outcome::Finished(res),
+                changed = files.next_save() => break Outcome::Saved(changed),
+                // Re-checks the required files now and then while the run goes on.
+                _ = tokio::time::sleep(Duration::from_millis(250)) => continue,
+                _ = tokio::signal::ctrl_c() => break Outcome::Interrupted,
+            }
+        }
+    };
+    // Whatever the run left behind (spawned coroutines) stops with it.
+    lua.abort_jobs();
+    let required = lua.required_files();
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    let (commands, replayed, failures) = {
+        let j = journal.borrow();
+        (j.commands, j.replayed, j.failures)
+    };
+    let status = match &outcome {
+        Outcome::Finished(Ok(())) => "ok".to_string(),
+        Outcome::Finished(Err(e)) => {
+            println!("error: {}", short_error(e));
+            "error".to_string()
+        }
+        Outcome::Saved(_) => "interrupted by a save".to_string(),
+        Outcome::Interrupted => "interrupted".to_string(),
+    };
+    let replayed = if replayed > 0 {
+        format!(" ({replayed} replayed)")
+    } else {
+        String::new()
+    };
+    println!(
+        "watch: run {number} · {status} · {ms:.0} ms · {commands} command(s){replayed} · {failures} failed"
+    );
+    if matches!(outcome, Outcome::Finished(Ok(()))) {
+        close_abandoned(&lua, journal).await;
+    }
+    Ok((outcome, required))
+}
+
+/// Closes the tasks the previous run started and this (successful) run did not take over.
+async fn close_abandoned(lua: &LuaHost, journal: &Rc<RefCell<Journal>>) {
+    let abandoned = journal.borrow().abandoned_tasks();
+    let Some(executor) = lua.executor() else {
+        return;
+    };
+    for task in abandoned {
+        if executor.engine().task(task).is_some() {
+            executor
+                .execute(Some(task), "close", serde_json::json!({}))
+                .await;
+        }
+    }
+}
