@@ -287,16 +287,17 @@ async fn run_once(
     Ok((outcome, required))
 }
 
-/// Closes the tasks the previous run started and this (successful) run did not take over.
+/// Closes every live task this (successful) run neither started nor took over: those of earlier
+/// runs it no longer asks for, and any a save orphaned mid-`start`.
 async fn close_abandoned(lua: &LuaHost, journal: &Rc<RefCell<Journal>>) {
-    let abandoned = journal.borrow().abandoned_tasks();
     let Some(executor) = lua.executor() else {
         return;
     };
-    for task in abandoned {
-        if executor.engine().task(task).is_some() {
+    let kept: Vec<_> = journal.borrow().tasks().to_vec();
+    for task in executor.engine().tasks() {
+        if !kept.contains(&task.id) {
             executor
-                .execute(Some(task), "close", serde_json::json!({}))
+                .execute(Some(task.id), "close", serde_json::json!({}))
                 .await;
         }
     }

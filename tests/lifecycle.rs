@@ -183,9 +183,9 @@ fn attaches_to_a_running_chromium_over_cdp_url() {
     };
     let target = url_a("basic.html");
     private(config, |ex| async move {
-        // The remote browser needs a moment to open its port.
+        // The remote browser needs a moment to open its port (seconds on a loaded machine).
         let mut r = ex.execute(None, "start", json!({})).await;
-        for _ in 0..50 {
+        for _ in 0..200 {
             if r.ok {
                 break;
             }

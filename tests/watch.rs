@@ -125,8 +125,8 @@ fn script(version: &str) -> String {
     format!(
         "local helper = require('helper')\n\
          local page = browser.start{{}}\n\
-         local profile = browser.call('list_tasks').data.browser.profileDir\n\
-         print('RUN', '{version}', page.id, profile, helper.word)\n"
+         local info = browser.call('list_tasks').data.browser\n\
+         print('RUN', '{version}', page.id, info.pid, helper.word, info.profileDir)\n"
     )
 }
 
@@ -139,6 +139,7 @@ fn reruns_on_save_with_the_same_browser_and_task() {
     let mut watch = Watch::start(&main, &[]);
     let (first, _) = watch.wait_for("RUN");
     let first = fields(&first);
+    assert!(first[3].parse::<u32>().is_ok(), "Chromium's pid: {first:?}");
     watch.wait_for("watch: run 1 · ok");
 
     // Saved by rename: re-run within 500 ms, same task and browser.
@@ -151,7 +152,8 @@ fn reruns_on_save_with_the_same_browser_and_task() {
         let (line, _) = watch.wait_for("RUN");
         let got = fields(&line);
         assert_eq!(got[1], version);
-        assert_eq!(got[2..4], first[2..4], "same task id and browser profile");
+        assert_eq!(got[2..4], first[2..4], "same task id and browser process");
+        assert_eq!(got[5], first[5], "same browser profile");
         let (summary, _) = watch.wait_for(&format!("watch: run {n} ·"));
         assert!(
             summary.contains("· ok ·") && summary.contains("2 command(s)"),

@@ -50,6 +50,8 @@ pub enum Mode {
     Managed {
         /// The executable.
         executable: PathBuf,
+        /// Chromium's process id.
+        pid: Option<u32>,
         /// The profile directory.
         profile_dir: PathBuf,
         /// Whether we remove the profile on stop.
@@ -279,12 +281,14 @@ impl Browser {
             }
         };
         let mut cdp = cdp;
-        let watchdog = cdp
+        let pid = cdp
             .get_mut_child()
-            .and_then(|child| child.as_mut_inner().id())
-            .and_then(|pid| spawn_watchdog(pid, temporary.then_some(profile_dir.as_path())));
+            .and_then(|child| child.as_mut_inner().id());
+        let watchdog =
+            pid.and_then(|pid| spawn_watchdog(pid, temporary.then_some(profile_dir.as_path())));
         let mode = Mode::Managed {
             executable,
+            pid,
             profile_dir,
             temporary,
             profile_seen_before,
@@ -443,17 +447,19 @@ impl Browser {
 
     /// A descriptor for `start`, `list_tasks` and `get_config`.
     pub fn describe(&self) -> Value {
-        let (mode, profile_dir, executable) = match &self.mode {
+        let (mode, profile_dir, executable, pid) = match &self.mode {
             Mode::Managed {
                 executable,
                 profile_dir,
+                pid,
                 ..
             } => (
                 "managed",
                 Value::from(profile_dir.display().to_string()),
                 Value::from(executable.display().to_string()),
+                pid.map_or(Value::Null, Value::from),
             ),
-            Mode::Attached { .. } => ("cdp", Value::Null, Value::Null),
+            Mode::Attached { .. } => ("cdp", Value::Null, Value::Null, Value::Null),
         };
         json!({
             "type": "chromium",
@@ -462,6 +468,7 @@ impl Browser {
             "headless": self.headless,
             "profileDir": profile_dir,
             "executable": executable,
+            "pid": pid,
             "cdp": {"product": self.product, "protocolVersion": self.protocol_version},
             "viewport": {"mode": "fixed", "size": format!("{}x{}", VIEWPORT.0, VIEWPORT.1)},
         })

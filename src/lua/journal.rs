@@ -297,16 +297,6 @@ impl Journal {
         &self.current.tasks
     }
 
-    /// The previous run's tasks this run has not taken over.
-    pub fn abandoned_tasks(&self) -> Vec<TaskId> {
-        self.previous
-            .tasks
-            .iter()
-            .filter(|t| !self.current.tasks.contains(t))
-            .copied()
-            .collect()
-    }
-
     /// Passing `browser.checkpoint(name)` at `line`, with the run's tasks' URLs (read only when
     /// live: while replaying the page is not where the code thinks it is).
     pub fn checkpoint(
@@ -518,7 +508,6 @@ mod tests {
         j.begin_run(String::new(), false);
         assert_eq!(j.task_to_reuse(), Some(TaskId(7)));
         j.started(TaskId(7));
-        assert_eq!(j.abandoned_tasks(), vec![TaskId(8)]);
         assert_eq!(j.tasks(), &[TaskId(7)]);
         // This run stopped after one start: the next still gets both tasks, in order.
         j.begin_run(String::new(), false);
