@@ -20,6 +20,7 @@ use std::rc::Rc;
 use mlua::{MultiValue, Value as LuaValue};
 use rustyline::history::FileHistory;
 use rustyline::{CompletionType, Config, Editor, ExternalPrinter};
+use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::mpsc;
 
 pub use complete::{complete, Names};
@@ -73,6 +74,16 @@ impl Terminal {
 struct LineReader {
     prompts: std::sync::mpsc::Sender<String>,
     inputs: mpsc::UnboundedReceiver<Input>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl LineReader {
+    /// Ends the editor thread and waits for it, so the history is saved before the exit.
+    async fn close(self) {
+        drop(self.prompts);
+        let thread = self.thread;
+        let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+    }
 }
 
 type Printer = Box<dyn ExternalPrinter + Send>;
@@ -83,7 +94,7 @@ async fn spawn_editor(names: Names) -> (LineReader, Option<Printer>) {
     let (prompt_tx, prompt_rx) = std::sync::mpsc::channel::<String>();
     let (input_tx, input_rx) = mpsc::unbounded_channel();
     let (printer_tx, printer_rx) = tokio::sync::oneshot::channel::<Option<Printer>>();
-    std::thread::spawn(move || {
+    let thread = std::thread::spawn(move || {
         let config = Config::builder()
             .completion_type(CompletionType::List)
             .auto_add_history(false)
@@ -136,6 +147,7 @@ async fn spawn_editor(names: Names) -> (LineReader, Option<Printer>) {
         LineReader {
             prompts: prompt_tx,
             inputs: input_rx,
+            thread,
         },
         printer,
     )
@@ -320,13 +332,16 @@ return r.data.text
 "#;
 
 /// One REPL command line (`:name args`).
-async fn meta_command(host: &LuaHost, line: &str) -> String {
+async fn meta_command(host: &LuaHost, line: &str, interrupt: &mut Signal) -> String {
     let line = line.trim_start_matches(':');
     let (name, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
     match name {
         "help" | "h" => help(rest),
         "methods" | "m" => methods(rest),
-        "state" | "s" => match host.eval(STATE_CHUNK, "state").await {
+        "state" | "s" => match tokio::select! {
+            res = host.eval(STATE_CHUNK, "state") => res,
+            _ = interrupt.recv() => return "interrupted".to_string(),
+        } {
             Ok(values) => values
                 .iter()
                 .map(|v| v.to_string().unwrap_or_default())
@@ -340,10 +355,10 @@ async fn meta_command(host: &LuaHost, line: &str) -> String {
 
 /// Evaluates one complete chunk and prints its values. Ctrl-C cancels it (the command future
 /// is dropped); the session stays.
-async fn eval_chunk(func: mlua::Function, terminal: &Terminal) {
+async fn eval_chunk(func: mlua::Function, terminal: &Terminal, interrupt: &mut Signal) {
     let res = tokio::select! {
         res = func.call_async::<MultiValue>(()) => Some(res),
-        _ = tokio::signal::ctrl_c() => None,
+        _ = interrupt.recv() => None,
     };
     match res {
         Some(Ok(values)) => {
@@ -366,6 +381,15 @@ pub fn run(config: EngineConfig, start: bool) -> ExitCode {
                 return ExitCode::from(2);
             }
         }
+        // One listener for the session: a Ctrl-C typed between Enter and the start of the
+        // command is not lost. (At the prompt, rustyline reads Ctrl-C as a key.)
+        let mut interrupt = match signal(SignalKind::interrupt()) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("moonpilot: cannot listen for Ctrl-C: {e}");
+                return ExitCode::from(2);
+            }
+        };
         let (mut editor, printer) = spawn_editor(collect_names(&host)).await;
         let terminal = Terminal {
             printer: Rc::new(RefCell::new(printer)),
@@ -389,14 +413,17 @@ pub fn run(config: EngineConfig, start: bool) -> ExitCode {
                 Some(Input::Eof) | None => break,
             };
             if buffer.is_empty() && line.trim_start().starts_with(':') {
-                let out = meta_command(&host, line.trim()).await;
+                let out = meta_command(&host, line.trim(), &mut interrupt).await;
                 terminal.print(&out);
                 continue;
             }
-            if !buffer.is_empty() {
+            if buffer.is_empty() {
+                // `= expr` (the lua interpreter's habit) prints like `expr`.
+                buffer.push_str(line.strip_prefix('=').unwrap_or(&line));
+            } else {
                 buffer.push('\n');
+                buffer.push_str(&line);
             }
-            buffer.push_str(line.strip_prefix('=').unwrap_or(&line));
             let func = match compile(&host, &buffer) {
                 Ok(f) => f,
                 Err(e) if incomplete(&e) => continue,
@@ -407,9 +434,9 @@ pub fn run(config: EngineConfig, start: bool) -> ExitCode {
                 }
             };
             buffer.clear();
-            eval_chunk(func, &terminal).await;
+            eval_chunk(func, &terminal, &mut interrupt).await;
         }
-        drop(editor);
+        editor.close().await;
         ExitCode::SUCCESS
     })
 }

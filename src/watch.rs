@@ -18,14 +18,17 @@ use std::time::{Duration, Instant};
 
 use notify::event::{AccessKind, AccessMode, MetadataKind, ModifyKind};
 use notify::{EventKind, RecursiveMode, Watcher};
+use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::mpsc;
 
 use crate::lua::journal::Journal;
 use crate::lua::{run_host, LuaHost};
 use crate::EngineConfig;
 
-/// How long to wait after the first event of a save for the rest of it.
+/// How long a save's events must pause before the re-run starts.
 const GRACE: Duration = Duration::from_millis(30);
+/// The longest a stream of events can hold a re-run back.
+const GRACE_CAP: Duration = Duration::from_millis(150);
 
 /// Whether an event can mean "the file was saved" (reads, including our own, cannot).
 fn is_write(kind: &EventKind) -> bool {
@@ -54,6 +57,9 @@ struct Files {
     dirs: BTreeSet<PathBuf>,
     /// Saved files seen by a `next_save` that was cancelled before it answered.
     pending: BTreeSet<PathBuf>,
+    /// The running script's required modules, live: a module counts from the moment it is
+    /// required (its directory is watched from the next [`Files::set`]).
+    required: Option<Rc<RefCell<BTreeSet<PathBuf>>>>,
 }
 
 impl Files {
@@ -75,6 +81,7 @@ impl Files {
             files: BTreeSet::new(),
             dirs: BTreeSet::new(),
             pending: BTreeSet::new(),
+            required: None,
         })
     }
 
@@ -96,6 +103,14 @@ impl Files {
         self.files = files;
     }
 
+    fn relevant(&self, path: &Path) -> bool {
+        self.files.contains(path)
+            || self
+                .required
+                .as_ref()
+                .is_some_and(|r| r.borrow().contains(path))
+    }
+
     /// Waits for a save of a watched file, then for the rest of it: the changed files.
     /// Cancel-safe: what a cancelled call had seen is kept for the next one.
     async fn next_save(&mut self) -> BTreeSet<PathBuf> {
@@ -105,20 +120,23 @@ impl Files {
                 std::future::pending::<()>().await;
                 continue;
             };
-            if self.files.contains(&path) {
+            if self.relevant(&path) {
                 self.pending.insert(path);
             }
         }
-        // Editors write in several steps (truncate, write, rename, chmod): one re-run for all.
+        // Editors write in several steps (truncate, write, rename, chmod): one re-run once
+        // they pause, or after GRACE_CAP at most.
+        let first = Instant::now();
         loop {
             tokio::time::sleep(GRACE).await;
             let mut more = false;
             while let Ok(path) = self.events.try_recv() {
-                if self.files.contains(&path) {
-                    more |= self.pending.insert(path);
+                if self.relevant(&path) {
+                    more = true;
+                    self.pending.insert(path);
                 }
             }
-            if !more {
+            if !more || first.elapsed() >= GRACE_CAP {
                 return std::mem::take(&mut self.pending);
             }
         }
@@ -145,146 +163,173 @@ pub fn run(config: EngineConfig, file: PathBuf, args: BTreeMap<String, String>) 
                 return ExitCode::from(2);
             }
         };
+        // One listener for the whole session, so a Ctrl-C between two `select!`s is not lost.
+        let mut interrupt = match signal(SignalKind::interrupt()) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("moonpilot: cannot listen for Ctrl-C: {e}");
+                return ExitCode::from(2);
+            }
+        };
         files.set(BTreeSet::from([script.clone()]));
         let journal = Rc::new(RefCell::new(Journal::default()));
+        let mut session = Session {
+            host: &host,
+            script: &script,
+            journal: &journal,
+            files: &mut files,
+            interrupt: &mut interrupt,
+            previous: None,
+        };
         let mut run_number = 0u64;
         let mut modules_changed = false;
         loop {
             run_number += 1;
-            let outcome = run_once(
-                &host,
-                &script,
-                &journal,
-                run_number,
-                modules_changed,
-                &mut files,
-            )
-            .await;
-            let (outcome, required) = match outcome {
-                Ok(pair) => pair,
+            let outcome = match session.run_once(run_number, modules_changed).await {
+                Ok(outcome) => outcome,
                 Err(e) => {
                     eprintln!("moonpilot: {e}");
                     return ExitCode::from(2);
                 }
             };
-            // A run that failed early may not have required everything the last one did: keep
-            // watching those too, so fixing a broken module re-runs.
-            let mut watched = BTreeSet::from([script.clone()]);
-            watched.extend(required);
-            if !matches!(outcome, Outcome::Finished(Ok(()))) {
-                watched.extend(files.files.iter().cloned());
-            }
-            files.set(watched);
             let changed = match outcome {
                 Outcome::Interrupted => break,
                 Outcome::Saved(changed) => changed,
-                Outcome::Finished(_) => {
-                    let extra = files.files.len() - 1;
-                    let modules = match extra {
-                        0 => String::new(),
-                        1 => " and 1 module".to_string(),
-                        n => format!(" and {n} modules"),
-                    };
-                    println!(
-                        "watch: waiting for a save of {}{modules} (Ctrl-C stops)",
-                        script.display()
-                    );
-                    tokio::select! {
-                        changed = files.next_save() => changed,
-                        _ = tokio::signal::ctrl_c() => break,
-                    }
-                }
+                Outcome::Finished(_) => match session.wait_for_save().await {
+                    Some(changed) => changed,
+                    None => break,
+                },
             };
             modules_changed = changed.iter().any(|p| p != &script);
+        }
+        if let Some(previous) = session.previous.take() {
+            previous.abort_jobs();
         }
         println!("watch: stopped");
         ExitCode::SUCCESS
     })
 }
 
-/// One run: a fresh Lua state, the script to its end (or until a save or Ctrl-C interrupts
-/// it), then the summary line. Answers how it ended and the modules it required.
-async fn run_once(
-    host: &LuaHost,
-    script: &Path,
-    journal: &Rc<RefCell<Journal>>,
-    number: u64,
-    modules_changed: bool,
-    files: &mut Files,
-) -> mlua::Result<(Outcome, Vec<PathBuf>)> {
-    let started = Instant::now();
-    let source = match tokio::fs::read_to_string(script).await {
-        Ok(s) => s,
-        Err(e) => {
-            // Mid-save (renamed away) or deleted: wait for it to come back.
-            println!(
-                "watch: run {number} · cannot read {}: {e}",
-                script.display()
-            );
-            return Ok((Outcome::Finished(Ok(())), Vec::new()));
+/// What the runs of one watch session share.
+struct Session<'a> {
+    host: &'a LuaHost,
+    script: &'a Path,
+    journal: &'a Rc<RefCell<Journal>>,
+    files: &'a mut Files,
+    interrupt: &'a mut Signal,
+    /// The last run's Lua state: its coroutines go on until the next run starts.
+    previous: Option<LuaHost>,
+}
+
+impl Session<'_> {
+    /// Prints what is watched and waits for a save (`None`: Ctrl-C).
+    async fn wait_for_save(&mut self) -> Option<BTreeSet<PathBuf>> {
+        let modules = match self.files.files.len().saturating_sub(1) {
+            0 => String::new(),
+            1 => " and 1 module".to_string(),
+            n => format!(" and {n} modules"),
+        };
+        println!(
+            "watch: waiting for a save of {}{modules} (Ctrl-C stops)",
+            self.script.display()
+        );
+        tokio::select! {
+            changed = self.files.next_save() => Some(changed),
+            _ = self.interrupt.recv() => None,
         }
-    };
-    let resume = journal
-        .borrow_mut()
-        .begin_run(source.clone(), modules_changed);
-    match &resume {
-        Some(r) => println!(
-            "watch: run {number} · resuming after checkpoint `{}` (line {}): {} command(s) answered from the last run",
-            r.name, r.line, r.commands
-        ),
-        None => println!("watch: run {number}"),
     }
-    let lua = host.renew(journal.clone())?;
-    lua.track_requires()?;
-    let outcome = {
-        let run = lua.run_source(script, &source);
-        tokio::pin!(run);
-        loop {
-            // The files this run depends on so far: the script and what it required.
-            // Grows while the run goes (the previous run's modules stay watched until it ends).
-            let mut watched = files.files.clone();
-            watched.extend(lua.required_files());
-            if watched != files.files {
-                files.set(watched);
-            }
-            tokio::select! {
-                res = &mut run => break Outcome::Finished(res),
-                changed = files.next_save() => break Outcome::Saved(changed),
-                // Re-checks the required files now and then while the run goes on.
-                _ = tokio::time::sleep(Duration::from_millis(250)) => continue,
-                _ = tokio::signal::ctrl_c() => break Outcome::Interrupted,
-            }
+
+    /// One run: a fresh Lua state, the script to its end (or until a save or Ctrl-C interrupts
+    /// it), then the summary line.
+    async fn run_once(&mut self, number: u64, modules_changed: bool) -> mlua::Result<Outcome> {
+        // A new run aborts the previous one's coroutines; their late results are never seen.
+        if let Some(previous) = self.previous.take() {
+            previous.abort_jobs();
         }
-    };
-    // Whatever the run left behind (spawned coroutines) stops with it.
-    lua.abort_jobs();
-    let required = lua.required_files();
-    let ms = started.elapsed().as_secs_f64() * 1000.0;
-    let (commands, replayed, failures) = {
-        let j = journal.borrow();
-        (j.commands, j.replayed, j.failures)
-    };
-    let status = match &outcome {
-        Outcome::Finished(Ok(())) => "ok".to_string(),
-        Outcome::Finished(Err(e)) => {
-            println!("error: {}", short_error(e));
-            "error".to_string()
+        let started = Instant::now();
+        let source = match tokio::fs::read_to_string(self.script).await {
+            Ok(s) => s,
+            Err(e) => {
+                // Mid-save (renamed away) or deleted: wait for it to come back.
+                println!(
+                    "watch: run {number} · cannot read {}: {e}",
+                    self.script.display()
+                );
+                return Ok(Outcome::Finished(Ok(())));
+            }
+        };
+        let resume = self
+            .journal
+            .borrow_mut()
+            .begin_run(source.clone(), modules_changed);
+        match &resume {
+            Some(r) => println!(
+                "watch: run {number} · resuming after checkpoint `{}` (line {}): {} command(s) answered from the last run",
+                r.name, r.line, r.commands
+            ),
+            None => println!("watch: run {number}"),
         }
-        Outcome::Saved(_) => "interrupted by a save".to_string(),
-        Outcome::Interrupted => "interrupted".to_string(),
-    };
-    let replayed = if replayed > 0 {
-        format!(" ({replayed} replayed)")
-    } else {
-        String::new()
-    };
-    println!(
-        "watch: run {number} · {status} · {ms:.0} ms · {commands} command(s){replayed} · {failures} failed"
-    );
-    if matches!(outcome, Outcome::Finished(Ok(()))) {
-        close_abandoned(&lua, journal).await;
+        let lua = self.host.renew(self.journal.clone())?;
+        lua.track_requires()?;
+        let required = lua.required_files();
+        self.files.required = Some(required.clone());
+        let outcome = {
+            let run = lua.run_source(self.script, &source);
+            tokio::pin!(run);
+            loop {
+                // Watch the directories of modules required so far (the previous run's
+                // modules stay watched until this one ends).
+                let mut watched = self.files.files.clone();
+                watched.extend(required.borrow().iter().cloned());
+                if watched != self.files.files {
+                    self.files.set(watched);
+                }
+                tokio::select! {
+                    res = &mut run => break Outcome::Finished(res),
+                    changed = self.files.next_save() => break Outcome::Saved(changed),
+                    // Picks up newly required modules' directories while the run goes on.
+                    _ = tokio::time::sleep(Duration::from_millis(250)) => continue,
+                    _ = self.interrupt.recv() => break Outcome::Interrupted,
+                }
+            }
+        };
+        let ms = started.elapsed().as_secs_f64() * 1000.0;
+        let (commands, replayed, failures) = {
+            let j = self.journal.borrow();
+            (j.commands, j.replayed, j.failures)
+        };
+        let status = match &outcome {
+            Outcome::Finished(Ok(())) => "ok".to_string(),
+            Outcome::Finished(Err(e)) => {
+                println!("error: {}", short_error(e));
+                "error".to_string()
+            }
+            Outcome::Saved(_) => "interrupted by a save".to_string(),
+            Outcome::Interrupted => "interrupted".to_string(),
+        };
+        let replayed = if replayed > 0 {
+            format!(" ({replayed} replayed)")
+        } else {
+            String::new()
+        };
+        println!(
+            "watch: run {number} · {status} · {ms:.0} ms · {commands} command(s){replayed} · {failures} failed"
+        );
+        // The files the next save is looked for in: the script and this run's modules; a run
+        // that failed early keeps the last run's modules too, so fixing one re-runs.
+        let mut watched = BTreeSet::from([self.script.to_path_buf()]);
+        watched.extend(required.borrow().iter().cloned());
+        if !matches!(outcome, Outcome::Finished(Ok(()))) {
+            watched.extend(self.files.files.iter().cloned());
+        }
+        self.files.required = None;
+        self.files.set(watched);
+        if matches!(outcome, Outcome::Finished(Ok(()))) {
+            close_abandoned(&lua, self.journal).await;
+        }
+        self.previous = Some(lua);
+        Ok(outcome)
     }
-    Ok((outcome, required))
 }
 
 /// Closes every live task this (successful) run neither started nor took over: those of earlier

@@ -58,8 +58,10 @@ fn in_a_terminal_completes_evaluates_and_survives_ctrl_c() {
     assert_eq!(screen.matches("row 10").count(), 1, "{screen}");
 
     // Ctrl-C during a long wait cancels it; the task and the browser stay.
-    term.line("page:wait{ seconds = 30 }");
-    term.wait_for("page:wait{ seconds = 30 }", T);
+    // The marker is printed by the chunk itself, so the command is surely running (and the
+    // terminal back in cooked mode) when Ctrl-C is pressed.
+    term.line("print('wai' .. 'ting') page:wait{ seconds = 30 }");
+    term.wait_for("\nwaiting", T);
     let started = std::time::Instant::now();
     term.keys(&["C-c"]);
     term.wait_for("interrupted", T);
@@ -104,6 +106,10 @@ fn in_a_terminal_completes_evaluates_and_survives_ctrl_c() {
     term.wait_exit(T);
     let history = std::fs::read_to_string(data.join("moonpilot/history")).unwrap();
     assert!(history.contains("page:wait{ seconds = 30 }"), "{history}");
+    assert!(
+        history.contains(":help click_element_by_index"),
+        "{history}"
+    );
 }
 
 fn repl(input: &str) -> (String, String) {

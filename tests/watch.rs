@@ -188,6 +188,18 @@ fn reruns_on_save_with_the_same_browser_and_task() {
         "the task survived the failed runs"
     );
     watch.wait_for("watch: run 8 · ok");
+
+    // `browser.start{ id = N }` takes live task N over, run after run.
+    let adopt = format!(
+        "local page = browser.start{{ id = '{}' }}\nprint('ADOPT', page.id)\n",
+        first[2]
+    );
+    for n in 9..=10 {
+        save_by_rename(&main, &format!("{adopt}-- save {n}\n"));
+        let (line, _) = watch.wait_for("ADOPT");
+        assert_eq!(fields(&line)[1], first[2], "run {n}");
+        watch.wait_for(&format!("watch: run {n} · ok"));
+    }
     watch.stop();
 }
 

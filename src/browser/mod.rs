@@ -144,7 +144,8 @@ fn has_setsid() -> bool {
 
 /// Writes a one-shot launcher that runs Chromium in its own session (`setsid`), so a Ctrl-C typed
 /// in the terminal reaches moonpilot only: the REPL cancels the running command and the browser
-/// stays. The script deletes itself before it execs, and the exec chain keeps Chromium's pid.
+/// stays. The script deletes itself before it execs, and the exec chain keeps Chromium's pid
+/// (`setsid` only forks when its caller leads a process group; a spawned child does not).
 /// `None` (launch Chromium directly) where `setsid` is missing.
 async fn session_launcher() -> Option<PathBuf> {
     const SCRIPT: &str =
@@ -239,44 +240,62 @@ impl Browser {
                 source,
             })?;
         let (w, h) = VIEWPORT;
-        let launcher = session_launcher().await;
-        let mut builder = BrowserConfig::builder()
-            .chrome_executable(launcher.as_deref().unwrap_or(&executable))
-            .env("MOONPILOT_CHROMIUM_EXEC", executable.display().to_string())
-            .user_data_dir(&profile_dir)
-            .no_sandbox()
-            .surface_invalid_messages()
-            .window_size(w, h)
-            .viewport(Viewport {
-                width: w,
-                height: h,
-                ..Viewport::default()
+        let config_for = |program: &Path| {
+            let mut builder = BrowserConfig::builder()
+                .chrome_executable(program)
+                .env("MOONPILOT_CHROMIUM_EXEC", executable.display().to_string())
+                .user_data_dir(&profile_dir)
+                .no_sandbox()
+                .surface_invalid_messages()
+                .window_size(w, h)
+                .viewport(Viewport {
+                    width: w,
+                    height: h,
+                    ..Viewport::default()
+                })
+                // Our own deadlines bound every command; this is only chromiumoxide's fallback.
+                .request_timeout(Duration::from_secs(60))
+                .launch_timeout(Duration::from_secs(30))
+                .args(LAUNCH_ARGS.iter().copied());
+            builder = if config.headful {
+                builder.with_head()
+            } else {
+                builder.new_headless_mode()
+            };
+            builder.build().map_err(|reason| StartError::Launch {
+                path: executable.clone(),
+                reason,
             })
-            // Our own deadlines bound every command; this is only chromiumoxide's fallback.
-            .request_timeout(Duration::from_secs(60))
-            .launch_timeout(Duration::from_secs(30))
-            .args(LAUNCH_ARGS.iter().copied());
-        builder = if config.headful {
-            builder.with_head()
-        } else {
-            builder.new_headless_mode()
         };
-        let browser_config = builder.build().map_err(|reason| StartError::Launch {
-            path: executable.clone(),
-            reason,
-        })?;
-        let (cdp, handler) = match CdpBrowser::launch(browser_config).await {
+        // Through the session launcher first; straight when that fails (say, a temp dir
+        // mounted noexec), at the price of sharing the terminal's Ctrl-C.
+        let mut launched = Err(String::from("not launched"));
+        if let Some(launcher) = session_launcher().await {
+            launched = match config_for(&launcher) {
+                Ok(c) => CdpBrowser::launch(c).await.map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            // The launcher deletes itself once it runs; this covers the runs that never began.
+            let _ = tokio::fs::remove_file(&launcher).await;
+            if let Err(e) = &launched {
+                tracing::info!("launch through setsid failed ({e}); launching Chromium directly");
+            }
+        }
+        if launched.is_err() {
+            launched = match config_for(&executable) {
+                Ok(c) => CdpBrowser::launch(c).await.map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+        }
+        let (cdp, handler) = match launched {
             Ok(pair) => pair,
-            Err(e) => {
+            Err(reason) => {
                 if temporary {
                     let _ = tokio::fs::remove_dir_all(&profile_dir).await;
                 }
-                if let Some(launcher) = &launcher {
-                    let _ = tokio::fs::remove_file(launcher).await;
-                }
                 return Err(StartError::Launch {
                     path: executable.clone(),
-                    reason: e.to_string(),
+                    reason,
                 });
             }
         };

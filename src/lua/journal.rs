@@ -27,8 +27,8 @@ pub struct Entry {
     pub method: String,
     /// The params, as JSON text (the comparison key).
     pub params: String,
-    /// What came back.
-    pub receipt: Receipt,
+    /// What came back (`None` while it runs, or when the run was aborted before it answered).
+    pub receipt: Option<Receipt>,
 }
 
 /// A checkpoint a run passed.
@@ -50,7 +50,10 @@ struct RunRecord {
     source: String,
     entries: Vec<Entry>,
     checkpoints: Vec<Checkpoint>,
+    /// Every task the run started or took over.
     tasks: Vec<TaskId>,
+    /// The tasks of its `browser.start{}` calls without an id, in order.
+    anonymous: Vec<TaskId>,
 }
 
 /// Replaying the previous run's commands up to a checkpoint.
@@ -82,15 +85,20 @@ pub enum Replayed {
 /// What passing a checkpoint means for the run.
 #[derive(Debug, PartialEq)]
 pub enum AtCheckpoint {
-    /// A live run recorded it.
-    Recorded,
+    /// Recorded. `live`: the run is live here, so the caller reads the tasks' URLs and hands
+    /// them to [`Journal::set_urls`] (a replaying run takes them from the journal).
+    Recorded {
+        /// Whether the URLs are still to be set.
+        live: bool,
+    },
     /// The replay reached its target: from here the run is live. The tasks should be at these
     /// URLs, as they were when the previous run passed the checkpoint.
     Resumed {
         /// Tasks and their URLs at the checkpoint.
         urls: Vec<(TaskId, String)>,
     },
-    /// The replay reached another checkpoint than expected; it has stopped.
+    /// The replay reached another checkpoint than expected; it has stopped, and the run is
+    /// live from here (the caller sets the URLs, as for `Recorded { live: true }`).
     Diverged,
 }
 
@@ -112,7 +120,10 @@ pub struct Journal {
     previous: RunRecord,
     replay: Option<Replay>,
     checkpoints_passed: usize,
-    reused: usize,
+    anonymous_starts: usize,
+    /// A required module changed since `previous` was recorded: no resume until a run that
+    /// did something replaces it.
+    modules_dirty: bool,
     /// Commands this run sent or replayed.
     pub commands: usize,
     /// Of which answered from the journal.
@@ -172,24 +183,37 @@ impl Journal {
             ended.entries.is_empty() && ended.checkpoints.is_empty() && ended.tasks.is_empty();
         // A run that failed before its first command (a syntax error) leaves the record of
         // the one before it in place: that one's journal still matches the browser.
-        if !did_nothing {
+        if did_nothing {
+            self.modules_dirty |= modules_changed;
+        } else {
+            // Starts the ended run did not get to keep their tasks for the next one.
+            let mut anonymous = ended.anonymous.clone();
+            for t in self.previous.anonymous.iter().skip(anonymous.len()) {
+                if !anonymous.contains(t) {
+                    anonymous.push(*t);
+                }
+            }
             let mut tasks = ended.tasks.clone();
-            // Starts the ended run did not get to keep their tasks for the next.
-            for t in self.previous.tasks.iter().skip(tasks.len()) {
+            for t in &anonymous {
                 if !tasks.contains(t) {
                     tasks.push(*t);
                 }
             }
-            self.previous = RunRecord { tasks, ..ended };
+            self.previous = RunRecord {
+                tasks,
+                anonymous,
+                ..ended
+            };
+            self.modules_dirty = modules_changed;
         }
         self.current.source = source;
         self.replay = None;
         self.checkpoints_passed = 0;
-        self.reused = 0;
+        self.anonymous_starts = 0;
         self.commands = 0;
         self.replayed = 0;
         self.failures = 0;
-        if modules_changed {
+        if self.modules_dirty {
             return None;
         }
         let same = common_lines(&self.previous.source, &self.current.source);
@@ -228,9 +252,14 @@ impl Journal {
         };
         let params = canonical(params);
         match replay.entries.get(replay.next) {
-            Some(e) if e.task == task && e.method == method && e.params == params => {
+            Some(Entry {
+                task: t,
+                method: m,
+                params: p,
+                receipt: Some(receipt),
+            }) if *t == task && m == method && *p == params => {
                 replay.next += 1;
-                let receipt = e.receipt.clone();
+                let receipt = receipt.clone();
                 self.replayed += 1;
                 Replayed::Hit(receipt)
             }
@@ -257,7 +286,30 @@ impl Journal {
         self.replay = None;
     }
 
-    /// Records a command of this run (sent or replayed).
+    /// Takes the journal's next slot for a command about to be sent, so the journal keeps the
+    /// order commands were sent in (coroutines may finish them in another order).
+    pub fn reserve(&mut self, task: Option<TaskId>, method: &str, params: &Value) -> usize {
+        self.current.entries.push(Entry {
+            task,
+            method: method.to_string(),
+            params: canonical(params),
+            receipt: None,
+        });
+        self.current.entries.len() - 1
+    }
+
+    /// Fills a reserved slot with the command's receipt.
+    pub fn complete(&mut self, slot: usize, receipt: &Receipt) {
+        self.commands += 1;
+        if !receipt.ok {
+            self.failures += 1;
+        }
+        if let Some(entry) = self.current.entries.get_mut(slot) {
+            entry.receipt = Some(receipt.clone());
+        }
+    }
+
+    /// Records a command answered without being sent (replayed, or a task taken over).
     pub fn record(
         &mut self,
         task: Option<TaskId>,
@@ -265,30 +317,26 @@ impl Journal {
         params: &Value,
         receipt: &Receipt,
     ) {
-        self.commands += 1;
-        if !receipt.ok {
-            self.failures += 1;
-        }
-        self.current.entries.push(Entry {
-            task,
-            method: method.to_string(),
-            params: canonical(params),
-            receipt: receipt.clone(),
-        });
+        let slot = self.reserve(task, method, params);
+        self.complete(slot, receipt);
     }
 
-    /// The task the previous run's matching `browser.start{}` got, if any (the caller checks
-    /// that it is alive and then calls [`Journal::started`]).
-    pub fn task_to_reuse(&mut self) -> Option<TaskId> {
-        let task = self.previous.tasks.get(self.reused).copied();
-        self.reused += 1;
-        task
+    /// Counts one `browser.start{}` without an id (sent, replayed or taken over) and answers
+    /// the task the same one of the previous run got, unless this run already has it (the
+    /// caller checks that it is alive).
+    pub fn anonymous_start(&mut self) -> Option<TaskId> {
+        let task = self.previous.anonymous.get(self.anonymous_starts).copied();
+        self.anonymous_starts += 1;
+        task.filter(|t| !self.current.tasks.contains(t))
     }
 
-    /// Notes a task this run started or reused.
-    pub fn started(&mut self, task: TaskId) {
+    /// Notes a task this run started or took over; `anonymous` for `browser.start{}` without id.
+    pub fn started(&mut self, task: TaskId, anonymous: bool) {
         if !self.current.tasks.contains(&task) {
             self.current.tasks.push(task);
+        }
+        if anonymous && !self.current.anonymous.contains(&task) {
+            self.current.anonymous.push(task);
         }
     }
 
@@ -297,30 +345,25 @@ impl Journal {
         &self.current.tasks
     }
 
-    /// Passing `browser.checkpoint(name)` at `line`, with the run's tasks' URLs (read only when
-    /// live: while replaying the page is not where the code thinks it is).
-    pub fn checkpoint(
-        &mut self,
-        name: &str,
-        line: usize,
-        urls: impl FnOnce() -> Vec<(TaskId, String)>,
-    ) -> AtCheckpoint {
+    /// Passing `browser.checkpoint(name)` at `line`: its index (for [`Journal::set_urls`]) and
+    /// what it means for the run.
+    pub fn checkpoint(&mut self, name: &str, line: usize) -> (usize, AtCheckpoint) {
         let ordinal = self.checkpoints_passed;
         self.checkpoints_passed += 1;
         let entries = self.current.entries.len();
-        let outcome = match self.replay.take() {
-            None => AtCheckpoint::Recorded,
+        let (outcome, urls) = match self.replay.take() {
+            None => (AtCheckpoint::Recorded { live: true }, Vec::new()),
             Some(r)
                 if r.target_ordinal == ordinal
                     && r.target.name == name
                     && r.next == r.entries.len() =>
             {
-                AtCheckpoint::Resumed {
-                    urls: r.target.urls.clone(),
-                }
+                let urls = r.target.urls.clone();
+                (AtCheckpoint::Resumed { urls: urls.clone() }, urls)
             }
             Some(r) if ordinal < r.target_ordinal => {
-                // An earlier checkpoint on the way to the target: keep replaying, and keep it.
+                // An earlier checkpoint on the way to the target: keep replaying, and keep it
+                // with the URLs the previous run saw there.
                 let urls = self
                     .previous
                     .checkpoints
@@ -328,19 +371,9 @@ impl Journal {
                     .map(|c| c.urls.clone())
                     .unwrap_or_default();
                 self.replay = Some(r);
-                self.current.checkpoints.push(Checkpoint {
-                    name: name.to_string(),
-                    line,
-                    entries,
-                    urls,
-                });
-                return AtCheckpoint::Recorded;
+                (AtCheckpoint::Recorded { live: false }, urls)
             }
-            Some(_) => AtCheckpoint::Diverged,
-        };
-        let urls = match &outcome {
-            AtCheckpoint::Resumed { urls } => urls.clone(),
-            _ => urls(),
+            Some(_) => (AtCheckpoint::Diverged, Vec::new()),
         };
         self.current.checkpoints.push(Checkpoint {
             name: name.to_string(),
@@ -348,7 +381,14 @@ impl Journal {
             entries,
             urls,
         });
-        outcome
+        (self.current.checkpoints.len() - 1, outcome)
+    }
+
+    /// Sets the URLs of a checkpoint passed live.
+    pub fn set_urls(&mut self, index: usize, urls: Vec<(TaskId, String)>) {
+        if let Some(c) = self.current.checkpoints.get_mut(index) {
+            c.urls = urls;
+        }
     }
 }
 
@@ -369,7 +409,13 @@ mod tests {
         let mut seen = Vec::new();
         for (i, step) in script.iter().enumerate() {
             if let Some(name) = step.strip_prefix('#') {
-                let got = j.checkpoint(name, i + 1, || vec![(T1, format!("http://x/{name}"))]);
+                let (index, got) = j.checkpoint(name, i + 1);
+                if matches!(
+                    got,
+                    AtCheckpoint::Recorded { live: true } | AtCheckpoint::Diverged
+                ) {
+                    j.set_urls(index, vec![(T1, format!("http://x/{name}"))]);
+                }
                 seen.push(format!("{got:?}"));
                 continue;
             }
@@ -383,7 +429,8 @@ mod tests {
                     if let Replayed::Diverged { at, .. } = other {
                         seen.push(format!("diverged at {at}"));
                     }
-                    j.record(Some(T1), step, &params, &ok(step));
+                    let slot = j.reserve(Some(T1), step, &params);
+                    j.complete(slot, &ok(step));
                     seen.push(format!("sent {step}"));
                 }
             }
@@ -447,7 +494,10 @@ mod tests {
         assert_eq!(j.begin_run(source(&second), false).unwrap().name, "two");
         let seen = run(&mut j, &second);
         assert_eq!(seen[0], "replayed a");
-        assert_eq!(seen[1], format!("{:?}", AtCheckpoint::Recorded));
+        assert_eq!(
+            seen[1],
+            format!("{:?}", AtCheckpoint::Recorded { live: false })
+        );
         assert_eq!(seen[2], "replayed b");
         assert!(seen[3].starts_with("Resumed"));
         // The run that resumed recorded both checkpoints again: a third run can resume too.
@@ -466,8 +516,25 @@ mod tests {
         let seen = run(&mut j, &["a", "x", "#cp", "c"]);
         assert_eq!(seen[0], "replayed a");
         assert_eq!(seen[1..3], ["diverged at 2", "sent x"]);
-        assert_eq!(seen[3], format!("{:?}", AtCheckpoint::Recorded));
+        assert_eq!(
+            seen[3],
+            format!("{:?}", AtCheckpoint::Recorded { live: true })
+        );
         assert!(!j.replaying());
+        // The checkpoint passed live after the divergence got its URLs: a later resume can
+        // put the page back.
+        j.begin_run(source(&["a", "b", "#cp", "c2"]), false)
+            .unwrap();
+        let seen = run(&mut j, &["a", "x", "#cp", "c2"]);
+        assert_eq!(
+            seen[2],
+            format!(
+                "{:?}",
+                AtCheckpoint::Resumed {
+                    urls: vec![(T1, "http://x/cp".into())]
+                }
+            )
+        );
     }
 
     #[test]
@@ -488,30 +555,86 @@ mod tests {
         let first = ["login", "#cp", "browse"];
         let mut j = Journal::default();
         j.begin_run(source(&first), false);
-        j.started(TaskId(5));
+        j.started(TaskId(5), true);
         run(&mut j, &first);
         // A syntax error: no command, no task.
         j.begin_run("local x = (".into(), false);
         let resume = j.begin_run(source(&first), false).unwrap();
         assert_eq!(resume.name, "cp");
-        assert_eq!(j.task_to_reuse(), Some(TaskId(5)));
+        assert_eq!(j.anonymous_start(), Some(TaskId(5)));
     }
 
     #[test]
-    fn tasks_are_handed_over_by_order_of_start() {
+    fn a_module_change_is_not_forgotten_by_a_run_that_did_nothing() {
+        let first = ["login", "#cp", "browse"];
+        let mut j = Journal::default();
+        j.begin_run(source(&first), false);
+        run(&mut j, &first);
+        // The module changed, but that run failed at once (syntax error in the script)...
+        j.begin_run("local x = (".into(), true);
+        // ...so the script's fix must still not replay a journal made with the old module.
+        assert_eq!(j.begin_run(source(&first), false), None);
+        run(&mut j, &first);
+        // That live run made a new record: resuming works again.
+        assert!(j.begin_run(source(&first), false).is_some());
+    }
+
+    #[test]
+    fn tasks_are_handed_over_by_order_of_anonymous_start() {
         let mut j = Journal::default();
         j.begin_run(String::new(), false);
-        assert_eq!(j.task_to_reuse(), None);
-        j.started(TaskId(7));
-        assert_eq!(j.task_to_reuse(), None);
-        j.started(TaskId(8));
+        assert_eq!(j.anonymous_start(), None);
+        j.started(TaskId(7), true);
+        j.started(TaskId(99), false); // browser.start{ id = 99 }: not an anonymous start
+        assert_eq!(j.anonymous_start(), None);
+        j.started(TaskId(8), true);
         j.begin_run(String::new(), false);
-        assert_eq!(j.task_to_reuse(), Some(TaskId(7)));
-        j.started(TaskId(7));
+        assert_eq!(j.anonymous_start(), Some(TaskId(7)));
+        j.started(TaskId(7), true);
         assert_eq!(j.tasks(), &[TaskId(7)]);
-        // This run stopped after one start: the next still gets both tasks, in order.
+        // This run stopped after one start: the next still gets both, in order.
         j.begin_run(String::new(), false);
-        assert_eq!(j.task_to_reuse(), Some(TaskId(7)));
-        assert_eq!(j.task_to_reuse(), Some(TaskId(8)));
+        assert_eq!(j.anonymous_start(), Some(TaskId(7)));
+        j.started(TaskId(7), true);
+        assert_eq!(j.anonymous_start(), Some(TaskId(8)));
+        // A task this run already has is never handed over twice.
+        j.started(TaskId(8), false);
+        j.begin_run(String::new(), false);
+        j.started(TaskId(8), false);
+        assert_eq!(j.anonymous_start(), Some(TaskId(7)));
+        assert_eq!(j.anonymous_start(), None, "8 is taken already");
+    }
+
+    #[test]
+    fn the_journal_keeps_the_order_commands_were_sent_in() {
+        let mut j = Journal::default();
+        j.begin_run(source(&["x"]), false);
+        let a = j.reserve(Some(T1), "a", &json!({}));
+        let b = j.reserve(Some(T1), "b", &json!({}));
+        j.complete(b, &ok("b"));
+        j.complete(a, &ok("a"));
+        j.checkpoint("cp", 1);
+        j.begin_run(source(&["x", "y"]), false).unwrap();
+        assert!(matches!(
+            j.replay_next(Some(T1), "a", &json!({})),
+            Replayed::Hit(_)
+        ));
+        assert!(matches!(
+            j.replay_next(Some(T1), "b", &json!({})),
+            Replayed::Hit(_)
+        ));
+    }
+
+    #[test]
+    fn a_command_that_never_answered_is_not_replayed() {
+        let mut j = Journal::default();
+        j.begin_run(source(&["x"]), false);
+        j.reserve(Some(T1), "click", &json!({})); // aborted by a save mid-command
+        j.checkpoint("cp", 1);
+        j.begin_run(source(&["x"]), false).unwrap();
+        assert!(matches!(
+            j.replay_next(Some(T1), "click", &json!({})),
+            Replayed::Diverged { at: 1, .. }
+        ));
     }
 }

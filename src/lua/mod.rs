@@ -76,8 +76,9 @@ struct HostData {
     jobs: RefCell<Vec<tokio::task::AbortHandle>>,
     /// Watch mode's journal, shared by the runs of one watch session.
     journal: Option<Rc<RefCell<Journal>>>,
-    /// Files `require` found (recorded once [`LuaHost::track_requires`] is on).
-    modules: RefCell<BTreeSet<PathBuf>>,
+    /// Files `require` found (recorded once [`LuaHost::track_requires`] is on); shared with
+    /// the watcher, which sees a module from the moment it is required.
+    modules: Rc<RefCell<BTreeSet<PathBuf>>>,
     /// The chunk name of the script `run_file` runs (`@path`), to find its lines on the stack.
     script: RefCell<Option<String>>,
 }
@@ -107,7 +108,8 @@ fn started_task(receipt: &Receipt) -> Option<TaskId> {
 }
 
 /// Sends one command, through the watch journal when there is one: replayed from it while a
-/// re-run is resuming, a task of the previous run handed over for `start`, and recorded.
+/// re-run is resuming, a task of the previous run handed over for `start`, and recorded in the
+/// order commands were sent.
 async fn send(
     lua: &Lua,
     executor: &Executor,
@@ -118,9 +120,18 @@ async fn send(
     let journal = lua
         .app_data_ref::<HostData>()
         .and_then(|h| h.journal.clone());
+    // `browser.start{ id = N }` with N alive takes the task over: no command is sent.
+    let adopt = (method == "start")
+        .then_some(task)
+        .flatten()
+        .filter(|t| alive(lua, *t));
     let Some(journal) = journal else {
-        return executor.execute(task, method, params).await;
+        return match adopt {
+            Some(t) => adopted(t),
+            None => executor.execute(task, method, params).await,
+        };
     };
+    let anonymous_start = method == "start" && task.is_none();
     let replayed = journal.borrow_mut().replay_next(task, method, &params);
     match replayed {
         Replayed::Hit(receipt) => {
@@ -137,8 +148,11 @@ async fn send(
                 }
                 _ => {
                     let mut j = journal.borrow_mut();
+                    if anonymous_start {
+                        j.anonymous_start();
+                    }
                     if let Some(t) = started {
-                        j.started(t);
+                        j.started(t, anonymous_start);
                     }
                     j.record(task, method, &params, &receipt);
                     return receipt;
@@ -146,33 +160,43 @@ async fn send(
             }
         }
         Replayed::Diverged { at, expected } => notice(&format!(
-            "the script asked for `{method}` where the journal has `{expected}` (command {at}); going on live"
+            "the script asked for `{method}` where the journal has `{expected}` (command {at}); \
+             going on live — the page is where the last run left it"
         )),
         Replayed::Live => {}
     }
-    if method == "start" && task.is_none() {
-        let reuse = journal.borrow_mut().task_to_reuse();
-        if let Some(t) = reuse.filter(|t| alive(lua, *t)) {
-            let receipt = Receipt::success(
-                "start",
-                serde_json::json!({"id": t.0.to_string(), "reused": true}),
-                0.0,
-            );
-            let mut j = journal.borrow_mut();
-            j.started(t);
-            j.record(task, method, &params, &receipt);
-            return receipt;
-        }
+    let handed_over = if anonymous_start {
+        let candidate = journal.borrow_mut().anonymous_start();
+        candidate.filter(|t| alive(lua, *t))
+    } else {
+        adopt
+    };
+    if let Some(t) = handed_over {
+        let receipt = adopted(t);
+        let mut j = journal.borrow_mut();
+        j.started(t, anonymous_start);
+        j.record(task, method, &params, &receipt);
+        return receipt;
     }
-    let receipt = executor.execute(task, method, params.clone()).await;
+    let slot = journal.borrow_mut().reserve(task, method, &params);
+    let receipt = executor.execute(task, method, params).await;
     let mut j = journal.borrow_mut();
     if method == "start" && receipt.ok {
         if let Some(t) = started_task(&receipt) {
-            j.started(t);
+            j.started(t, anonymous_start);
         }
     }
-    j.record(task, method, &params, &receipt);
+    j.complete(slot, &receipt);
     receipt
+}
+
+/// The receipt of a `start` that took a live task over instead of creating one.
+fn adopted(task: TaskId) -> Receipt {
+    Receipt::success(
+        "start",
+        serde_json::json!({"id": task.0.to_string(), "reused": true}),
+        0.0,
+    )
 }
 
 /// A `Task` handle: only the id, resolved by the engine on every call (LUA-API.md "Task").
@@ -360,7 +384,7 @@ impl LuaHost {
             args: args.clone(),
             jobs: RefCell::new(Vec::new()),
             journal,
-            modules: RefCell::new(BTreeSet::new()),
+            modules: Rc::default(),
             script: RefCell::new(None),
         });
         let core = lua.create_table()?;
@@ -457,8 +481,10 @@ impl LuaHost {
                     .and_then(|h| h.journal.clone())
                     .is_some_and(|j| j.borrow().replaying());
                 if replaying {
+                    tokio::task::yield_now().await;
                     return Ok(());
                 }
+                // (still yielding, so a polling loop cannot starve the other coroutines)
                 // `try_from` refuses what Duration cannot hold; a day is plenty for a sleep.
                 if let Ok(d) = Duration::try_from_secs_f64(ms / 1000.0) {
                     tokio::time::sleep(d.min(Duration::from_secs(86_400))).await;
@@ -504,20 +530,21 @@ impl LuaHost {
                 else {
                     return Ok(None);
                 };
-                for level in 1..64 {
+                // The outermost frame of the script: for a helper function defined in the
+                // script, the line of its call in the main chunk.
+                let mut found = None;
+                for level in 1..256 {
                     let frame = lua.inspect_stack(level, |d| {
                         let source = d.source().source.map(|s| s.into_owned());
                         (source, d.current_line())
                     });
                     match frame {
                         None => break,
-                        Some((Some(source), Some(line))) if source == script => {
-                            return Ok(Some(line));
-                        }
+                        Some((Some(source), Some(line))) if source == script => found = Some(line),
                         Some(_) => {}
                     }
                 }
-                Ok(None)
+                Ok(found)
             })?,
         )?;
         core.set(
@@ -531,10 +558,16 @@ impl LuaHost {
                 let (Some(journal), Some(line)) = (journal, line) else {
                     return Ok(());
                 };
-                let tasks: Vec<TaskId> = journal.borrow().tasks().to_vec();
-                let replaying = journal.borrow().replaying();
-                let mut urls = Vec::new();
-                if !replaying {
+                let (index, outcome) = journal.borrow_mut().checkpoint(&name, line);
+                let live = matches!(
+                    outcome,
+                    journal::AtCheckpoint::Recorded { live: true }
+                        | journal::AtCheckpoint::Diverged
+                );
+                if live {
+                    // Where each task is now, for a later run that resumes here.
+                    let tasks: Vec<TaskId> = journal.borrow().tasks().to_vec();
+                    let mut urls = Vec::new();
                     for t in tasks {
                         let r = executor
                             .execute(Some(t), "get_url", serde_json::json!({}))
@@ -543,10 +576,10 @@ impl LuaHost {
                             urls.push((t, url.to_string()));
                         }
                     }
+                    journal.borrow_mut().set_urls(index, urls);
                 }
-                let outcome = journal.borrow_mut().checkpoint(&name, line, || urls);
                 match outcome {
-                    journal::AtCheckpoint::Recorded => {}
+                    journal::AtCheckpoint::Recorded { .. } => {}
                     journal::AtCheckpoint::Diverged => notice(&format!(
                         "reached checkpoint `{name}` before the one to resume at; going on live"
                     )),
@@ -622,11 +655,12 @@ impl LuaHost {
         searchers.raw_set(1, look)
     }
 
-    /// The module files `require` has loaded so far (with [`LuaHost::track_requires`]).
-    pub fn required_files(&self) -> Vec<PathBuf> {
+    /// The module files `require` has loaded so far (with [`LuaHost::track_requires`]), as a
+    /// live set.
+    pub fn required_files(&self) -> Rc<RefCell<BTreeSet<PathBuf>>> {
         self.lua
             .app_data_ref::<HostData>()
-            .map(|h| h.modules.borrow().iter().cloned().collect())
+            .map(|h| h.modules.clone())
             .unwrap_or_default()
     }
 

@@ -101,7 +101,7 @@ function browser.start(opts)
   for k, v in pairs(opts or {}) do
     if k == "id" then id = v else params[k] = v end
   end
-  if id ~= nil and core.task_alive(id) then return new_task(math.tointeger(tonumber(id))) end
+  -- A live `id` is taken over (the engine answers with that task; watch mode records it).
   local r, js = core.exec(id, "start", params)
   json_of[r] = js
   setmetatable(r, Result)
