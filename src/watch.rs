@@ -52,11 +52,14 @@ enum Outcome {
 /// The watcher and the set of files it reports.
 struct Files {
     watcher: notify::RecommendedWatcher,
-    events: mpsc::UnboundedReceiver<PathBuf>,
+    /// Paths written, with when notify saw them.
+    events: mpsc::UnboundedReceiver<(Instant, PathBuf)>,
     files: BTreeSet<PathBuf>,
     dirs: BTreeSet<PathBuf>,
     /// Saved files seen by a `next_save` that was cancelled before it answered.
     pending: BTreeSet<PathBuf>,
+    /// When the latest relevant event happened.
+    last_event: Instant,
     /// The running script's required modules, live: a module counts from the moment it is
     /// required (its directory is watched from the next [`Files::set`]).
     required: Option<Rc<RefCell<BTreeSet<PathBuf>>>>,
@@ -68,8 +71,9 @@ impl Files {
         let watcher =
             notify::recommended_watcher(move |res: notify::Result<notify::Event>| match res {
                 Ok(event) if is_write(&event.kind) => {
+                    let at = Instant::now();
                     for path in event.paths {
-                        let _ = tx.send(path);
+                        let _ = tx.send((at, path));
                     }
                 }
                 Ok(_) => {}
@@ -81,6 +85,7 @@ impl Files {
             files: BTreeSet::new(),
             dirs: BTreeSet::new(),
             pending: BTreeSet::new(),
+            last_event: Instant::now(),
             required: None,
         })
     }
@@ -115,28 +120,32 @@ impl Files {
     /// Cancel-safe: what a cancelled call had seen is kept for the next one.
     async fn next_save(&mut self) -> BTreeSet<PathBuf> {
         while self.pending.is_empty() {
-            let Some(path) = self.events.recv().await else {
+            let Some((at, path)) = self.events.recv().await else {
                 // The watcher is gone: nothing will ever change.
                 std::future::pending::<()>().await;
                 continue;
             };
             if self.relevant(&path) {
                 self.pending.insert(path);
+                self.last_event = at;
             }
         }
-        // Editors write in several steps (truncate, write, rename, chmod): one re-run once
-        // they pause, or after GRACE_CAP at most.
-        let first = Instant::now();
+        // Editors write in several steps (truncate, write, rename, chmod): re-run once the
+        // events have paused for GRACE, or after GRACE_CAP at most.
+        let first = self.last_event;
         loop {
-            tokio::time::sleep(GRACE).await;
+            tokio::time::sleep_until((self.last_event + GRACE).into()).await;
             let mut more = false;
-            while let Ok(path) = self.events.try_recv() {
+            while let Ok((at, path)) = self.events.try_recv() {
                 if self.relevant(&path) {
-                    more = true;
                     self.pending.insert(path);
+                    if at > self.last_event {
+                        self.last_event = at;
+                        more = true;
+                    }
                 }
             }
-            if !more || first.elapsed() >= GRACE_CAP {
+            if !more || self.last_event.duration_since(first) >= GRACE_CAP {
                 return std::mem::take(&mut self.pending);
             }
         }
