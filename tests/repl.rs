@@ -11,6 +11,38 @@ use crate::support::terminal::Terminal;
 
 const T: Duration = Duration::from_secs(20);
 
+/// The REPL in a terminal, typing only once its prompt is up: rustyline asks the terminal
+/// for the cursor position when a prompt starts, and keys arriving in that instant are read as
+/// the answer (a person does not type within microseconds of the prompt; a test does).
+struct Session {
+    term: Terminal,
+    /// Prompt lines (`>` or `>>`) on the screen so far.
+    prompts: usize,
+}
+
+impl Session {
+    fn prompt_lines(screen: &str) -> usize {
+        screen.lines().filter(|l| l.starts_with('>')).count()
+    }
+
+    /// Waits for the next prompt.
+    fn next_prompt(&mut self) -> String {
+        self.prompts += 1;
+        let n = self.prompts;
+        self.term
+            .wait_until(&format!("prompt #{n}"), T, |s| {
+                Session::prompt_lines(s) >= n
+            })
+            .0
+    }
+
+    /// Types a line, presses Enter and waits for the next prompt; answers the screen.
+    fn enter(&mut self, line: &str) -> String {
+        self.term.line(line);
+        self.next_prompt()
+    }
+}
+
 #[test]
 fn in_a_terminal_completes_evaluates_and_survives_ctrl_c() {
     let data = std::env::temp_dir().join(format!("moonpilot-repl-tty-{}", std::process::id()));
@@ -20,90 +52,93 @@ fn in_a_terminal_completes_evaluates_and_survives_ctrl_c() {
         &["repl"],
         &[("XDG_DATA_HOME", &data.display().to_string())],
     );
-    term.wait_for_last_line(">", T);
+    let mut repl = Session { term, prompts: 0 };
+    repl.next_prompt();
 
     // A param name completes inside the call table.
-    term.type_text("page:navigate{ ur");
-    term.keys(&["Tab"]);
-    term.wait_for("page:navigate{ url =", T);
-    term.line(&format!("\"{}\" }}", url_a("basic.html")));
-    term.wait_for("navigate ok", T);
+    repl.term.type_text("page:navigate{ ur");
+    repl.term.keys(&["Tab"]);
+    repl.term.wait_for("page:navigate{ url =", T);
+    let screen = repl.enter(&format!("\"{}\" }}", url_a("basic.html")));
+    assert!(screen.contains("navigate ok"), "{screen}");
 
     // A command name completes after `page:`; the round trip is measured on the screen.
-    term.type_text("page:get_ti");
-    term.keys(&["Tab"]);
-    term.wait_for("page:get_title", T);
-    term.type_text("()");
-    let started = std::time::Instant::now();
-    term.keys(&["Enter"]);
-    let (screen, _) = term.wait_for("get_title ok", T);
-    let mut trips = vec![started.elapsed()];
-    assert!(screen.contains("title=\"Basic\""), "{screen}");
-    for n in 2..=4 {
-        term.type_text("page:get_title()");
-        term.wait_for_nth("page:get_title()", n, T);
+    let mut trips = Vec::new();
+    for n in 1..=4 {
+        if n == 1 {
+            repl.term.type_text("page:get_ti");
+            repl.term.keys(&["Tab"]);
+            repl.term.wait_for("page:get_title", T);
+            repl.term.type_text("()");
+        } else {
+            repl.term.type_text("page:get_title()");
+        }
+        repl.term.wait_for_nth("page:get_title()", n, T);
         let started = std::time::Instant::now();
-        term.keys(&["Enter"]);
-        term.wait_for_nth("get_title ok", n, T);
+        repl.term.keys(&["Enter"]);
+        let (screen, _) = repl.term.wait_for_nth("get_title ok", n, T);
         trips.push(started.elapsed());
+        assert!(screen.contains("title=\"Basic\""), "{screen}");
+        repl.next_prompt();
     }
     eprintln!("repl round trips (Enter to receipt on screen, incl. tmux polling): {trips:?}");
 
     // Multi-line: the continuation prompt, then the whole chunk runs once.
-    term.line("for i = 1, 2 do");
-    term.wait_for_last_line(">>", T);
-    term.line("print('row ' .. i * 10)");
-    term.line("end");
-    let (screen, _) = term.wait_for("row 20", T);
+    let screen = repl.enter("for i = 1, 2 do");
+    assert_eq!(screen.lines().last(), Some(">>"), "{screen}");
+    repl.enter("print('row ' .. i * 10)");
+    let screen = repl.enter("end");
+    assert!(screen.contains("row 10\nrow 20\n"), "{screen}");
     assert_eq!(screen.matches("row 10").count(), 1, "{screen}");
 
-    // Ctrl-C during a long wait cancels it; the task and the browser stay.
-    // The marker is printed by the chunk itself, so the command is surely running (and the
-    // terminal back in cooked mode) when Ctrl-C is pressed.
-    term.line("print('wai' .. 'ting') page:wait{ seconds = 30 }");
-    term.wait_for("\nwaiting", T);
+    // Ctrl-C during a long wait cancels it; the task and the browser stay. The marker is
+    // printed by the chunk itself, so the command is surely running when Ctrl-C is pressed.
+    repl.term
+        .line("print('wai' .. 'ting') page:wait{ seconds = 30 }");
+    repl.term.wait_for("\nwaiting", T);
     let started = std::time::Instant::now();
-    term.keys(&["C-c"]);
-    term.wait_for("interrupted", T);
+    repl.term.keys(&["C-c"]);
+    let screen = repl.next_prompt();
+    assert!(screen.contains("interrupted"), "{screen}");
     assert!(started.elapsed() < Duration::from_secs(5));
-    term.line("= page:get_url().data.url");
-    term.wait_for(&format!("\"{}\"", url_a("basic.html")), T);
-
-    // Output from a background coroutine appears above the line being typed, which survives.
-    term.line("browser.spawn(function() browser.sleep(300) print('from the background') end)");
-    term.wait_for("Job", T);
-    term.type_text("x = 4");
-    let screen = term.wait_for_last_line("> x = 4", T);
-    let screen = if screen.contains("from the background") {
-        screen
-    } else {
-        term.wait_for("from the background", T).0
-    };
-    assert_eq!(
-        screen.lines().last(),
-        Some("> x = 4"),
-        "the typed line is redrawn:\n{screen}"
-    );
-    term.keys(&["Enter"]);
-    term.line("= x * 2");
-    term.wait_for_last_line(">", T);
-    term.wait_for("\n8\n", T);
-
-    // The REPL's own commands.
-    term.line(":help click_element_by_index");
-    let (screen, _) = term.wait_for("example:", T);
+    let screen = repl.enter("= page:get_url().data.url");
     assert!(
-        screen.contains("index") && screen.contains("required"),
+        screen.contains(&format!("\"{}\"", url_a("basic.html"))),
         "{screen}"
     );
-    term.line(":methods get_t");
-    term.wait_for("get_title ", T);
-    term.line(":state");
-    term.wait_for("<button", T);
+
+    // Output from a background coroutine appears above the line being typed, which survives.
+    repl.enter(
+        "browser.spawn(function() browser.sleep(300) print('from the ' .. 'background') end)",
+    );
+    repl.term.type_text("x = 4");
+    let screen = repl
+        .term
+        .wait_until("the background line above `> x = 4`", T, |s| {
+            s.contains("from the background") && s.lines().last() == Some("> x = 4")
+        })
+        .0;
+    let lines: Vec<&str> = screen.lines().collect();
+    assert_eq!(lines[lines.len() - 2], "from the background", "{screen}");
+    repl.term.keys(&["Enter"]);
+    repl.next_prompt();
+    let screen = repl.enter("= x * 2");
+    assert!(screen.ends_with("\n8\n>"), "{screen}");
+
+    // The REPL's own commands.
+    let screen = repl.enter(":help click_element_by_index");
+    assert!(
+        screen.contains("example:") && screen.contains("index") && screen.contains("required"),
+        "{screen}"
+    );
+    let screen = repl.enter(":methods get_t");
+    assert!(screen.contains("get_title "), "{screen}");
+    let screen = repl.enter(":state");
+    assert!(screen.contains("<button"), "{screen}");
 
     // Ctrl-D exits and keeps the history.
-    term.keys(&["C-d"]);
-    term.wait_exit(T);
+    repl.term.keys(&["C-d"]);
+    repl.term.wait_exit(T);
     let history = std::fs::read_to_string(data.join("moonpilot/history")).unwrap();
     assert!(history.contains("page:wait{ seconds = 30 }"), "{history}");
     assert!(

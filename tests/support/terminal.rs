@@ -152,14 +152,6 @@ impl Terminal {
         self.wait_for_nth(text, 1, timeout)
     }
 
-    /// Waits until the last line of the screen is exactly `line`.
-    pub fn wait_for_last_line(&self, line: &str, timeout: Duration) -> String {
-        self.wait_until(&format!("last line {line:?}"), timeout, |s| {
-            s.lines().last().map(str::trim_end) == Some(line.trim_end())
-        })
-        .0
-    }
-
     /// Whether the program has exited (the pane stays, marked dead).
     pub fn exited(&self) -> bool {
         let out = tmux(
