@@ -8,6 +8,7 @@
 mod support;
 
 mod cli;
+mod dialogs;
 mod errors;
 mod frames;
 mod interact;

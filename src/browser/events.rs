@@ -76,11 +76,25 @@ impl TabEvents {
         self.state.lock().ok().and_then(|s| s.dialog.clone())
     }
 
-    /// Sets whether dialogs are dismissed (else accepted).
+    /// Reads the last dialog and clears the record (`consume`).
+    pub fn take_dialog(&self) -> Option<DialogRecord> {
+        self.state.lock().ok().and_then(|mut s| s.dialog.take())
+    }
+
+    /// Sets whether dialogs that open from now on are dismissed (else accepted); the record of
+    /// earlier ones is untouched.
     pub fn set_dismiss_dialogs(&self, dismiss: bool) {
         if let Ok(mut s) = self.state.lock() {
             s.dismiss_dialogs = dismiss;
         }
+    }
+
+    /// Whether dialogs are dismissed.
+    pub fn dismiss_dialogs(&self) -> bool {
+        self.state
+            .lock()
+            .map(|s| s.dismiss_dialogs)
+            .unwrap_or(false)
     }
 
     fn record_dialog(&self, ev: &EventJavascriptDialogOpening) -> bool {

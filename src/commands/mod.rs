@@ -1,5 +1,6 @@
 //! The command groups of `spec/COMMANDS.md`, one file each; this file only chains their specs.
 
+pub mod dialogs;
 pub mod extract;
 pub mod interact;
 pub mod lifecycle;
@@ -18,5 +19,6 @@ pub const GROUPS: &[&[CommandSpec]] = &[
     interact::SPECS,
     wait::SPECS,
     extract::SPECS,
+    dialogs::SPECS,
     meta::SPECS,
 ];
