@@ -60,6 +60,10 @@ pub struct Engine {
     launching: Mutex<Option<(Instant, bool)>>,
     starting: AtomicUsize,
     tasks: Mutex<BTreeMap<TaskId, Arc<Task>>>,
+    /// Human-input requests (no lane: a submit never waits behind a long-poll).
+    desk: Mutex<crate::human::Desk>,
+    /// The desk's version, for long-polls and hosts that show new requests.
+    desk_changed: tokio::sync::watch::Sender<u64>,
 }
 
 impl Engine {
@@ -72,7 +76,32 @@ impl Engine {
             launching: Mutex::new(None),
             starting: AtomicUsize::new(0),
             tasks: Mutex::new(BTreeMap::new()),
+            desk: Mutex::new(crate::human::Desk::default()),
+            desk_changed: tokio::sync::watch::channel(0).0,
         })
+    }
+
+    /// Runs `f` on the human-input desk (locked only for `f`, never across an `.await`), and
+    /// tells waiters when it changed.
+    pub fn with_desk<T>(&self, f: impl FnOnce(&mut crate::human::Desk) -> T) -> T {
+        let (out, version) = {
+            let mut desk = match self.desk.lock() {
+                Ok(g) => g,
+                Err(poisoned) => poisoned.into_inner(),
+            };
+            let before = desk.version;
+            let out = f(&mut desk);
+            (out, (desk.version != before).then_some(desk.version))
+        };
+        if let Some(v) = version {
+            self.desk_changed.send_replace(v);
+        }
+        out
+    }
+
+    /// Wakes on every change of the human-input desk.
+    pub fn desk_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.desk_changed.subscribe()
     }
 
     fn with_tasks<T>(&self, f: impl FnOnce(&mut BTreeMap<TaskId, Arc<Task>>) -> T) -> T {

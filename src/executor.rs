@@ -46,8 +46,10 @@ impl Cx {
 }
 
 /// Commands that do not queue behind the task's lane: `close` cancels what runs instead
-/// (PROTOCOL.md §18).
-const LANE_FREE: &[&str] = &["close"];
+/// (PROTOCOL.md §18); the human-input commands that never touch the page run beside whatever
+/// holds the lane, so a `submit_human_input` is never stuck behind a `get_human_input`
+/// long-poll (or a long `wait`) of the same task.
+const LANE_FREE: &[&str] = &["close", "ask_user", "submit_human_input", "get_human_input"];
 
 /// The executor: a cheap clone handle.
 #[derive(Clone)]

@@ -4,7 +4,8 @@
 //! - [`protocol`]: receipts, error codes, the params reader — the wire vocabulary.
 //! - [`registry`]: the one table of commands; [`commands`] holds one file per group.
 //! - [`executor`]: the one path every command takes.
-//! - [`engine`]: the shared browser slot and the live tasks.
+//! - [`engine`]: the shared browser slot and the live tasks; [`human`]: the human-input
+//!   state machine.
 //! - [`browser`]: everything that touches chromiumoxide (launch, pump, tabs, frames, events).
 //! - [`dom`]: the snapshot model and its text rendering; [`js`]: the page-side probes.
 //! - [`lua`]: the Lua bridge used by `moonpilot run` and [`repl`] (and later watch mode).
@@ -17,6 +18,7 @@ pub mod dom;
 pub mod engine;
 pub mod error;
 pub mod executor;
+pub mod human;
 pub mod js;
 pub mod lua;
 pub mod protocol;

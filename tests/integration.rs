@@ -11,6 +11,7 @@ mod cli;
 mod dialogs;
 mod errors;
 mod frames;
+mod human;
 mod interact;
 mod lifecycle;
 mod lua_api;

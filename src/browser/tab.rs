@@ -846,6 +846,28 @@ pub fn exception_json(ex: &Value) -> Value {
     json!({"name": class, "message": message, "stack": stack})
 }
 
+/// Standard base64 encoding (images answered inline).
+pub fn encode_base64(bytes: &[u8]) -> String {
+    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(TABLE[((n >> (18 - 6 * i)) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
 /// Standard base64 decoding (CDP's screenshot and file payloads).
 pub fn decode_base64(s: &str) -> Option<Vec<u8>> {
     fn val(c: u8) -> Option<u32> {
@@ -893,6 +915,24 @@ mod tests {
         assert_eq!(decode_base64("aGk=").unwrap(), b"hi");
         assert_eq!(decode_base64("YWJj").unwrap(), b"abc");
         assert!(decode_base64("a$==").is_none());
+    }
+
+    #[test]
+    fn base64_round_trips() {
+        for input in [
+            &b""[..],
+            b"f",
+            b"fo",
+            b"foo",
+            b"foob",
+            b"fooba",
+            b"foobar",
+            &[0, 255, 128],
+        ] {
+            let text = encode_base64(input);
+            assert_eq!(decode_base64(&text).as_deref(), Some(input), "{text}");
+        }
+        assert_eq!(encode_base64(b"foobar"), "Zm9vYmFy");
     }
 
     #[test]

@@ -578,6 +578,31 @@ async fn wait_actionable(
     }
 }
 
+/// The box `[x, y, width, height]` of snapshot element `index` in the main viewport, after
+/// scrolling it into view, with its tab (for an element image).
+pub(crate) async fn element_box(
+    task: &Task,
+    index: u32,
+) -> Result<(Arc<Tab>, [f64; 4]), CommandError> {
+    let target = resolve_index(task, index).await?;
+    let info = inspect(&target).await?;
+    let (dx, dy) = target
+        .tab
+        .frame_offset(&target.frames, &target.frame)
+        .await?;
+    let r: Vec<f64> = info["rect"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_f64).collect())
+        .unwrap_or_default();
+    match r.as_slice() {
+        [x, y, w, h] if *w > 0.0 && *h > 0.0 => Ok((target.tab.clone(), [x + dx, y + dy, *w, *h])),
+        _ => Err(CommandError::new(
+            ErrorCode::ElementHidden,
+            format!("element {index} has no box to capture"),
+        )),
+    }
+}
+
 async fn mouse_click_at(
     target: &Target,
     info: &Value,

@@ -2,6 +2,7 @@
 
 pub mod dialogs;
 pub mod extract;
+pub mod human;
 pub mod interact;
 pub mod lifecycle;
 pub mod meta;
@@ -20,5 +21,6 @@ pub const GROUPS: &[&[CommandSpec]] = &[
     wait::SPECS,
     extract::SPECS,
     dialogs::SPECS,
+    human::SPECS,
     meta::SPECS,
 ];

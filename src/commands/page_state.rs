@@ -530,7 +530,7 @@ async fn tab_block(task: &Task) -> (String, Vec<Value>) {
 }
 
 /// Writes `bytes` to `<data_dir>/<task>/<name>` and answers the absolute path.
-async fn write_data_file(
+pub(crate) async fn write_data_file(
     cx: &Cx,
     task: &Task,
     name: &str,

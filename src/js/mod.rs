@@ -26,3 +26,5 @@ pub const DOCUMENT_TITLE_JS: &str = include_str!("document_title.js");
 pub const LOCATION_HREF_JS: &str = include_str!("location_href.js");
 /// Called on an object: answers the object itself (to fetch a remote object by value).
 pub const IDENTITY_JS: &str = include_str!("identity.js");
+/// The box of the first element matching a CSS selector, scrolled into view.
+pub const ELEMENT_RECT_JS: &str = include_str!("element_rect.js");

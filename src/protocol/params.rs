@@ -177,6 +177,17 @@ impl Params {
         }
     }
 
+    /// An optional JSON array. An empty object counts as an empty array (Lua cannot tell
+    /// `{}` from `[]`).
+    pub fn array_opt(&mut self, name: &str) -> Result<Option<Vec<Value>>, CommandError> {
+        match self.take(name) {
+            None => Ok(None),
+            Some(Value::Array(a)) => Ok(Some(a.clone())),
+            Some(Value::Object(m)) if m.is_empty() => Ok(Some(Vec::new())),
+            Some(other) => Err(wrong_type(name, "array", other)),
+        }
+    }
+
     /// A required absolute URL (`http`, `https`, `file`, `data`, `about`).
     pub fn url_req(&mut self, name: &str) -> Result<String, CommandError> {
         let url = self.str_req(name)?;

@@ -1,0 +1,546 @@
+//! Human in the loop: `request_human_input`, `ask_user`, `submit_human_input`,
+//! `get_human_input`, over the pure state machine of `src/human.rs` kept by the engine.
+//!
+//! `ask_user`, `submit_human_input` and `get_human_input` do not take the task's lane (see
+//! `executor::LANE_FREE`): a long-poll never holds up the submit that ends it. The hosts
+//! (`run`, `repl`, `watch`) show every waiting request on the terminal and submit what the person
+//! types through `submit_human_input`, like any other caller.
+
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+
+use crate::browser::events::epoch_ms;
+use crate::browser::task::TaskId;
+use crate::error::CommandError;
+use crate::executor::Cx;
+use crate::human::{self, NewRequest, Origin, Refusal, Request, Status, StepSpec, Submission};
+use crate::js;
+use crate::protocol::{ErrorCode, Params};
+use crate::registry::{CommandFuture, CommandSpec, Kind, ParamSpec};
+
+const TIMEOUT: ParamSpec = ParamSpec {
+    name: "timeoutSeconds",
+    kind: Kind::Int,
+    required: false,
+    default: Some("300"),
+    doc: "relative lifetime (legacy name)",
+};
+const EXPIRES_IN: ParamSpec = ParamSpec {
+    name: "expiresInSeconds",
+    kind: Kind::Int,
+    required: false,
+    default: None,
+    doc: "relative lifetime; same meaning as timeoutSeconds, wins over it",
+};
+const EXPIRES_AT: ParamSpec = ParamSpec {
+    name: "expiresAt",
+    kind: Kind::Int,
+    required: false,
+    default: None,
+    doc: "absolute expiry epoch ms; wins over both",
+};
+
+/// The human group.
+pub const SPECS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "request_human_input",
+        group: "human",
+        summary: "Ask a person to act in the page (log in, solve a captcha); answers a request id",
+        doc: "Opens a request (pending until answered or expired) with a prompt or a checklist of \
+              steps s1..sN, brings the tab to the front and, with index/selector, attaches an \
+              image of the element. Returns at once: wait with get_human_input. The host shows \
+              it on its terminal; anyone may answer with submit_human_input. A person acting in \
+              the browser does not answer it: verify the page.",
+        params: &[
+            ParamSpec { name: "prompt", kind: Kind::String, required: false, default: None, doc: "what the human must do; may be empty string; required when steps absent" },
+            ParamSpec { name: "steps", kind: Kind::Array, required: false, default: None, doc: "checklist [{prompt, index?, selector?, frame?}] -> step ids s1..sN" },
+            ParamSpec { name: "index", kind: Kind::Int, required: false, default: None, doc: "element index from the latest snapshot (its image is attached)" },
+            ParamSpec { name: "selector", kind: Kind::String, required: false, default: None, doc: "CSS selector of the element to attach (no snapshot needed)" },
+            ParamSpec { name: "frame", kind: Kind::String, required: false, default: None, doc: "frame for selector: ordinal (0 = main) or a substring of its URL or name" },
+            TIMEOUT,
+            EXPIRES_IN,
+            EXPIRES_AT,
+            ParamSpec { name: "ocr", kind: Kind::Bool, required: false, default: Some("false"), doc: "OCR the captured image (not available: answers ocrError)" },
+            ParamSpec { name: "ocrLanguage", kind: Kind::String, required: false, default: Some("\"zh-Hans-CN\""), doc: "OCR language" },
+            ParamSpec { name: "inline", kind: Kind::Bool, required: false, default: Some("true"), doc: "include imageBase64 in the response" },
+        ],
+        needs_task: true,
+        mutates_page: true,
+        retry_safe: false,
+        long_running: true,
+        alias_of: None,
+        example: "local r = page:request_human_input{ prompt = \"Please log in\" }:unwrap()",
+        handler: request_human_input,
+    },
+    CommandSpec {
+        name: "ask_user",
+        group: "human",
+        summary: "Ask a person for values or choices (a code, pick one); answers a request id",
+        doc: "Each question {id, question, header?, options?, multiSelect?} becomes a step whose \
+              id is the question's. Does not touch the page or steal focus. Wait with \
+              get_human_input, which adds answers [{id, selected[], custom?}].",
+        params: &[
+            ParamSpec { name: "questions", kind: Kind::Array, required: true, default: None, doc: "[{id, question, header?, options? [string | {label, description?}], multiSelect?}]" },
+            ParamSpec { name: "timeoutSeconds", kind: Kind::Int, required: false, default: Some("300"), doc: "relative lifetime" },
+            ParamSpec { name: "expiresInSeconds", kind: Kind::Int, required: false, default: None, doc: "relative lifetime, wins over timeoutSeconds" },
+            ParamSpec { name: "expiresAt", kind: Kind::Int, required: false, default: None, doc: "absolute epoch ms, wins over both" },
+        ],
+        needs_task: true,
+        mutates_page: false,
+        retry_safe: false,
+        long_running: true,
+        alias_of: None,
+        example: "local q = page:ask_user{ questions = { { id = \"code\", question = \"SMS code?\" } } }",
+        handler: ask_user,
+    },
+    CommandSpec {
+        name: "submit_human_input",
+        group: "human",
+        summary: "Answer a human-input request (a single answer, one step, or {stepId: value})",
+        doc: "Single-step requests take answer (\"\" allowed); step requests take stepId + answer \
+              or answers {stepId: value} (arrays for multi-select). A bare answer on a step \
+              request fails and lists the pending steps; unknown step ids fail and are listed \
+              (known ones in the same call are kept). Expiry is not checked.",
+        params: &[
+            ParamSpec { name: "requestId", kind: Kind::String, required: true, default: None, doc: "request id" },
+            ParamSpec { name: "answer", kind: Kind::String, required: false, default: None, doc: "single-step answer; empty string allowed" },
+            ParamSpec { name: "stepId", kind: Kind::String, required: false, default: None, doc: "step to fill (with answer)" },
+            ParamSpec { name: "answers", kind: Kind::Object, required: false, default: None, doc: "{stepId: value}; values kept as given (arrays for multi-select)" },
+        ],
+        needs_task: true,
+        mutates_page: false,
+        retry_safe: false,
+        long_running: true,
+        alias_of: None,
+        example: "page:submit_human_input{ requestId = id, answer = \"done\" }",
+        handler: submit_human_input,
+    },
+    CommandSpec {
+        name: "get_human_input",
+        group: "human",
+        summary: "Read a human-input request; with timeoutSeconds, wait while it is pending",
+        doc: "status is pending, partial, answered or expired (computed when read). With \
+              timeoutSeconds > 0 it returns as soon as the status leaves pending (an answer \
+              lands, or the deadline passes), else when the time is up — not a failure.",
+        params: &[
+            ParamSpec { name: "requestId", kind: Kind::String, required: true, default: None, doc: "request id" },
+            ParamSpec { name: "timeoutSeconds", kind: Kind::Int, required: false, default: None, doc: "long-poll while pending; absent/<=0 = return immediately" },
+        ],
+        needs_task: true,
+        mutates_page: false,
+        retry_safe: false,
+        long_running: true,
+        alias_of: None,
+        example: "local r = page:get_human_input{ requestId = id, timeoutSeconds = 60 }:unwrap()",
+        handler: get_human_input,
+    },
+];
+
+/// A request as the commands answer it, read at `now`.
+pub fn request_json(r: &Request, now: u64) -> Value {
+    let status = r.status(now);
+    let mut data = Map::new();
+    data.insert("requestId".into(), json!(r.id));
+    data.insert("status".into(), json!(status.as_str()));
+    data.insert("prompt".into(), json!(r.prompt));
+    data.insert("expiresAt".into(), json!(r.expires_at));
+    data.insert("expiresInSeconds".into(), json!(r.seconds_left(now)));
+    if r.steps.is_empty() {
+        data.insert("answer".into(), r.answer.clone().unwrap_or(Value::Null));
+    } else {
+        data.insert("steps".into(), json!(r.steps_json()));
+        data.insert("stepCount".into(), json!(r.steps.len()));
+        let pending = r.pending_json();
+        if !pending.is_empty() {
+            data.insert("pendingSteps".into(), json!(pending));
+        }
+    }
+    if r.origin == Origin::Question {
+        data.insert("answers".into(), json!(r.answers()));
+        data.insert(
+            "questionIds".into(),
+            json!(r.steps.iter().map(|s| s.id.clone()).collect::<Vec<_>>()),
+        );
+    }
+    if status == Status::Expired {
+        data.insert("expired".into(), json!(true));
+        data.insert(
+            "hint".into(),
+            json!("the request expired unanswered; an expired request never means the step was done: read the page, then ask again if needed"),
+        );
+    }
+    Value::Object(data)
+}
+
+fn refusal(r: Refusal) -> CommandError {
+    let msg = r.to_string();
+    match r {
+        Refusal::UnknownRequest { .. } => CommandError::invalid("requestId", msg),
+        Refusal::StepsExpected { pending } => CommandError::invalid("stepId", msg).with_details(
+            json!({"pendingSteps": pending.iter().map(|(id, p)| json!({"stepId": id, "prompt": p})).collect::<Vec<_>>()}),
+        ),
+        Refusal::UnknownSteps { unknown, known } => CommandError::invalid("answers", msg)
+            .with_details(json!({"unknownSteps": unknown, "steps": known})),
+        Refusal::AnswerMissing => CommandError::invalid("answer", msg),
+    }
+}
+
+/// The deadline params, read before anything runs: answers the deadline for a given `now`.
+fn read_deadline(p: &mut Params) -> Result<impl Fn(u64) -> u64 + Send + 'static, CommandError> {
+    let at = p.int_opt("expiresAt")?;
+    let within = p.int_opt("expiresInSeconds")?;
+    let timeout = p.int_opt("timeoutSeconds")?;
+    Ok(move |now| human::deadline(now, at, within, timeout))
+}
+
+fn task_of(cx: &Cx) -> Result<TaskId, CommandError> {
+    Ok(cx.task()?.id)
+}
+
+/// A step of `request_human_input`'s checklist: `(prompt, extra)`.
+fn read_steps(raw: Vec<Value>) -> Result<Vec<StepSpec>, CommandError> {
+    raw.into_iter()
+        .enumerate()
+        .map(|(i, step)| {
+            let Value::Object(mut m) = step else {
+                return Err(CommandError::invalid(
+                    "steps",
+                    format!("param `steps`: item {} is not an object {{prompt, index?, selector?, frame?}}", i + 1),
+                ));
+            };
+            let prompt = match m.remove("prompt") {
+                Some(Value::String(s)) => s,
+                _ => {
+                    return Err(CommandError::invalid(
+                        "steps",
+                        format!("param `steps`: item {} has no `prompt` string", i + 1),
+                    ))
+                }
+            };
+            m.retain(|k, _| matches!(k.as_str(), "index" | "selector" | "frame"));
+            Ok((None, prompt, m))
+        })
+        .collect()
+}
+
+/// An element image for a request: `(png, size, target)` of `index` or `selector` in `frame`.
+async fn element_image(
+    cx: &Cx,
+    index: Option<i64>,
+    selector: Option<String>,
+    frame: Option<String>,
+) -> Result<(Vec<u8>, Value, Value), CommandError> {
+    let task = cx.task()?;
+    let (tab, rect, target) = if let Some(index) = index {
+        let index = u32::try_from(index).map_err(|_| {
+            CommandError::invalid("index", format!("param `index`: must be >= 0, got {index}"))
+        })?;
+        let (tab, rect) = super::interact::element_box(&task, index).await?;
+        (tab, rect, json!({"index": index}))
+    } else {
+        let selector = selector.unwrap_or_default();
+        let tab = task.tab()?;
+        let frames = tab.frames(true).await?;
+        let target_frame = match &frame {
+            Some(spec) => super::page_state::find_frame(&tab, spec).await?,
+            None => tab.main_frame().await?,
+        };
+        let found = tab
+            .call_function(
+                &target_frame,
+                js::ELEMENT_RECT_JS,
+                json!({"selector": selector}),
+            )
+            .await?;
+        if found["found"] != true {
+            let why = found["error"]
+                .as_str()
+                .map(|e| format!(": {e}"))
+                .unwrap_or_default();
+            return Err(CommandError::new(
+                ErrorCode::ElementNotFound,
+                format!("no element matches selector `{selector}`{why}"),
+            ));
+        }
+        let (dx, dy) = tab.frame_offset(&frames, &target_frame).await?;
+        let r: Vec<f64> = found["rect"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_f64).collect())
+            .unwrap_or_default();
+        let rect = match r.as_slice() {
+            [x, y, w, h] if *w > 0.0 && *h > 0.0 => [x + dx, y + dy, *w, *h],
+            _ => {
+                return Err(CommandError::new(
+                    ErrorCode::ElementHidden,
+                    format!("the element of `{selector}` has no box to capture"),
+                ))
+            }
+        };
+        (tab, rect, json!({"selector": selector, "frame": frame}))
+    };
+    let shot = tab
+        .call(
+            "Page.captureScreenshot",
+            json!({"format": "png", "clip": {"x": rect[0], "y": rect[1], "width": rect[2], "height": rect[3], "scale": 1}}),
+        )
+        .await?;
+    let png = shot["data"]
+        .as_str()
+        .and_then(crate::browser::tab::decode_base64)
+        .ok_or_else(|| CommandError::failed("the element screenshot came back empty"))?;
+    let size = json!({"width": rect[2].round(), "height": rect[3].round()});
+    Ok((png, size, target))
+}
+
+fn request_human_input(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
+    let prompt = p.str_keep_empty("prompt")?;
+    let steps = p.array_opt("steps")?;
+    if prompt.is_none() && steps.is_none() {
+        return Err(CommandError::invalid(
+            "prompt",
+            "missing parameter `prompt` (or `steps`): say what the person must do",
+        ));
+    }
+    let steps = read_steps(steps.unwrap_or_default())?;
+    let index = p.int_opt("index")?;
+    let selector = p.str_opt("selector")?;
+    let frame = p.str_opt("frame")?;
+    let deadline = read_deadline(p)?;
+    let ocr = p.bool_or("ocr", false)?;
+    let _ = p.str_opt("ocrLanguage")?;
+    let inline = p.bool_or("inline", true)?;
+    Ok(Box::pin(async move {
+        let prompt = prompt.unwrap_or_default();
+        if prompt.trim().is_empty() && steps.is_empty() {
+            return Err(CommandError::failed(
+                "request_human_input: the prompt is blank and there are no steps: nothing to ask",
+            ));
+        }
+        let task = cx.task()?;
+        let tab = task.tab()?;
+        let url = tab.url().await.unwrap_or_default();
+        // The element to show: the request's own, else the first step that names one.
+        let (index, selector, frame) = if index.is_some() || selector.is_some() {
+            (index, selector, frame)
+        } else {
+            steps
+                .iter()
+                .find(|(_, _, extra)| extra.contains_key("index") || extra.contains_key("selector"))
+                .map(|(_, _, extra)| {
+                    (
+                        extra.get("index").and_then(Value::as_i64),
+                        extra
+                            .get("selector")
+                            .and_then(Value::as_str)
+                            .map(str::to_string),
+                        extra.get("frame").map(|f| match f {
+                            Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        }),
+                    )
+                })
+                .unwrap_or((None, None, frame))
+        };
+        let now = epoch_ms();
+        let expires_at = deadline(now);
+        let new = NewRequest {
+            task: task.id.0,
+            prompt,
+            steps,
+            expires_at,
+        };
+        let data = cx.engine.with_desk(|desk| {
+            let r = desk.open(Origin::Action, new, TaskId::generate().0, now);
+            request_json(r, now)
+        });
+        let mut data = match data {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        };
+        data.insert("url".into(), json!(url));
+        if data.get("status") == Some(&json!("expired")) {
+            data.insert(
+                "note".into(),
+                json!("the deadline was already past: the request was created expired"),
+            );
+        }
+        // Bring the tab to the front (the person has to see it).
+        let _ = tab.call("Page.bringToFront", json!({})).await;
+        if index.is_some() || selector.is_some() {
+            match element_image(&cx, index, selector, frame).await {
+                Ok((png, size, target)) => {
+                    let request_id = data["requestId"].as_str().unwrap_or("request").to_string();
+                    match super::page_state::write_data_file(
+                        &cx,
+                        &task,
+                        &format!("{request_id}.png"),
+                        &png,
+                    )
+                    .await
+                    {
+                        Ok(path) => {
+                            data.insert("imagePath".into(), json!(path));
+                        }
+                        Err(e) => {
+                            data.insert(
+                                "imageError".into(),
+                                json!(format!("cannot save the image: {e}")),
+                            );
+                        }
+                    }
+                    data.insert("imageSize".into(), size);
+                    data.insert("imageTarget".into(), target);
+                    if inline {
+                        data.insert(
+                            "imageBase64".into(),
+                            json!(crate::browser::tab::encode_base64(&png)),
+                        );
+                    } else {
+                        data.insert("base64Omitted".into(), json!(true));
+                        data.insert(
+                            "imageNote".into(),
+                            json!("inline:false — read the image from imagePath"),
+                        );
+                    }
+                }
+                Err(e) => {
+                    data.insert("imageError".into(), json!(e.msg));
+                }
+            }
+        }
+        if ocr {
+            data.insert("ocr".into(), json!(true));
+            data.insert(
+                "ocrError".into(),
+                json!(if data.contains_key("imagePath") {
+                    "OCR is not available in moonpilot; read the image at imagePath"
+                } else {
+                    "no image to OCR (give index or selector)"
+                }),
+            );
+        }
+        Ok(Value::Object(data))
+    }))
+}
+
+fn ask_user(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
+    let questions = p
+        .array_opt("questions")?
+        .ok_or_else(|| CommandError::invalid("questions", "missing parameter `questions`"))?;
+    let deadline = read_deadline(p)?;
+    Ok(Box::pin(async move {
+        if questions.is_empty() {
+            return Err(CommandError::failed(
+                "ask_user: `questions` is empty: nothing to ask",
+            ));
+        }
+        let mut steps = Vec::with_capacity(questions.len());
+        for (i, q) in questions.iter().enumerate() {
+            let id = q.get("id").and_then(|v| match v {
+                Value::String(s) if !s.is_empty() => Some(s.clone()),
+                Value::Number(n) => Some(n.to_string()),
+                _ => None,
+            });
+            let question = q
+                .get("question")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty());
+            let (Some(id), Some(question)) = (id, question) else {
+                return Err(CommandError::failed(format!(
+                    "ask_user: question {} needs an `id` and a `question`",
+                    i + 1
+                )));
+            };
+            let mut extra = Map::new();
+            for key in ["header", "options", "multiSelect"] {
+                if let Some(v) = q.get(key) {
+                    extra.insert(key.to_string(), v.clone());
+                }
+            }
+            steps.push((Some(id), question.to_string(), extra));
+        }
+        let ids: Vec<String> = steps.iter().filter_map(|(id, _, _)| id.clone()).collect();
+        let now = epoch_ms();
+        let new = NewRequest {
+            task: task_of(&cx)?.0,
+            prompt: format!("please answer {} questions: {}", ids.len(), ids.join(" / ")),
+            steps,
+            expires_at: deadline(now),
+        };
+        let mut data = cx.engine.with_desk(|desk| {
+            let r = desk.open(Origin::Question, new, TaskId::generate().0, now);
+            request_json(r, now)
+        });
+        data["questions"] = Value::Array(questions);
+        if data["status"] == "expired" {
+            data["note"] = json!("the deadline was already past: the request was created expired");
+        }
+        Ok(data)
+    }))
+}
+
+fn submit_human_input(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
+    let id = p.str_req("requestId")?;
+    let answer = p.str_keep_empty("answer")?;
+    let step_id = p.str_opt("stepId")?;
+    let answers = p.object_opt("answers")?;
+    Ok(Box::pin(async move {
+        task_of(&cx)?;
+        let now = epoch_ms();
+        let sub = Submission {
+            answer: answer.map(Value::String),
+            step_id,
+            answers,
+        };
+        cx.engine.with_desk(|desk| {
+            let r = desk.submit(&id, sub, now).map_err(refusal)?;
+            let mut data = request_json(r, now);
+            if data["status"] == "partial" {
+                data["note"] =
+                    json!("steps are still pending: answer them with stepId + answer or answers");
+            }
+            Ok(data)
+        })
+    }))
+}
+
+fn get_human_input(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
+    let id = p.str_req("requestId")?;
+    let wait = p.int_opt("timeoutSeconds")?.filter(|s| *s > 0);
+    Ok(Box::pin(async move {
+        task_of(&cx)?;
+        let mut changes = cx.engine.desk_changes();
+        let until =
+            wait.map(|s| tokio::time::Instant::now() + Duration::from_secs(s.unsigned_abs()));
+        loop {
+            let now = epoch_ms();
+            let (data, status, expires_at) = cx.engine.with_desk(|desk| {
+                desk.get(&id)
+                    .map(|r| (request_json(r, now), r.status(now), r.expires_at))
+                    .map_err(refusal)
+            })?;
+            let Some(until) = until.filter(|_| status == Status::Pending) else {
+                return Ok(data);
+            };
+            // Wake on any change of the desk, at the request's deadline, or when the poll ends.
+            let to_expiry = Duration::from_millis(expires_at.saturating_sub(now).saturating_add(1));
+            let wake = until.min(tokio::time::Instant::now() + to_expiry);
+            tokio::select! {
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        return Ok(data);
+                    }
+                }
+                _ = tokio::time::sleep_until(wake) => {
+                    if tokio::time::Instant::now() >= until {
+                        let now = epoch_ms();
+                        return cx.engine.with_desk(|desk| {
+                            desk.get(&id).map(|r| request_json(r, now)).map_err(refusal)
+                        });
+                    }
+                }
+            }
+        }
+    }))
+}

@@ -1,0 +1,130 @@
+//! Human in the loop: request_human_input / ask_user / submit_human_input / get_human_input on
+//! a live task — single and multi-step requests, every deadline form, unknown ids, element
+//! images, and a long-poll released at once by a submit on the same task.
+
+use crate::support::harness::lua;
+
+#[test]
+fn single_step_request_pending_then_answered() {
+    lua(r##"
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        local r = page:request_human_input{ prompt = "Please log in" }:unwrap()
+        has(r.requestId, "hr-", "request id")
+        eq(r.status, "pending"); eq(r.prompt, "Please log in"); eq(r.url, A .. "/basic.html")
+        assert(r.expiresInSeconds >= 298 and r.expiresInSeconds <= 300, "default 300 s: " .. r.expiresInSeconds)
+        eq(page:get_human_input{ requestId = r.requestId }:unwrap().status, "pending")
+        local s = page:submit_human_input{ requestId = r.requestId, answer = "" }:unwrap()
+        eq(s.status, "answered"); eq(s.answer, "")
+        local g = page:get_human_input{ requestId = r.requestId, timeoutSeconds = 10 }:unwrap()
+        eq(g.status, "answered", "a long-poll on an answered request returns at once")
+        -- Neither prompt nor steps: refused before anything runs.
+        local bad = page:request_human_input{}
+        eq(bad.code, "INVALID_ARGUMENT"); eq(bad.started, false)
+        eq(page:request_human_input{ prompt = "  " }.ok, false, "a blank prompt without steps")
+        eq(page:submit_human_input{ requestId = r.requestId }.code, "INVALID_ARGUMENT")
+    "##);
+}
+
+#[test]
+fn steps_go_partial_then_answered_with_an_element_image() {
+    lua(r##"
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        local r = page:request_human_input{ steps = {
+            { prompt = "read the message" },
+            { prompt = "press the button", selector = "#btn" },
+        } }:unwrap()
+        eq(r.stepCount, 2); eq(r.steps[1].stepId, "s1"); eq(r.steps[2].selector, "#btn")
+        eq(r.imageTarget.selector, "#btn", "the first step with a target gives the image")
+        has(r.imageBase64, "iVBORw0KGgo", "an inline PNG")
+        local f = io.open(r.imagePath, "rb"); assert(f, "image file " .. tostring(r.imagePath))
+        eq(f:read(4), "\137PNG"); f:close()
+        -- A bare answer on a step request fails and lists the pending steps.
+        local bare = page:submit_human_input{ requestId = r.requestId, answer = "done" }
+        eq(bare.code, "INVALID_ARGUMENT"); eq(#bare.data.pendingSteps, 2)
+        local p = page:submit_human_input{ requestId = r.requestId, stepId = "s1", answer = "ok" }:unwrap()
+        eq(p.status, "partial"); eq(#p.pendingSteps, 1); eq(p.pendingSteps[1].stepId, "s2")
+        eq(page:get_human_input{ requestId = r.requestId }:unwrap().status, "partial")
+        -- Unknown step ids are listed; the known one in the same call is kept.
+        local u = page:submit_human_input{ requestId = r.requestId, answers = { s2 = "pressed", s9 = "x" } }
+        eq(u.code, "INVALID_ARGUMENT"); eq(u.data.unknownSteps[1], "s9")
+        local g = page:get_human_input{ requestId = r.requestId }:unwrap()
+        eq(g.status, "answered"); eq(g.steps[2].answer, "pressed")
+        eq(page:submit_human_input{ requestId = "hr-0-0", answer = "x" }.code, "INVALID_ARGUMENT", "unknown request")
+        eq(page:get_human_input{ requestId = "aq-9-9" }.code, "INVALID_ARGUMENT")
+    "##);
+}
+
+#[test]
+fn an_image_by_index_and_a_missing_selector() {
+    lua(r##"
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        local s = page:get_browser_state{}:unwrap()
+        local button
+        for _, el in ipairs(s.elements) do if el.id == "btn" then button = el.index end end
+        local r = page:request_human_input{ prompt = "look", index = button, inline = false }:unwrap()
+        eq(r.imageTarget.index, button); eq(r.base64Omitted, true); eq(r.imageBase64, nil)
+        assert(r.imageSize.width > 10 and r.imageSize.height > 5, "a button-sized image")
+        local m = page:request_human_input{ prompt = "look", selector = "#nope" }:unwrap()
+        has(m.imageError, "#nope"); eq(m.status, "pending", "the request stands without its image")
+    "##);
+}
+
+#[test]
+fn every_deadline_form_expires() {
+    lua(r##"
+        local now = os.time() * 1000
+        -- Already past: created expired.
+        local past = page:ask_user{ questions = { { id = "q", question = "?" } }, expiresAt = now - 1000 }:unwrap()
+        eq(past.status, "expired"); has(past.note, "already past")
+        -- expiresAt wins over the relative forms.
+        local at = page:request_human_input{ prompt = "x", expiresAt = now + 120000, expiresInSeconds = 1, timeoutSeconds = 1 }:unwrap()
+        assert(at.expiresInSeconds > 100, "expiresAt wins: " .. at.expiresInSeconds)
+        for _, form in ipairs({ "expiresInSeconds", "timeoutSeconds" }) do
+          local r = page:request_human_input{ prompt = "x", [form] = 1 }:unwrap()
+          eq(r.status, "pending")
+          local t0 = browser.clock()
+          local g = page:get_human_input{ requestId = r.requestId, timeoutSeconds = 10 }:unwrap()
+          eq(g.status, "expired", form); eq(g.expired, true); has(g.hint, "never means")
+          local took = browser.clock() - t0
+          assert(took < 3, form .. ": the long-poll wakes at the deadline, took " .. took)
+        end
+        -- A poll that times out is not a failure: it answers the current status.
+        local r = page:request_human_input{ prompt = "x" }:unwrap()
+        local t0 = browser.clock()
+        local g = page:get_human_input{ requestId = r.requestId, timeoutSeconds = 1 }:unwrap()
+        eq(g.status, "pending"); assert(browser.clock() - t0 >= 0.9, "waited the poll out")
+    "##);
+}
+
+#[test]
+fn a_submit_releases_the_long_poll_of_the_same_task_at_once() {
+    lua(r##"
+        local r = page:ask_user{ questions = {
+            { id = "color", question = "Color?", options = { "red", { label = "blue" } } },
+            { id = "tags", question = "Tags?", options = { "a", "b", "c" }, multiSelect = true },
+            { id = "code", question = "Code?" },
+        } }:unwrap()
+        has(r.requestId, "aq-"); eq(r.questionIds[3], "code"); has(r.prompt, "3 questions")
+        -- A long command holds the task's lane meanwhile: the human commands do not queue.
+        local busy = browser.spawn(function() return page:wait{ seconds = 3 } end)
+        local submitter = browser.spawn(function()
+          browser.sleep(300)
+          return page:submit_human_input{ requestId = r.requestId,
+            answers = { color = "blue", tags = { "a", "c" }, code = "1234" } }
+        end)
+        local t0 = browser.clock()
+        local g = page:get_human_input{ requestId = r.requestId, timeoutSeconds = 20 }:unwrap()
+        local took = browser.clock() - t0
+        eq(g.status, "answered")
+        assert(took < 2, "released by the submit, not by the timeout: " .. took)
+        eq(submitter:join().ok, true)
+        eq(g.answers[1].selected[1], "blue")
+        eq(g.answers[2].selected[2], "c")
+        eq(g.answers[3].custom, "1234"); eq(#g.answers[3].selected, 0)
+        eq(busy:join().ok, true)
+        -- Bad questions.
+        eq(page:ask_user{}.code, "INVALID_ARGUMENT")
+        eq(page:ask_user{ questions = {} }.ok, false)
+        has(page:ask_user{ questions = { { id = "a", question = "?" }, { id = "b" } } }.msg, "question 2")
+    "##);
+}
