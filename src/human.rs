@@ -90,6 +90,8 @@ pub struct Request {
     pub expires_at: u64,
     /// Created with its deadline already past.
     pub born_expired: bool,
+    /// The element image attached to it, if any.
+    pub image_path: Option<String>,
 }
 
 impl Request {
@@ -334,8 +336,17 @@ impl Desk {
             created_at: now,
             expires_at: new.expires_at,
             born_expired: new.expires_at <= now,
+            image_path: None,
         };
         self.requests.entry(id).or_insert(request)
+    }
+
+    /// Attaches the element image saved for a request.
+    pub fn set_image(&mut self, id: &str, path: String) {
+        if let Some(r) = self.requests.get_mut(id) {
+            r.image_path = Some(path);
+            self.version += 1;
+        }
     }
 
     /// A request by id.

@@ -14,6 +14,7 @@
 
 pub mod browser;
 pub mod commands;
+pub mod console;
 pub mod dom;
 pub mod engine;
 pub mod error;

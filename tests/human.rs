@@ -128,3 +128,74 @@ fn a_submit_releases_the_long_poll_of_the_same_task_at_once() {
         has(page:ask_user{ questions = { { id = "a", question = "?" }, { id = "b" } } }.msg, "question 2")
     "##);
 }
+
+const ASKING_SCRIPT: &str = r#"
+local human = require("moonpilot.human")
+local page = browser.start{}
+local r = human.ask(page, { expiresInSeconds = tonumber(browser.args.expires or "60"), questions = {
+  { id = "color", question = "Color?", options = { "red", "blue" } },
+  { id = "code", question = "Code?" },
+} })
+if r.status == "answered" then
+  print("ANSWERED", r.answers[1].selected[1], r.answers[2].custom)
+else
+  print("STATUS", r.status)
+end
+"#;
+
+fn asking_script(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("moonpilot-human-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("ask.lua");
+    std::fs::write(&path, ASKING_SCRIPT).unwrap();
+    path
+}
+
+#[test]
+fn the_terminal_host_answers_a_request_step_by_step() {
+    use crate::support::terminal::Terminal;
+    use std::time::Duration;
+    const T: Duration = Duration::from_secs(30);
+    let script = asking_script("tty");
+    let term = Terminal::start(
+        env!("CARGO_BIN_EXE_moonpilot"),
+        &["run", &script.display().to_string()],
+        &[],
+    );
+    let (screen, _) = term.wait_for("answer color>", T);
+    assert!(screen.contains("[human] request aq-"), "{screen}");
+    assert!(
+        screen.contains("1) red") && screen.contains("2) blue"),
+        "{screen}"
+    );
+    term.line("2");
+    term.wait_for("answer code>", T);
+    term.line("1234");
+    let (screen, _) = term.wait_for("ANSWERED", T);
+    let line = screen.lines().find(|l| l.starts_with("ANSWERED")).unwrap();
+    assert_eq!(
+        line.split_whitespace().collect::<Vec<_>>(),
+        ["ANSWERED", "blue", "1234"],
+        "{screen}"
+    );
+    term.wait_exit(T);
+}
+
+#[test]
+fn without_a_terminal_nothing_is_prompted() {
+    let script = asking_script("pipe");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_moonpilot"))
+        .arg("run")
+        .arg(&script)
+        .args(["--arg", "expires=1"])
+        .stdin(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(stdout.trim(), "STATUS\texpired", "{stdout}");
+}

@@ -380,6 +380,8 @@ fn request_human_input(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandE
                     .await
                     {
                         Ok(path) => {
+                            cx.engine
+                                .with_desk(|d| d.set_image(&request_id, path.clone()));
                             data.insert("imagePath".into(), json!(path));
                         }
                         Err(e) => {

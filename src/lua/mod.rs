@@ -25,6 +25,8 @@ use crate::registry;
 use journal::{Journal, Replayed};
 
 const PRELUDE: &str = include_str!("prelude.lua");
+/// `require("moonpilot.human")`: helpers that compose the human-input commands.
+const HUMAN_LUA: &str = include_str!("../../lua/moonpilot/human.lua");
 
 /// The hosts' common frame: a current-thread runtime with a `LocalSet`, an engine, a Lua state
 /// with `args` as `browser.args`; runs `body` and then shuts the engine down (closing every task
@@ -627,6 +629,14 @@ impl LuaHost {
         preload.set(
             "moonpilot",
             lua.create_function(move |_, ()| Ok(browser.clone()))?,
+        )?;
+        preload.set(
+            "moonpilot.human",
+            lua.create_function(|lua, ()| {
+                lua.load(HUMAN_LUA)
+                    .set_name("=moonpilot/human.lua")
+                    .eval::<LuaValue>()
+            })?,
         )?;
         Ok(LuaHost { lua })
     }
