@@ -32,6 +32,8 @@ struct Asking {
 pub struct Console {
     shown: BTreeSet<String>,
     asking: Option<Asking>,
+    /// Requests the person put aside (Ctrl-C at the question); not asked until `unskip`.
+    skipped: BTreeSet<String>,
 }
 
 fn countdown(r: &Request, now: u64) -> String {
@@ -144,6 +146,19 @@ impl Console {
             text.push_str(&format!("\n    image: {path}"));
         }
         text
+    }
+
+    /// Puts the question being asked aside: its request is not asked again until
+    /// [`Console::unskip`].
+    pub fn skip(&mut self) {
+        if let Some(a) = self.asking.take() {
+            self.skipped.insert(a.request);
+        }
+    }
+
+    /// Asks the skipped requests again.
+    pub fn unskip(&mut self) {
+        self.skipped.clear();
     }
 
     /// The prompt for the question being asked, if any.

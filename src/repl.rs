@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::rc::Rc;
+use std::time::Duration;
 
 use mlua::{MultiValue, Value as LuaValue};
 use rustyline::history::FileHistory;
@@ -25,6 +26,8 @@ use tokio::sync::mpsc;
 
 pub use complete::{complete, Names};
 
+use crate::browser::events::epoch_ms;
+use crate::console::Console;
 use crate::lua::{run_host, LuaHost};
 use crate::registry;
 use crate::EngineConfig;
@@ -272,6 +275,7 @@ pub fn help(name: &str) -> String {
             "  :help NAME        a command's summary, params and example",
             "  :methods [TEXT]   the commands whose name contains TEXT",
             "  :state            the current page's snapshot (get_browser_state text)",
+            "  :answer           ask the human-input requests you skipped again",
             "  Tab completes page:<command>, its params inside `{`, and browser.<function>.",
             "  Ctrl-C cancels the running command; Ctrl-D exits and closes the tasks.",
         ]
@@ -353,22 +357,207 @@ async fn meta_command(host: &LuaHost, line: &str, interrupt: &mut Signal) -> Str
     }
 }
 
-/// Evaluates one complete chunk and prints its values. Ctrl-C cancels it (the command future
-/// is dropped); the session stays.
-async fn eval_chunk(func: mlua::Function, terminal: &Terminal, interrupt: &mut Signal) {
-    let res = tokio::select! {
-        res = func.call_async::<MultiValue>(()) => Some(res),
-        _ = interrupt.recv() => None,
-    };
+/// Prints what a finished chunk answered.
+fn show_result(terminal: &Terminal, res: mlua::Result<MultiValue>) {
     match res {
-        Some(Ok(values)) => {
+        Ok(values) => {
             let shown: Vec<String> = values.iter().map(render).collect();
             if !shown.is_empty() {
                 terminal.print(&shown.join("\t"));
             }
         }
-        Some(Err(e)) => terminal.print(&e.to_string()),
-        None => terminal.print("interrupted"),
+        Err(e) => terminal.print(&e.to_string()),
+    }
+}
+
+/// Which prompt the editor thread is showing.
+#[derive(Clone, Copy, PartialEq)]
+enum Showing {
+    /// `> ` / `>> `: Lua.
+    Lua,
+    /// `answer …> `: the console's question.
+    Answer,
+}
+
+type Chunk = std::pin::Pin<Box<dyn std::future::Future<Output = mlua::Result<MultiValue>>>>;
+
+/// The REPL session: the Lua host, the editor, the human console, and the chunk running now.
+struct Session<'a> {
+    host: &'a LuaHost,
+    terminal: Terminal,
+    editor: LineReader,
+    console: Console,
+    /// The prompt the editor shows now (one at a time).
+    showing: Option<Showing>,
+    /// The chunk being evaluated: the prompt comes back when it ends, unless a human request
+    /// needs an answer first.
+    running: Option<Chunk>,
+    buffer: String,
+    /// The console's view needs a refresh (the desk changed, or a deadline passed).
+    stale: bool,
+}
+
+impl Session<'_> {
+    /// Shows new human requests and the question to answer, if any.
+    fn refresh_console(&mut self) {
+        if !std::mem::take(&mut self.stale) {
+            return;
+        }
+        let Some(executor) = self.host.executor() else {
+            return;
+        };
+        let now = epoch_ms();
+        let waiting: Vec<_> = executor
+            .engine()
+            .with_desk(|d| d.waiting(now).into_iter().cloned().collect());
+        for line in self.console.update(&waiting, now) {
+            self.terminal.print(&line);
+        }
+        if self.showing == Some(Showing::Lua) && self.console.prompt().is_some() {
+            self.terminal
+                .print("[human] (press Enter at an empty prompt to answer, Ctrl-C there to skip)");
+        }
+    }
+
+    /// Asks the editor for the next line: the console's question first, else Lua (only when no
+    /// chunk runs). Answers false when the editor is gone.
+    fn prompt(&mut self) -> bool {
+        if self.showing.is_some() {
+            return true;
+        }
+        let (text, showing) = match self.console.prompt() {
+            Some(question) if self.buffer.is_empty() => (question, Showing::Answer),
+            _ if self.running.is_none() => {
+                let p = if self.buffer.is_empty() { "> " } else { ">> " };
+                (p.to_string(), Showing::Lua)
+            }
+            _ => return true,
+        };
+        self.showing = Some(showing);
+        self.editor.prompts.send(text).is_ok()
+    }
+
+    /// A line typed at the console's question: submitted like any other caller would.
+    async fn answer(&mut self, line: &str) {
+        let Some((task, params)) = self.console.answer(line) else {
+            self.terminal
+                .print("[human] nothing is being asked any more; the line was ignored");
+            return;
+        };
+        let Some(executor) = self.host.executor() else {
+            return;
+        };
+        let r = executor
+            .execute(Some(task), "submit_human_input", params)
+            .await;
+        if r.ok {
+            let status = r.data["status"].as_str().unwrap_or("?");
+            self.terminal.print(&format!("[human] submitted: {status}"));
+        } else {
+            self.terminal.print(&format!(
+                "[human] not accepted: {}",
+                r.msg.unwrap_or_default()
+            ));
+        }
+        self.stale = true;
+    }
+
+    /// A line typed at the Lua prompt: a REPL command, more of a chunk, or a chunk to run.
+    async fn lua_line(&mut self, line: String, interrupt: &mut Signal) {
+        if self.buffer.is_empty() && line.trim_start().starts_with(':') {
+            if line.trim() == ":answer" {
+                self.console.unskip();
+                self.stale = true;
+                return;
+            }
+            let out = meta_command(self.host, line.trim(), interrupt).await;
+            self.terminal.print(&out);
+            return;
+        }
+        if self.buffer.is_empty() {
+            // `= expr` (the lua interpreter's habit) prints like `expr`.
+            self.buffer
+                .push_str(line.strip_prefix('=').unwrap_or(&line));
+        } else {
+            self.buffer.push('\n');
+            self.buffer.push_str(&line);
+        }
+        match compile(self.host, &self.buffer) {
+            Ok(func) => {
+                self.buffer.clear();
+                self.running = Some(Box::pin(
+                    async move { func.call_async::<MultiValue>(()).await },
+                ));
+            }
+            Err(e) if incomplete(&e) => {}
+            Err(e) => {
+                self.terminal.print(&e.to_string());
+                self.buffer.clear();
+            }
+        }
+    }
+
+    /// When the console must look again even if nothing changes (the next deadline).
+    fn next_wake(&self) -> Duration {
+        let now = epoch_ms();
+        self.host
+            .executor()
+            .and_then(|e| e.engine().with_desk(|d| d.next_expiry(now)))
+            .map_or(Duration::from_secs(3600), |at| {
+                Duration::from_millis(at.saturating_sub(now).saturating_add(5))
+            })
+    }
+
+    /// The loop: one `select!` over the running chunk, Ctrl-C, the human desk and the editor.
+    async fn run(&mut self, interrupt: &mut Signal) {
+        let Some(executor) = self.host.executor() else {
+            return;
+        };
+        let mut changes = executor.engine().desk_changes();
+        loop {
+            self.refresh_console();
+            if !self.prompt() {
+                break;
+            }
+            let wake = self.next_wake();
+            let running = async {
+                match self.running.as_mut() {
+                    Some(chunk) => chunk.await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                res = running => {
+                    self.running = None;
+                    show_result(&self.terminal, res);
+                }
+                _ = interrupt.recv() => {
+                    // Ctrl-C while a chunk runs (the terminal is not raw then): cancel it.
+                    if self.running.take().is_some() {
+                        self.terminal.print("interrupted");
+                    }
+                }
+                changed = changes.changed() => {
+                    if changed.is_ok() {
+                        self.stale = true;
+                    }
+                }
+                _ = tokio::time::sleep(wake) => self.stale = true,
+                input = self.editor.inputs.recv() => {
+                    let showing = self.showing.take();
+                    match (showing, input) {
+                        (_, Some(Input::Eof) | None) => break,
+                        (Some(Showing::Answer), Some(Input::Line(line))) => self.answer(&line).await,
+                        (Some(Showing::Answer), Some(Input::Interrupted)) => {
+                            self.console.skip();
+                            self.terminal.print("[human] skipped; :answer asks again");
+                        }
+                        (_, Some(Input::Line(line))) => self.lua_line(line, interrupt).await,
+                        (_, Some(Input::Interrupted)) => self.buffer.clear(),
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -390,7 +579,7 @@ pub fn run(config: EngineConfig, start: bool) -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-        let (mut editor, printer) = spawn_editor(collect_names(&host)).await;
+        let (editor, printer) = spawn_editor(collect_names(&host)).await;
         let terminal = Terminal {
             printer: Rc::new(RefCell::new(printer)),
         };
@@ -398,45 +587,19 @@ pub fn run(config: EngineConfig, start: bool) -> ExitCode {
         if let Err(e) = host.redirect_print(move |line| sink.print(line)) {
             eprintln!("moonpilot: {e}");
         }
-        let mut buffer = String::new();
-        loop {
-            let prompt = if buffer.is_empty() { "> " } else { ">> " };
-            if editor.prompts.send(prompt.to_string()).is_err() {
-                break;
-            }
-            let line = match editor.inputs.recv().await {
-                Some(Input::Line(line)) => line,
-                Some(Input::Interrupted) => {
-                    buffer.clear();
-                    continue;
-                }
-                Some(Input::Eof) | None => break,
-            };
-            if buffer.is_empty() && line.trim_start().starts_with(':') {
-                let out = meta_command(&host, line.trim(), &mut interrupt).await;
-                terminal.print(&out);
-                continue;
-            }
-            if buffer.is_empty() {
-                // `= expr` (the lua interpreter's habit) prints like `expr`.
-                buffer.push_str(line.strip_prefix('=').unwrap_or(&line));
-            } else {
-                buffer.push('\n');
-                buffer.push_str(&line);
-            }
-            let func = match compile(&host, &buffer) {
-                Ok(f) => f,
-                Err(e) if incomplete(&e) => continue,
-                Err(e) => {
-                    terminal.print(&e.to_string());
-                    buffer.clear();
-                    continue;
-                }
-            };
-            buffer.clear();
-            eval_chunk(func, &terminal, &mut interrupt).await;
-        }
-        editor.close().await;
+        let mut session = Session {
+            host: &host,
+            terminal,
+            editor,
+            console: Console::default(),
+            showing: None,
+            running: None,
+            buffer: String::new(),
+            stale: true,
+        };
+        session.run(&mut interrupt).await;
+        session.running = None;
+        session.editor.close().await;
         ExitCode::SUCCESS
     })
 }

@@ -125,6 +125,17 @@ fn in_a_terminal_completes_evaluates_and_survives_ctrl_c() {
     let screen = repl.enter("= x * 2");
     assert!(screen.ends_with("\n8\n>"), "{screen}");
 
+    // A human-input request made by a running chunk is asked on the REPL's terminal; the
+    // answer releases the chunk.
+    repl.term.line(
+        "h = require('moonpilot.human').ask(page, { questions = { { id = 'code', question = 'Code?' } } })",
+    );
+    let (screen, _) = repl.term.wait_for("answer code>", T);
+    assert!(screen.contains("step code: Code?"), "{screen}");
+    repl.enter("42");
+    let screen = repl.enter("= h.status .. ' ' .. h.answers[1].custom");
+    assert!(screen.contains("\"answered 42\""), "{screen}");
+
     // The REPL's own commands.
     let screen = repl.enter(":help click_element_by_index");
     assert!(
