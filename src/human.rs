@@ -498,6 +498,192 @@ mod tests {
         }
     }
 
+    /// Every transition and every refusal, as one table: a request (single or two steps,
+    /// deadline `NOW + 1000` or already past), submissions in order, and the status read at a
+    /// time; each submission's outcome is checked too.
+    #[test]
+    fn transition_table() {
+        type Sub = (Option<&'static str>, Option<&'static str>, Option<Value>);
+        struct Case {
+            name: &'static str,
+            steps: bool,
+            born_expired: bool,
+            subs: Vec<(Sub, Result<(), &'static str>)>,
+            read_at: u64,
+            status: Status,
+        }
+        let ok = Ok(());
+        let cases = vec![
+            Case {
+                name: "created -> pending",
+                steps: false,
+                born_expired: false,
+                subs: vec![],
+                read_at: NOW,
+                status: Status::Pending,
+            },
+            Case {
+                name: "pending -> answered",
+                steps: false,
+                born_expired: false,
+                subs: vec![((Some("x"), None, None), ok)],
+                read_at: NOW,
+                status: Status::Answered,
+            },
+            Case {
+                name: "pending -> expired (time)",
+                steps: false,
+                born_expired: false,
+                subs: vec![],
+                read_at: NOW + 1001,
+                status: Status::Expired,
+            },
+            Case {
+                name: "created expired",
+                steps: false,
+                born_expired: true,
+                subs: vec![],
+                read_at: NOW,
+                status: Status::Expired,
+            },
+            Case {
+                name: "expired, then a late answer -> answered",
+                steps: false,
+                born_expired: true,
+                subs: vec![((Some("x"), None, None), ok)],
+                read_at: NOW + 5000,
+                status: Status::Answered,
+            },
+            Case {
+                name: "single without answer: refused",
+                steps: false,
+                born_expired: false,
+                subs: vec![((None, None, None), Err("AnswerMissing"))],
+                read_at: NOW,
+                status: Status::Pending,
+            },
+            Case {
+                name: "steps: pending -> partial",
+                steps: true,
+                born_expired: false,
+                subs: vec![((Some("a"), Some("s1"), None), ok)],
+                read_at: NOW,
+                status: Status::Partial,
+            },
+            Case {
+                name: "steps: partial -> expired",
+                steps: true,
+                born_expired: false,
+                subs: vec![((Some("a"), Some("s1"), None), ok)],
+                read_at: NOW + 1001,
+                status: Status::Expired,
+            },
+            Case {
+                name: "steps: partial -> answered",
+                steps: true,
+                born_expired: false,
+                subs: vec![
+                    ((Some("a"), Some("s1"), None), ok),
+                    ((None, None, Some(json!({"s2": "b"}))), ok),
+                ],
+                read_at: NOW,
+                status: Status::Answered,
+            },
+            Case {
+                name: "steps: all at once",
+                steps: true,
+                born_expired: false,
+                subs: vec![((None, None, Some(json!({"s1": "a", "s2": ["x", "y"]}))), ok)],
+                read_at: NOW,
+                status: Status::Answered,
+            },
+            Case {
+                name: "steps: bare answer refused",
+                steps: true,
+                born_expired: false,
+                subs: vec![((Some("a"), None, None), Err("StepsExpected"))],
+                read_at: NOW,
+                status: Status::Pending,
+            },
+            Case {
+                name: "steps: nothing refused",
+                steps: true,
+                born_expired: false,
+                subs: vec![((None, None, None), Err("StepsExpected"))],
+                read_at: NOW,
+                status: Status::Pending,
+            },
+            Case {
+                name: "steps: stepId without answer",
+                steps: true,
+                born_expired: false,
+                subs: vec![((None, Some("s1"), None), Err("AnswerMissing"))],
+                read_at: NOW,
+                status: Status::Pending,
+            },
+            Case {
+                name: "steps: unknown step, known kept",
+                steps: true,
+                born_expired: false,
+                subs: vec![(
+                    (None, None, Some(json!({"s1": "a", "nope": 1}))),
+                    Err("UnknownSteps"),
+                )],
+                read_at: NOW,
+                status: Status::Partial,
+            },
+            Case {
+                name: "steps: unknown stepId",
+                steps: true,
+                born_expired: false,
+                subs: vec![((Some("a"), Some("s7"), None), Err("UnknownSteps"))],
+                read_at: NOW,
+                status: Status::Pending,
+            },
+        ];
+        for case in cases {
+            let mut desk = Desk::default();
+            let steps = if case.steps {
+                vec![
+                    (None, "one".to_string(), Map::new()),
+                    (None, "two".to_string(), Map::new()),
+                ]
+            } else {
+                vec![]
+            };
+            let expires_at = if case.born_expired {
+                NOW - 1
+            } else {
+                NOW + 1000
+            };
+            let new = NewRequest {
+                task: 1,
+                prompt: "p".into(),
+                steps,
+                expires_at,
+            };
+            let id = desk.open(Origin::Action, new, 1, NOW).id.clone();
+            for ((answer, step, answers), want) in case.subs {
+                let got = desk
+                    .submit(&id, sub(answer, step, answers), NOW)
+                    .map(|_| ())
+                    .map_err(|r| match r {
+                        Refusal::UnknownRequest { .. } => "UnknownRequest",
+                        Refusal::StepsExpected { .. } => "StepsExpected",
+                        Refusal::UnknownSteps { .. } => "UnknownSteps",
+                        Refusal::AnswerMissing => "AnswerMissing",
+                    });
+                assert_eq!(got, want, "{}", case.name);
+            }
+            assert_eq!(
+                desk.get(&id).unwrap().status(case.read_at),
+                case.status,
+                "{}",
+                case.name
+            );
+        }
+    }
+
     #[test]
     fn deadline_precedence() {
         assert_eq!(
