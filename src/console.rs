@@ -66,16 +66,18 @@ impl Console {
                 self.asking = None;
             }
         }
+        self.skipped
+            .retain(|id| waiting.iter().any(|r| &r.id == id));
         for r in waiting {
             if self.shown.insert(r.id.clone()) {
                 out.push(self.describe(r, now));
             }
         }
         if self.asking.is_none() {
-            if let Some(r) = waiting
-                .iter()
-                .find(|r| matches!(r.status(now), Status::Pending | Status::Partial))
-            {
+            if let Some(r) = waiting.iter().find(|r| {
+                matches!(r.status(now), Status::Pending | Status::Partial)
+                    && !self.skipped.contains(&r.id)
+            }) {
                 let asking = match r.pending_steps().first() {
                     Some(step) => {
                         let options: Vec<String> = step
@@ -161,6 +163,13 @@ impl Console {
         self.skipped.clear();
     }
 
+    /// Which question is being asked (request and step), to match a typed line against it.
+    pub fn asking_key(&self) -> Option<(String, Option<String>)> {
+        self.asking
+            .as_ref()
+            .map(|a| (a.request.clone(), a.step.clone()))
+    }
+
     /// The prompt for the question being asked, if any.
     pub fn prompt(&self) -> Option<String> {
         self.asking.as_ref().map(|a| match &a.step {
@@ -172,6 +181,21 @@ impl Console {
     /// A typed line as a `submit_human_input` call `(task, params)`, or `None` when nothing is
     /// being asked. The question is done with; the next [`Console::update`] asks the next one.
     pub fn answer(&mut self, line: &str) -> Option<(TaskId, Value)> {
+        let key = self.asking_key()?;
+        self.answer_for(&key, line)
+    }
+
+    /// Like [`Console::answer`], but only when the question being asked is still `key` (the
+    /// one the person saw): a line typed at a question that has closed meanwhile is not sent
+    /// to the next one.
+    pub fn answer_for(
+        &mut self,
+        key: &(String, Option<String>),
+        line: &str,
+    ) -> Option<(TaskId, Value)> {
+        if self.asking_key().as_ref() != Some(key) {
+            return None;
+        }
         let a = self.asking.take()?;
         let line = line.trim();
         let value = if a.options.is_empty() {
@@ -213,8 +237,10 @@ fn waiting(executor: &Executor, now: u64) -> Vec<Request> {
 }
 
 /// Runs the console for `run` and `watch`: shows requests as they come and submits the lines
-/// read from `lines` (a stdin reader). Never returns; drop it with the host.
-pub async fn serve(executor: Executor, mut lines: mpsc::UnboundedReceiver<String>) {
+/// the person types. The terminal is read only from the first question on (a background job
+/// that never asks anything is never stopped by SIGTTIN, and `io.read` keeps stdin until then).
+/// Never returns; it ends with the host.
+pub async fn serve(executor: Executor) {
     use std::io::Write;
     let print = |text: &str| {
         let mut out = std::io::stdout().lock();
@@ -223,55 +249,70 @@ pub async fn serve(executor: Executor, mut lines: mpsc::UnboundedReceiver<String
     };
     let mut console = Console::default();
     let mut changes = executor.engine().desk_changes();
+    let mut lines: Option<mpsc::UnboundedReceiver<String>> = None;
+    // The question the person sees now (the prompt printed last).
+    let mut shown: Option<(String, Option<String>)> = None;
     loop {
         let now = epoch_ms();
         let list = waiting(&executor, now);
-        let before = console.prompt();
         for line in console.update(&list, now) {
             print(&line);
         }
-        if let Some(prompt) = console.prompt().filter(|p| before.as_ref() != Some(p)) {
-            let mut out = std::io::stdout().lock();
-            let _ = write!(out, "{prompt}");
-            let _ = out.flush();
+        if let (Some(key), Some(prompt)) = (console.asking_key(), console.prompt()) {
+            if shown.as_ref() != Some(&key) {
+                if lines.is_none() {
+                    lines = Some(read_lines());
+                }
+                let mut out = std::io::stdout().lock();
+                let _ = write!(out, "{prompt}");
+                let _ = out.flush();
+                shown = Some(key);
+            }
         }
         let next_expiry = executor.engine().with_desk(|d| d.next_expiry(now));
         let wake = next_expiry.map_or(Duration::from_secs(3600), |at| {
             Duration::from_millis(at.saturating_sub(now).saturating_add(5))
         });
+        let line = async {
+            match lines.as_mut() {
+                Some(rx) => rx.recv().await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             changed = changes.changed() => {
                 if changed.is_err() {
-                    return;
+                    std::future::pending::<()>().await;
                 }
             }
             _ = tokio::time::sleep(wake) => {}
-            line = lines.recv() => {
+            line = line => {
                 let Some(line) = line else {
-                    // No terminal input any more: leave the requests to other submitters.
+                    // The terminal is gone: leave the requests to other submitters.
                     std::future::pending::<()>().await;
                     return;
                 };
-                if let Some((task, params)) = console.answer(&line) {
-                    let r = executor.execute(Some(task), "submit_human_input", params).await;
-                    if r.ok {
-                        print(&format!("[human] submitted: {}", r.data["status"].as_str().unwrap_or("?")));
-                    } else {
-                        print(&format!("[human] not accepted: {}", r.msg.unwrap_or_default()));
+                let asked = shown.take();
+                let submission = asked.as_ref().and_then(|key| console.answer_for(key, &line));
+                match submission {
+                    Some((task, params)) => {
+                        let r = executor.execute(Some(task), "submit_human_input", params).await;
+                        if r.ok {
+                            print(&format!("[human] submitted: {}", r.data["status"].as_str().unwrap_or("?")));
+                        } else {
+                            print(&format!("[human] not accepted: {}", r.msg.unwrap_or_default()));
+                        }
                     }
+                    None => print("[human] that question closed before your answer; nothing was sent"),
                 }
             }
         }
     }
 }
 
-/// Lines typed on the terminal, read on a thread of their own; `None` when stdin is not a
-/// terminal (then nothing is prompted and requests wait for another submitter).
-pub fn terminal_lines() -> Option<mpsc::UnboundedReceiver<String>> {
-    use std::io::{BufRead, IsTerminal};
-    if !std::io::stdin().is_terminal() {
-        return None;
-    }
+/// Lines typed on the terminal, read on a thread of their own.
+fn read_lines() -> mpsc::UnboundedReceiver<String> {
+    use std::io::BufRead;
     let (tx, rx) = mpsc::unbounded_channel();
     std::thread::spawn(move || {
         for line in std::io::stdin().lock().lines() {
@@ -281,7 +322,14 @@ pub fn terminal_lines() -> Option<mpsc::UnboundedReceiver<String>> {
             }
         }
     });
-    Some(rx)
+    rx
+}
+
+/// Whether the hosts should prompt for human input: stdin is a terminal. Otherwise nothing is
+/// prompted and requests wait for another submitter.
+pub fn on_terminal() -> bool {
+    use std::io::IsTerminal;
+    std::io::stdin().is_terminal()
 }
 
 #[cfg(test)]
@@ -346,6 +394,27 @@ mod tests {
         assert!(out[0].contains("step tags"), "{out:?}");
         let (_, params) = console.answer("1, 3").unwrap();
         assert_eq!(params["answers"]["tags"], json!(["a", "c"]));
+    }
+
+    #[test]
+    fn a_skipped_request_is_not_asked_until_unskipped() {
+        let (desk, id) = desk_with_question();
+        let mut console = Console::default();
+        let list: Vec<Request> = desk.waiting(NOW).into_iter().cloned().collect();
+        console.update(&list, NOW);
+        console.skip();
+        assert!(
+            console.update(&list, NOW).is_empty(),
+            "not shown nor asked again"
+        );
+        assert_eq!(console.prompt(), None);
+        console.unskip();
+        let out = console.update(&list, NOW);
+        assert!(out[0].contains(&format!("{id} step color")), "{out:?}");
+        // A line meant for another question is not sent to this one.
+        let other = ("aq-0-0".to_string(), Some("color".to_string()));
+        assert!(console.answer_for(&other, "1").is_none());
+        assert!(console.prompt().is_some(), "the question stands");
     }
 
     #[test]

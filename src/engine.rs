@@ -135,6 +135,8 @@ impl Engine {
 
     /// Forgets a task.
     pub fn remove_task(&self, id: TaskId) -> Option<Arc<Task>> {
+        // Its waiting human-input requests can no longer be acted on.
+        self.with_desk(|d| d.close_task(id.0));
         self.with_tasks(|t| t.remove(&id))
     }
 

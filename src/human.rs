@@ -92,6 +92,11 @@ pub struct Request {
     pub born_expired: bool,
     /// The element image attached to it, if any.
     pub image_path: Option<String>,
+    /// Opening order (ties of `created_at`).
+    pub seq: u64,
+    /// Withdrawn before it was answered (its task closed, or the watch run that opened it
+    /// was aborted): reads as expired.
+    pub withdrawn: bool,
 }
 
 impl Request {
@@ -109,7 +114,7 @@ impl Request {
         if self.complete() {
             return Status::Answered;
         }
-        if self.born_expired || now > self.expires_at {
+        if self.born_expired || self.withdrawn || now > self.expires_at {
             return Status::Expired;
         }
         if self.steps.iter().any(|s| s.answer.is_some()) {
@@ -143,6 +148,10 @@ impl Request {
                 match &step.answer {
                     None => json!({"id": step.id, "selected": []}),
                     Some(Value::Array(items)) => json!({"id": step.id, "selected": items}),
+                    // An empty Lua table arrives as `{}`: an empty multi-select.
+                    Some(Value::Object(o)) if o.is_empty() => {
+                        json!({"id": step.id, "selected": []})
+                    }
                     Some(Value::String(s)) if labels.iter().any(|l| l == s) => {
                         json!({"id": step.id, "selected": [s]})
                     }
@@ -335,8 +344,10 @@ impl Desk {
             answer: None,
             created_at: now,
             expires_at: new.expires_at,
-            born_expired: new.expires_at <= now,
+            born_expired: new.expires_at < now,
             image_path: None,
+            seq: self.seq,
+            withdrawn: false,
         };
         self.requests.entry(id).or_insert(request)
     }
@@ -346,6 +357,29 @@ impl Desk {
         if let Some(r) = self.requests.get_mut(id) {
             r.image_path = Some(path);
             self.version += 1;
+        }
+    }
+
+    /// Withdraws a request that is still waiting (it then reads as expired).
+    pub fn withdraw(&mut self, id: &str) {
+        if let Some(r) = self.requests.get_mut(id) {
+            if !r.complete() && !r.withdrawn {
+                r.withdrawn = true;
+                self.version += 1;
+            }
+        }
+    }
+
+    /// Withdraws the waiting requests of a task that closed.
+    pub fn close_task(&mut self, task: u64) {
+        let ids: Vec<String> = self
+            .requests
+            .values()
+            .filter(|r| r.task == task)
+            .map(|r| r.id.clone())
+            .collect();
+        for id in ids {
+            self.withdraw(&id);
         }
     }
 
@@ -421,7 +455,7 @@ impl Desk {
             .values()
             .filter(|r| matches!(r.status(now), Status::Pending | Status::Partial))
             .collect();
-        list.sort_by_key(|r| r.created_at);
+        list.sort_by_key(|r| (r.created_at, r.seq));
         list
     }
 
@@ -682,6 +716,24 @@ mod tests {
                 case.name
             );
         }
+    }
+
+    #[test]
+    fn withdrawn_requests_read_as_expired_and_answered_ones_stay() {
+        let mut desk = Desk::default();
+        let a = single(&mut desk, NOW + 1000);
+        let b = single(&mut desk, NOW + 1000);
+        desk.submit(&b, sub(Some("x"), None, None), NOW).unwrap();
+        let exactly_now = single(&mut desk, NOW);
+        assert_eq!(
+            desk.get(&exactly_now).unwrap().status(NOW),
+            Status::Pending,
+            "not past yet"
+        );
+        desk.close_task(1);
+        assert_eq!(desk.get(&a).unwrap().status(NOW), Status::Expired);
+        assert_eq!(desk.get(&b).unwrap().status(NOW), Status::Answered);
+        assert!(desk.waiting(NOW).is_empty());
     }
 
     #[test]

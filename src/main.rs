@@ -174,10 +174,8 @@ fn run(file: PathBuf, args: Vec<String>, opts: BrowserOpts) -> ExitCode {
     };
     run_host(engine_config(opts), args, |host| async move {
         // Human-input requests are shown on the terminal and answered there.
-        if let (Some(lines), Some(executor)) =
-            (moonpilot::console::terminal_lines(), host.executor())
-        {
-            tokio::task::spawn_local(moonpilot::console::serve(executor, lines));
+        if let (true, Some(executor)) = (moonpilot::console::on_terminal(), host.executor()) {
+            tokio::task::spawn_local(moonpilot::console::serve(executor));
         }
         // Ctrl-C stops the script but still closes the browser (and removes its temporary
         // profile) on the way out.

@@ -75,7 +75,9 @@ impl Terminal {
 
 /// The editor thread's end of the conversation.
 struct LineReader {
-    prompts: std::sync::mpsc::Sender<String>,
+    /// The prompt, and whether the line goes into the history (answers to questions do not:
+    /// they may be codes or card numbers).
+    prompts: std::sync::mpsc::Sender<(String, bool)>,
     inputs: mpsc::UnboundedReceiver<Input>,
     thread: std::thread::JoinHandle<()>,
 }
@@ -94,7 +96,7 @@ type Printer = Box<dyn ExternalPrinter + Send>;
 /// Starts the editor thread; it reads one line per prompt it receives, and hands back its
 /// external printer (when the terminal has one) before the first prompt.
 async fn spawn_editor(names: Names) -> (LineReader, Option<Printer>) {
-    let (prompt_tx, prompt_rx) = std::sync::mpsc::channel::<String>();
+    let (prompt_tx, prompt_rx) = std::sync::mpsc::channel::<(String, bool)>();
     let (input_tx, input_rx) = mpsc::unbounded_channel();
     let (printer_tx, printer_rx) = tokio::sync::oneshot::channel::<Option<Printer>>();
     let thread = std::thread::spawn(move || {
@@ -122,10 +124,10 @@ async fn spawn_editor(names: Names) -> (LineReader, Option<Printer>) {
         if let Some(path) = &history {
             let _ = editor.load_history(path);
         }
-        while let Ok(prompt) = prompt_rx.recv() {
+        while let Ok((prompt, keep)) = prompt_rx.recv() {
             let input = match editor.readline(&prompt) {
                 Ok(line) => {
-                    if !line.trim().is_empty() {
+                    if keep && !line.trim().is_empty() {
                         let _ = editor.add_history_entry(line.as_str());
                     }
                     Input::Line(line)
@@ -371,12 +373,12 @@ fn show_result(terminal: &Terminal, res: mlua::Result<MultiValue>) {
 }
 
 /// Which prompt the editor thread is showing.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, PartialEq)]
 enum Showing {
     /// `> ` / `>> `: Lua.
     Lua,
-    /// `answer …> `: the console's question.
-    Answer,
+    /// `answer …> `: the console's question (request, step) the person sees.
+    Answer((String, Option<String>)),
 }
 
 type Chunk = std::pin::Pin<Box<dyn std::future::Future<Output = mlua::Result<MultiValue>>>>;
@@ -425,23 +427,25 @@ impl Session<'_> {
         if self.showing.is_some() {
             return true;
         }
-        let (text, showing) = match self.console.prompt() {
-            Some(question) if self.buffer.is_empty() => (question, Showing::Answer),
+        let asked = self.console.asking_key().zip(self.console.prompt());
+        let (text, showing) = match asked {
+            Some((key, question)) if self.buffer.is_empty() => (question, Showing::Answer(key)),
             _ if self.running.is_none() => {
                 let p = if self.buffer.is_empty() { "> " } else { ">> " };
                 (p.to_string(), Showing::Lua)
             }
             _ => return true,
         };
+        let keep_history = showing == Showing::Lua;
         self.showing = Some(showing);
-        self.editor.prompts.send(text).is_ok()
+        self.editor.prompts.send((text, keep_history)).is_ok()
     }
 
     /// A line typed at the console's question: submitted like any other caller would.
-    async fn answer(&mut self, line: &str) {
-        let Some((task, params)) = self.console.answer(line) else {
+    async fn answer(&mut self, key: &(String, Option<String>), line: &str) {
+        let Some((task, params)) = self.console.answer_for(key, line) else {
             self.terminal
-                .print("[human] nothing is being asked any more; the line was ignored");
+                .print("[human] that question closed before your answer; nothing was sent");
             return;
         };
         let Some(executor) = self.host.executor() else {
@@ -514,6 +518,8 @@ impl Session<'_> {
             return;
         };
         let mut changes = executor.engine().desk_changes();
+        // A channel that never changes, to swap in if the desk's ever closes.
+        let (_keep, never) = tokio::sync::watch::channel(0u64);
         loop {
             self.refresh_console();
             if !self.prompt() {
@@ -540,6 +546,9 @@ impl Session<'_> {
                 changed = changes.changed() => {
                     if changed.is_ok() {
                         self.stale = true;
+                    } else {
+                        // The engine is gone (never before the session ends): stop listening.
+                        changes = never.clone();
                     }
                 }
                 _ = tokio::time::sleep(wake) => self.stale = true,
@@ -547,8 +556,10 @@ impl Session<'_> {
                     let showing = self.showing.take();
                     match (showing, input) {
                         (_, Some(Input::Eof) | None) => break,
-                        (Some(Showing::Answer), Some(Input::Line(line))) => self.answer(&line).await,
-                        (Some(Showing::Answer), Some(Input::Interrupted)) => {
+                        (Some(Showing::Answer(key)), Some(Input::Line(line))) => {
+                            self.answer(&key, &line).await
+                        }
+                        (Some(Showing::Answer(_)), Some(Input::Interrupted)) => {
                             self.console.skip();
                             self.terminal.print("[human] skipped; :answer asks again");
                         }

@@ -182,8 +182,8 @@ pub fn run(config: EngineConfig, file: PathBuf, args: BTreeMap<String, String>) 
         };
         files.set(BTreeSet::from([script.clone()]));
         // Human-input requests are shown on the terminal and answered there.
-        if let (Some(lines), Some(executor)) = (crate::console::terminal_lines(), host.executor()) {
-            tokio::task::spawn_local(crate::console::serve(executor, lines));
+        if let (true, Some(executor)) = (crate::console::on_terminal(), host.executor()) {
+            tokio::task::spawn_local(crate::console::serve(executor));
         }
         let journal = Rc::new(RefCell::new(Journal::default()));
         let mut session = Session {

@@ -21,7 +21,7 @@ fn single_step_request_pending_then_answered() {
         local bad = page:request_human_input{}
         eq(bad.code, "INVALID_ARGUMENT"); eq(bad.started, false)
         eq(page:request_human_input{ prompt = "  " }.ok, false, "a blank prompt without steps")
-        eq(page:submit_human_input{ requestId = r.requestId }.code, "INVALID_ARGUMENT")
+        eq(page:submit_human_input{ requestId = r.requestId }.code, "ACTION_FAILED")
     "##);
 }
 
@@ -40,17 +40,18 @@ fn steps_go_partial_then_answered_with_an_element_image() {
         eq(f:read(4), "\137PNG"); f:close()
         -- A bare answer on a step request fails and lists the pending steps.
         local bare = page:submit_human_input{ requestId = r.requestId, answer = "done" }
-        eq(bare.code, "INVALID_ARGUMENT"); eq(#bare.data.pendingSteps, 2)
+        eq(bare.code, "ACTION_FAILED"); eq(#bare.data.pendingSteps, 2)
         local p = page:submit_human_input{ requestId = r.requestId, stepId = "s1", answer = "ok" }:unwrap()
         eq(p.status, "partial"); eq(#p.pendingSteps, 1); eq(p.pendingSteps[1].stepId, "s2")
         eq(page:get_human_input{ requestId = r.requestId }:unwrap().status, "partial")
         -- Unknown step ids are listed; the known one in the same call is kept.
         local u = page:submit_human_input{ requestId = r.requestId, answers = { s2 = "pressed", s9 = "x" } }
-        eq(u.code, "INVALID_ARGUMENT"); eq(u.data.unknownSteps[1], "s9")
+        eq(u.code, "ACTION_FAILED"); eq(u.data.unknownSteps[1], "s9"); eq(u.started, true)
         local g = page:get_human_input{ requestId = r.requestId }:unwrap()
         eq(g.status, "answered"); eq(g.steps[2].answer, "pressed")
-        eq(page:submit_human_input{ requestId = "hr-0-0", answer = "x" }.code, "INVALID_ARGUMENT", "unknown request")
-        eq(page:get_human_input{ requestId = "aq-9-9" }.code, "INVALID_ARGUMENT")
+        eq(page:submit_human_input{ requestId = "hr-0-0", answer = "x" }.code, "ACTION_FAILED", "unknown request")
+        eq(page:get_human_input{ requestId = "aq-9-9" }.code, "ACTION_FAILED")
+        eq(page:get_human_input{}.code, "INVALID_ARGUMENT", "a missing requestId is a bad param")
     "##);
 }
 
@@ -66,6 +67,18 @@ fn an_image_by_index_and_a_missing_selector() {
         assert(r.imageSize.width > 10 and r.imageSize.height > 5, "a button-sized image")
         local m = page:request_human_input{ prompt = "look", selector = "#nope" }:unwrap()
         has(m.imageError, "#nope"); eq(m.status, "pending", "the request stands without its image")
+    "##);
+}
+
+#[test]
+fn closing_a_task_withdraws_its_waiting_requests() {
+    lua(r##"
+        local other = browser.start{}
+        local r = other:request_human_input{ prompt = "on the other task" }:unwrap()
+        eq(page:get_human_input{ requestId = r.requestId }:unwrap().status, "pending")
+        other:close()
+        local g = page:get_human_input{ requestId = r.requestId }:unwrap()
+        eq(g.status, "expired", "its task is gone"); eq(g.expired, true)
     "##);
 }
 
@@ -126,6 +139,7 @@ fn a_submit_releases_the_long_poll_of_the_same_task_at_once() {
         eq(page:ask_user{}.code, "INVALID_ARGUMENT")
         eq(page:ask_user{ questions = {} }.ok, false)
         has(page:ask_user{ questions = { { id = "a", question = "?" }, { id = "b" } } }.msg, "question 2")
+        has(page:ask_user{ questions = { { id = "a", question = "?" }, { id = "a", question = "!" } } }.msg, "repeats the id")
     "##);
 }
 

@@ -156,6 +156,10 @@ fn in_a_terminal_completes_evaluates_and_survives_ctrl_c() {
         history.contains(":help click_element_by_index"),
         "{history}"
     );
+    assert!(
+        !history.lines().any(|l| l == "42"),
+        "answers stay out of the history: {history}"
+    );
 }
 
 fn repl(input: &str) -> (String, String) {

@@ -146,9 +146,8 @@ pub fn request_json(r: &Request, now: u64) -> Value {
     data.insert("prompt".into(), json!(r.prompt));
     data.insert("expiresAt".into(), json!(r.expires_at));
     data.insert("expiresInSeconds".into(), json!(r.seconds_left(now)));
-    if r.steps.is_empty() {
-        data.insert("answer".into(), r.answer.clone().unwrap_or(Value::Null));
-    } else {
+    data.insert("answer".into(), r.answer.clone().unwrap_or(Value::Null));
+    if !r.steps.is_empty() {
         data.insert("steps".into(), json!(r.steps_json()));
         data.insert("stepCount".into(), json!(r.steps.len()));
         let pending = r.pending_json();
@@ -173,16 +172,20 @@ pub fn request_json(r: &Request, now: u64) -> Value {
     Value::Object(data)
 }
 
+/// A refused submission or lookup: a failure of the command (it ran: an `UnknownSteps` refusal
+/// has recorded the known steps already), with what the caller needs to fix it.
 fn refusal(r: Refusal) -> CommandError {
     let msg = r.to_string();
     match r {
-        Refusal::UnknownRequest { .. } => CommandError::invalid("requestId", msg),
-        Refusal::StepsExpected { pending } => CommandError::invalid("stepId", msg).with_details(
+        Refusal::UnknownRequest { id } => {
+            CommandError::failed(msg).with_details(json!({"requestId": id}))
+        }
+        Refusal::StepsExpected { pending } => CommandError::failed(msg).with_details(
             json!({"pendingSteps": pending.iter().map(|(id, p)| json!({"stepId": id, "prompt": p})).collect::<Vec<_>>()}),
         ),
-        Refusal::UnknownSteps { unknown, known } => CommandError::invalid("answers", msg)
+        Refusal::UnknownSteps { unknown, known } => CommandError::failed(msg)
             .with_details(json!({"unknownSteps": unknown, "steps": known})),
-        Refusal::AnswerMissing => CommandError::invalid("answer", msg),
+        Refusal::AnswerMissing => CommandError::failed(msg),
     }
 }
 
@@ -279,10 +282,21 @@ async fn element_image(
         };
         (tab, rect, json!({"selector": selector, "frame": frame}))
     };
+    // The box is in viewport coordinates; a screenshot clip is in document coordinates.
+    let metrics = tab.call("Page.getLayoutMetrics", json!({})).await?;
+    let scroll_x = metrics["cssVisualViewport"]["pageX"]
+        .as_f64()
+        .unwrap_or(0.0);
+    let scroll_y = metrics["cssVisualViewport"]["pageY"]
+        .as_f64()
+        .unwrap_or(0.0);
     let shot = tab
         .call(
             "Page.captureScreenshot",
-            json!({"format": "png", "clip": {"x": rect[0], "y": rect[1], "width": rect[2], "height": rect[3], "scale": 1}}),
+            json!({"format": "png", "clip": {
+                "x": rect[0] + scroll_x, "y": rect[1] + scroll_y,
+                "width": rect[2], "height": rect[3], "scale": 1,
+            }}),
         )
         .await?;
     let png = shot["data"]
@@ -463,6 +477,14 @@ fn ask_user(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
             steps.push((Some(id), question.to_string(), extra));
         }
         let ids: Vec<String> = steps.iter().filter_map(|(id, _, _)| id.clone()).collect();
+        for (i, id) in ids.iter().enumerate() {
+            if ids[..i].contains(id) {
+                return Err(CommandError::failed(format!(
+                    "ask_user: question {} repeats the id `{id}`: ids must be unique",
+                    i + 1
+                )));
+            }
+        }
         let now = epoch_ms();
         let new = NewRequest {
             task: task_of(&cx)?.0,
@@ -513,8 +535,14 @@ fn get_human_input(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError
     Ok(Box::pin(async move {
         task_of(&cx)?;
         let mut changes = cx.engine.desk_changes();
-        let until =
-            wait.map(|s| tokio::time::Instant::now() + Duration::from_secs(s.unsigned_abs()));
+        // A poll that runs out answers the status; keep it inside the command's own bound.
+        let cap = cx
+            .engine
+            .config
+            .long_command_timeout
+            .saturating_sub(Duration::from_secs(1));
+        let until = wait
+            .map(|s| tokio::time::Instant::now() + Duration::from_secs(s.unsigned_abs()).min(cap));
         loop {
             let now = epoch_ms();
             let (data, status, expires_at) = cx.engine.with_desk(|desk| {

@@ -83,6 +83,9 @@ struct HostData {
     modules: Rc<RefCell<BTreeSet<PathBuf>>>,
     /// The chunk name of the script `run_file` runs (`@path`), to find its lines on the stack.
     script: RefCell<Option<String>>,
+    /// Human-input requests this state opened, withdrawn with its jobs (a watch run that is
+    /// over cannot use the answer).
+    opened: RefCell<Vec<String>>,
 }
 
 /// A watch-mode notice (resume, divergence): printed on its own line, apart from the script's
@@ -388,6 +391,7 @@ impl LuaHost {
             journal,
             modules: Rc::default(),
             script: RefCell::new(None),
+            opened: RefCell::new(Vec::new()),
         });
         let core = lua.create_table()?;
 
@@ -414,7 +418,24 @@ impl LuaHost {
                         Ok(task_id) => match &params {
                             LuaValue::Nil | LuaValue::Table(_) => {
                                 match convert::lua_to_json(&params, "params") {
-                                    Ok(json) => send(&lua, &executor, task_id, &method, json).await,
+                                    Ok(json) => {
+                                        let r = send(&lua, &executor, task_id, &method, json).await;
+                                        let opens = matches!(
+                                            method.as_str(),
+                                            "request_human_input" | "ask_user"
+                                        );
+                                        if let (true, true, Some(id), Some(h)) = (
+                                            opens,
+                                            r.ok,
+                                            r.data
+                                                .get("requestId")
+                                                .and_then(serde_json::Value::as_str),
+                                            lua.app_data_ref::<HostData>(),
+                                        ) {
+                                            h.opened.borrow_mut().push(id.to_string());
+                                        }
+                                        r
+                                    }
                                     Err(msg) => bad(msg),
                                 }
                             }
@@ -674,11 +695,20 @@ impl LuaHost {
             .unwrap_or_default()
     }
 
-    /// Aborts every coroutine `browser.spawn` started; their late results are never seen.
+    /// Aborts every coroutine `browser.spawn` started (their late results are never seen) and
+    /// withdraws the human-input requests this state opened that are still waiting.
     pub fn abort_jobs(&self) {
         if let Some(h) = self.lua.app_data_ref::<HostData>() {
             for job in h.jobs.borrow_mut().drain(..) {
                 job.abort();
+            }
+            let opened: Vec<String> = h.opened.borrow_mut().drain(..).collect();
+            if !opened.is_empty() {
+                h.executor.engine().with_desk(|d| {
+                    for id in &opened {
+                        d.withdraw(id);
+                    }
+                });
             }
         }
     }
