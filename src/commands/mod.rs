@@ -5,6 +5,7 @@ pub mod extract;
 pub mod interact;
 pub mod lifecycle;
 pub mod meta;
+pub mod modals;
 pub mod navigation;
 pub mod page_state;
 pub mod wait;
@@ -20,5 +21,6 @@ pub const GROUPS: &[&[CommandSpec]] = &[
     wait::SPECS,
     extract::SPECS,
     dialogs::SPECS,
+    modals::SPECS,
     meta::SPECS,
 ];
