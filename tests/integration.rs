@@ -14,6 +14,7 @@ mod frames;
 mod interact;
 mod lifecycle;
 mod lua_api;
+mod modals;
 mod navigation;
 mod page_state;
 mod repl;
