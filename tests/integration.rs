@@ -15,6 +15,7 @@ mod human;
 mod interact;
 mod lifecycle;
 mod lua_api;
+mod modals;
 mod navigation;
 mod page_state;
 mod repl;

@@ -540,6 +540,36 @@ impl Tab {
         Ok(())
     }
 
+    /// A trusted left click at point (`x`, `y`) of the viewport of `frame`'s session: the main
+    /// viewport for the page session, the out-of-process iframe's own viewport for a remote one.
+    ///
+    /// Sent on the frame's own session, the events go straight to that frame's renderer. Sent on
+    /// the page session, Chromium routes them into an out-of-process iframe by hit-testing the
+    /// compositor's surfaces, which a background tab does not produce: such clicks are lost.
+    /// In a background tab the `mouseMoved` answer also waits about 5 s (mouse moves wait for
+    /// an animation frame), here as in [`Tab::mouse_click`]; press and release answer at once.
+    pub async fn mouse_click_in(
+        &self,
+        frame: &FrameRef,
+        x: f64,
+        y: f64,
+    ) -> Result<(), CommandError> {
+        let base = json!({"x": x, "y": y});
+        let mut moved = base.clone();
+        moved["type"] = json!("mouseMoved");
+        self.call_in(frame, "Input.dispatchMouseEvent", moved)
+            .await?;
+        for kind in ["mousePressed", "mouseReleased"] {
+            let mut ev = base.clone();
+            ev["type"] = json!(kind);
+            ev["button"] = json!("left");
+            ev["buttons"] = json!(if kind == "mousePressed" { 1 } else { 0 });
+            ev["clickCount"] = json!(1);
+            self.call_in(frame, "Input.dispatchMouseEvent", ev).await?;
+        }
+        Ok(())
+    }
+
     /// Inserts `text` at the focused element as one input (works for any script, CJK included).
     pub async fn insert_text(&self, text: &str) -> Result<(), CommandError> {
         self.call("Input.insertText", json!({"text": text}))

@@ -6,6 +6,7 @@ pub mod human;
 pub mod interact;
 pub mod lifecycle;
 pub mod meta;
+pub mod modals;
 pub mod navigation;
 pub mod page_state;
 pub mod wait;
@@ -21,6 +22,7 @@ pub const GROUPS: &[&[CommandSpec]] = &[
     wait::SPECS,
     extract::SPECS,
     dialogs::SPECS,
+    modals::SPECS,
     human::SPECS,
     meta::SPECS,
 ];

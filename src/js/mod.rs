@@ -14,6 +14,8 @@ pub const RESOLVE_JS: &str = include_str!("resolve.js");
 pub const FINGERPRINT_JS: &str = include_str!("fingerprint.js");
 /// Element inspection, hit test, JS click, value setter and focus helpers (§8, §9).
 pub const ELEMENT_PROBE_JS: &str = include_str!("element_probe.js");
+/// DOM modal scan of one frame (§12).
+pub const MODALS_JS: &str = include_str!("modals.js");
 /// Origin of an iframe element's content box (called on the element).
 pub const FRAME_OFFSET_JS: &str = include_str!("frame_offset.js");
 /// `{url, readyState, title}` of a document.
