@@ -33,6 +33,8 @@ pub struct EngineConfig {
     pub eval_timeout_ms: u64,
     /// How long a launch may take (`browser.launch.timeoutMs`, 60 s).
     pub launch_timeout: Duration,
+    /// Where the trace log goes (`browser.trace.dir`, `logs/trace`); `None` turns it off.
+    pub trace_dir: Option<PathBuf>,
 }
 
 impl Default for EngineConfig {
@@ -46,6 +48,7 @@ impl Default for EngineConfig {
             action_timeout_ms: 5000,
             eval_timeout_ms: 60_000,
             launch_timeout: Duration::from_secs(60),
+            trace_dir: Some(PathBuf::from("logs/trace")),
         }
     }
 }
@@ -64,13 +67,14 @@ pub struct Engine {
     desk: Mutex<crate::human::Desk>,
     /// The desk's version, for long-polls and hosts that show new requests.
     desk_changed: tokio::sync::watch::Sender<u64>,
+    /// The trace log's writer, when on.
+    tracer: Option<crate::trace::Tracer>,
 }
 
 impl Engine {
     /// A new engine; nothing is launched until the first `start`.
     pub fn new(config: EngineConfig) -> Arc<Engine> {
         Arc::new(Engine {
-            config,
             started_at: SystemTime::now(),
             browser: tokio::sync::Mutex::new(None),
             launching: Mutex::new(None),
@@ -78,6 +82,8 @@ impl Engine {
             tasks: Mutex::new(BTreeMap::new()),
             desk: Mutex::new(crate::human::Desk::default()),
             desk_changed: tokio::sync::watch::channel(0).0,
+            tracer: config.trace_dir.clone().map(crate::trace::Tracer::start),
+            config,
         })
     }
 
@@ -97,6 +103,24 @@ impl Engine {
             self.desk_changed.send_replace(v);
         }
         out
+    }
+
+    /// Whether commands are traced.
+    pub fn tracing(&self) -> bool {
+        self.tracer.is_some()
+    }
+
+    /// Queues one command's trace record (never blocks, never fails).
+    pub fn trace(
+        &self,
+        task: Option<TaskId>,
+        method: &str,
+        params: serde_json::Value,
+        receipt: &crate::Receipt,
+    ) {
+        if let Some(t) = &self.tracer {
+            t.record(task, method, params, receipt);
+        }
     }
 
     /// Wakes on every change of the human-input desk.

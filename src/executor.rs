@@ -86,7 +86,7 @@ impl Executor {
         let t0 = Instant::now();
         let Some(spec) = registry::lookup(method) else {
             let msg = registry::unknown_method_message(method);
-            return Receipt::failure(
+            let receipt = Receipt::failure(
                 method,
                 ErrorCode::UnknownMethod,
                 msg,
@@ -94,8 +94,15 @@ impl Executor {
                 false,
                 ms_since(t0),
             );
+            self.engine.trace(task_id, method, params, &receipt);
+            return receipt;
         };
-        self.execute_spec(spec, task_id, method, params, t0).await
+        let traced = self.engine.tracing().then(|| params.clone());
+        let receipt = self.execute_spec(spec, task_id, method, params, t0).await;
+        if let Some(params) = traced {
+            self.engine.trace(task_id, method, params, &receipt);
+        }
+        receipt
     }
 
     async fn execute_spec(

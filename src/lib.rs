@@ -25,6 +25,7 @@ pub mod lua;
 pub mod protocol;
 pub mod registry;
 pub mod repl;
+pub mod trace;
 pub mod watch;
 
 pub use engine::{Engine, EngineConfig};

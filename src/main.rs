@@ -35,6 +35,12 @@ struct BrowserOpts {
     /// Keep the browser profile in DIR (default: a fresh temporary profile per browser).
     #[arg(long, value_name = "DIR")]
     profile: Option<PathBuf>,
+    /// Write the trace log (one JSON line per command) under DIR [default: logs/trace].
+    #[arg(long, value_name = "DIR")]
+    trace_dir: Option<PathBuf>,
+    /// Do not write the trace log.
+    #[arg(long, conflicts_with = "trace_dir")]
+    no_trace: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -130,6 +136,11 @@ fn engine_config(opts: BrowserOpts) -> EngineConfig {
             headful: opts.headful,
             profile: opts.profile,
             cdp_url: opts.cdp_url,
+        },
+        trace_dir: match (opts.no_trace, opts.trace_dir) {
+            (true, _) => None,
+            (false, Some(dir)) => Some(dir),
+            (false, None) => EngineConfig::default().trace_dir,
         },
         ..EngineConfig::default()
     }

@@ -707,12 +707,27 @@ fn input_text(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
         if mode == InputMode::Type {
             probe_op(&target, "focus_end", json!({})).await?;
             target.tab.type_keys(&text).await?;
-            return Ok(json!({"mode": "type", "committed": true}));
+            let mut data = json!({"mode": "type", "committed": true});
+            mark_password(&mut data, &info);
+            return Ok(data);
         }
         probe_op(&target, "focus_select", json!({})).await?;
         target.tab.insert_text(&text).await?;
-        Ok(json!({"mode": "fill", "committed": true}))
+        let mut data = json!({"mode": "fill", "committed": true});
+        mark_password(&mut data, &info);
+        Ok(data)
     }))
+}
+
+/// Says so in the receipt when the field is a password field (the trace log masks what was
+/// typed into it).
+fn mark_password(data: &mut Value, info: &Value) {
+    if info["type"]
+        .as_str()
+        .is_some_and(|t| t.eq_ignore_ascii_case("password"))
+    {
+        data["password"] = json!(true);
+    }
 }
 
 fn type_text(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
@@ -725,7 +740,9 @@ fn type_text(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
         check_editable(&info, index)?;
         probe_op(&target, "focus_end", json!({})).await?;
         target.tab.type_keys(&text).await?;
-        Ok(json!({"mode": "type", "typed": text.chars().count()}))
+        let mut data = json!({"mode": "type", "typed": text.chars().count()});
+        mark_password(&mut data, &info);
+        Ok(data)
     }))
 }
 

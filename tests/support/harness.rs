@@ -31,6 +31,7 @@ pub struct Harness {
 pub fn test_config() -> EngineConfig {
     let data = std::env::temp_dir().join(format!("moonpilot-test-data-{}", std::process::id()));
     EngineConfig {
+        trace_dir: Some(data.join("trace")),
         data_dir: data,
         ..EngineConfig::default()
     }

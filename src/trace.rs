@@ -1,0 +1,327 @@
+//! The trace log (PROTOCOL.md §14, `calls.jsonl`): one JSON line per command —
+//! `{seq, ts, durationMs, taskId, method, ok, code, msg, started, retryable, request, result}` —
+//! in `<dir>/<yyyymmdd>/calls.jsonl` (UTC date).
+//!
+//! Off the hot path: the executor hands the record to a bounded queue (10 000 entries; records
+//! are dropped with one warning when it is full) and a writer thread of its own serialises and
+//! appends. Secrets are redacted before writing: values of keys that name passwords, tokens,
+//! `Authorization` or cookies; the text typed into a password field; long digit runs (card
+//! numbers). Nothing here can fail a command: write errors are warned about once.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
+
+use serde_json::{json, Map, Value};
+
+use crate::browser::events::epoch_ms;
+use crate::browser::task::TaskId;
+use crate::protocol::Receipt;
+
+const QUEUE: usize = 10_000;
+/// What replaces a redacted value.
+pub const MASK: &str = "***";
+/// Receipt fields copied into the line's `result`.
+const HIGHLIGHTS: &[&str] = &[
+    "url",
+    "title",
+    "seq",
+    "screenshot",
+    "screenshot_path",
+    "state_file",
+    "changed",
+    "changeStatus",
+    "status",
+    "errorCode",
+    "id",
+    "count",
+    "closed",
+    "value",
+    "path",
+    "requestId",
+    "urlAfter",
+    "textLength",
+    "effective",
+    "outcomeUnknown",
+];
+
+struct Record {
+    seq: u64,
+    ts: u64,
+    task: Option<TaskId>,
+    method: String,
+    params: Value,
+    receipt: Receipt,
+}
+
+/// The trace writer's front end.
+pub struct Tracer {
+    tx: SyncSender<Record>,
+    seq: AtomicU64,
+    warned_full: AtomicBool,
+}
+
+impl Tracer {
+    /// Starts the writer thread for `dir`.
+    pub fn start(dir: PathBuf) -> Tracer {
+        let (tx, rx) = sync_channel(QUEUE);
+        let spawned = std::thread::Builder::new()
+            .name("moonpilot-trace".into())
+            .spawn(move || write_loop(dir, rx));
+        if let Err(e) = spawned {
+            tracing::warn!("trace log disabled: cannot start its writer: {e}");
+        }
+        Tracer {
+            tx,
+            seq: AtomicU64::new(0),
+            warned_full: AtomicBool::new(false),
+        }
+    }
+
+    /// Queues one command's record; never blocks.
+    pub fn record(&self, task: Option<TaskId>, method: &str, params: Value, receipt: &Receipt) {
+        let record = Record {
+            seq: self.seq.fetch_add(1, Ordering::Relaxed) + 1,
+            ts: epoch_ms(),
+            task,
+            method: method.to_string(),
+            params,
+            receipt: receipt.clone(),
+        };
+        match self.tx.try_send(record) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) => {
+                if !self.warned_full.swap(true, Ordering::Relaxed) {
+                    tracing::warn!("trace queue full ({QUEUE}): records are being dropped");
+                }
+            }
+            Err(TrySendError::Disconnected(_)) => {}
+        }
+    }
+}
+
+/// `yyyymmdd` of a UTC epoch-ms time (Howard Hinnant's civil-from-days).
+fn utc_date(ms: u64) -> String {
+    let days = (ms / 86_400_000) as i64;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}{m:02}{d:02}")
+}
+
+fn write_loop(dir: PathBuf, rx: Receiver<Record>) {
+    let mut current: Option<(String, std::io::BufWriter<std::fs::File>)> = None;
+    let mut warned = false;
+    let mut warn = |e: &dyn std::fmt::Display| {
+        if !warned {
+            warned = true;
+            tracing::warn!("trace log: {e} (further errors are not reported)");
+        }
+    };
+    while let Ok(first) = rx.recv() {
+        let mut batch = vec![first];
+        batch.extend(rx.try_iter());
+        for record in batch {
+            let date = utc_date(record.ts);
+            if current.as_ref().map(|(d, _)| d != &date).unwrap_or(true) {
+                let day = dir.join(&date);
+                let opened = std::fs::create_dir_all(&day).and_then(|()| {
+                    std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(day.join("calls.jsonl"))
+                });
+                match opened {
+                    Ok(f) => current = Some((date, std::io::BufWriter::new(f))),
+                    Err(e) => {
+                        warn(&e);
+                        current = None;
+                        continue;
+                    }
+                }
+            }
+            if let Some((_, out)) = current.as_mut() {
+                let line = line_of(record);
+                if let Err(e) = writeln!(out, "{line}") {
+                    warn(&e);
+                }
+            }
+        }
+        if let Some((_, out)) = current.as_mut() {
+            if let Err(e) = out.flush() {
+                warn(&e);
+            }
+        }
+    }
+}
+
+/// The JSON line of one record, redacted.
+fn line_of(r: Record) -> Value {
+    let mut request = r.params;
+    // The text typed into a password field (the command found out what the field was).
+    if r.receipt.data.get("password") == Some(&Value::Bool(true)) {
+        if let Some(obj) = request.as_object_mut() {
+            for key in ["text", "value"] {
+                if obj.contains_key(key) {
+                    obj.insert(key.into(), json!(MASK));
+                }
+            }
+        }
+    }
+    redact(&mut request);
+    let mut result = Map::new();
+    if let Some(data) = r.receipt.data.as_object() {
+        for key in HIGHLIGHTS {
+            if let Some(v) = data.get(*key) {
+                result.insert((*key).to_string(), v.clone());
+            }
+        }
+    }
+    let mut result = Value::Object(result);
+    redact(&mut result);
+    let mut msg = r
+        .receipt
+        .msg
+        .clone()
+        .map(Value::String)
+        .unwrap_or(Value::Null);
+    redact(&mut msg);
+    json!({
+        "seq": r.seq,
+        "ts": r.ts,
+        "durationMs": r.receipt.elapsed_ms,
+        "taskId": r.task.map(|t| t.to_string()),
+        "method": r.method,
+        "ok": r.receipt.ok,
+        "code": r.receipt.code.map(|c| c.as_str()),
+        "msg": msg,
+        "started": r.receipt.started,
+        "retryable": r.receipt.retryable,
+        "request": request,
+        "result": result,
+    })
+}
+
+/// Whether a key names a secret.
+fn secret_key(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    [
+        "password",
+        "passwd",
+        "pwd",
+        "secret",
+        "token",
+        "authorization",
+        "cookie",
+        "apikey",
+        "api_key",
+        "credential",
+    ]
+    .iter()
+    .any(|s| k.contains(s))
+}
+
+/// Masks secrets in place: values under secret keys, and digit runs of 16–19 digits (card
+/// numbers) inside strings.
+pub fn redact(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map.iter_mut() {
+                if secret_key(k) && !v.is_null() {
+                    *v = json!(MASK);
+                } else {
+                    redact(v);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(redact),
+        Value::String(s) => {
+            if let Some(masked) = mask_long_digit_runs(s) {
+                *s = masked;
+            }
+        }
+        _ => {}
+    }
+}
+
+fn mask_long_digit_runs(s: &str) -> Option<String> {
+    let mut out = String::with_capacity(s.len());
+    let mut run = String::new();
+    let mut changed = false;
+    let flush = |run: &mut String, out: &mut String, changed: &mut bool| {
+        if (16..=19).contains(&run.len()) {
+            out.push_str(MASK);
+            *changed = true;
+        } else {
+            out.push_str(run);
+        }
+        run.clear();
+    };
+    for c in s.chars() {
+        if c.is_ascii_digit() {
+            run.push(c);
+        } else {
+            flush(&mut run, &mut out, &mut changed);
+            out.push(c);
+        }
+    }
+    flush(&mut run, &mut out, &mut changed);
+    changed.then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_utc_calendar_days() {
+        assert_eq!(utc_date(0), "19700101");
+        assert_eq!(utc_date(951_782_400_000), "20000229");
+        assert_eq!(utc_date(1_798_675_199_000), "20261231");
+    }
+
+    #[test]
+    fn secrets_are_masked_and_the_rest_kept() {
+        let mut v = json!({
+            "url": "https://x/?a=1",
+            "headers": {"Authorization": "Bearer abc", "X-Other": "ok", "Cookie": "s=1"},
+            "password": "hunter2",
+            "body": "card 4111111111111111 ok, order 12345",
+            "nested": [{"apiKey": "k"}],
+            "empty": null,
+        });
+        redact(&mut v);
+        assert_eq!(v["headers"]["Authorization"], MASK);
+        assert_eq!(v["headers"]["Cookie"], MASK);
+        assert_eq!(v["headers"]["X-Other"], "ok");
+        assert_eq!(v["password"], MASK);
+        assert_eq!(v["body"], "card *** ok, order 12345");
+        assert_eq!(v["nested"][0]["apiKey"], MASK);
+        assert_eq!(v["url"], "https://x/?a=1");
+    }
+
+    #[test]
+    fn text_typed_into_a_password_field_is_masked() {
+        let receipt =
+            Receipt::success("input_text", json!({"mode": "fill", "password": true}), 1.0);
+        let line = line_of(Record {
+            seq: 1,
+            ts: 0,
+            task: Some(TaskId(5)),
+            method: "input_text".into(),
+            params: json!({"index": 3, "text": "hunter2"}),
+            receipt,
+        });
+        assert_eq!(line["request"]["text"], MASK);
+        assert_eq!(line["request"]["index"], 3);
+        assert_eq!(line["taskId"], "5");
+        assert_eq!(line["ok"], true);
+    }
+}
