@@ -284,7 +284,8 @@ mod tests {
     fn dates_are_utc_calendar_days() {
         assert_eq!(utc_date(0), "19700101");
         assert_eq!(utc_date(951_782_400_000), "20000229");
-        assert_eq!(utc_date(1_798_675_199_000), "20261231");
+        assert_eq!(utc_date(1_798_675_200_000), "20261231");
+        assert_eq!(utc_date(1_798_675_199_999), "20261230");
     }
 
     #[test]
