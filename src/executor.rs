@@ -45,6 +45,17 @@ impl Cx {
     }
 }
 
+/// At most this many extra attempts of a retry-safe command (PROTOCOL.md §5: 2).
+const MAX_RETRIES: u32 = 2;
+/// The window those attempts share (§5: 30 s, and never past the command's bound).
+const RETRY_WINDOW: Duration = Duration::from_secs(30);
+/// Pause before resending after spurious noise (§5: 120 ms).
+const SPURIOUS_DELAY: Duration = Duration::from_millis(120);
+/// Pause before resending while the page navigates (§5: 200..1000 ms).
+const NAVIGATING_DELAY: Duration = Duration::from_millis(300);
+/// How long reading the page context of a failure may take.
+const PAGE_CONTEXT_BOUND: Duration = Duration::from_millis(800);
+
 /// Commands that do not queue behind the task's lane: `close` cancels what runs instead
 /// (PROTOCOL.md §18); the human-input commands that never touch the page run beside whatever
 /// holds the lane, so a `submit_human_input` is never stuck behind a `get_human_input`
@@ -184,15 +195,31 @@ impl Executor {
                 false,
             );
         }
-        let cx = Cx {
-            engine: self.engine.clone(),
-            task_id,
-            task: task.clone(),
-            spec,
+        // Retry-safe commands (or a caller's retryOnSpurious) are resent on page-navigation
+        // and spurious-dispatch noise, within one budget (PROTOCOL.md §5): at most
+        // MAX_RETRIES extra attempts inside RETRY_WINDOW and the command's own bound.
+        let retry_safe =
+            spec.retry_safe || params.raw().get("retryOnSpurious") == Some(&Value::Bool(true));
+        let raw_params = retry_safe.then(|| Value::Object(params.raw().clone()));
+        let bound = if spec.long_running {
+            self.engine.config.long_command_timeout
+        } else {
+            self.engine.config.command_timeout
         };
-        // The synchronous part reads params; nothing has touched the browser yet.
-        let fut =
-            match std::panic::catch_unwind(AssertUnwindSafe(|| (spec.handler)(cx, &mut params))) {
+        let window = bound.min(RETRY_WINDOW);
+        let mut retries = 0u32;
+        let mut recovered: Option<(ErrorCode, u32)> = None;
+        let outcome = loop {
+            let cx = Cx {
+                engine: self.engine.clone(),
+                task_id,
+                task: task.clone(),
+                spec,
+            };
+            // The synchronous part reads params; nothing has touched the browser yet.
+            let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| {
+                (spec.handler)(cx, &mut params)
+            })) {
                 Ok(Ok(fut)) => fut,
                 Ok(Err(e)) => return self.failed(method, spec, &params, e, false, t0),
                 Err(panic) => {
@@ -204,26 +231,113 @@ impl Executor {
                     )
                 }
             };
-        let bound = if spec.long_running {
-            self.engine.config.long_command_timeout
-        } else {
-            self.engine.config.command_timeout
+            let left = bound.saturating_sub(t0.elapsed());
+            let outcome = self.run_bounded(spec, &task, fut, left, bound).await;
+            let noise = matches!(
+                &outcome,
+                Err(e) if matches!(e.code, ErrorCode::PageNavigating | ErrorCode::SpuriousDispatch)
+            );
+            let delay = match &outcome {
+                Err(e) if e.code == ErrorCode::PageNavigating => NAVIGATING_DELAY,
+                _ => SPURIOUS_DELAY,
+            };
+            let room = window.saturating_sub(t0.elapsed());
+            if !(retry_safe && noise && retries < MAX_RETRIES && room > delay + SPURIOUS_DELAY) {
+                break outcome;
+            }
+            retries += 1;
+            if let Err(e) = &outcome {
+                recovered = Some((e.code, retries));
+            }
+            tokio::time::sleep(delay).await;
+            if let Some(raw) = &raw_params {
+                if let Ok(fresh) = Params::new(raw.clone()) {
+                    params = fresh;
+                }
+            }
         };
+        let budget = json!({
+            "attempts": retries + 1,
+            "retries": retries,
+            "commandAttempts": retries + 1,
+            "elapsedMs": t0.elapsed().as_millis() as u64,
+            "remainingMs": window.saturating_sub(t0.elapsed()).as_millis() as u64,
+        });
+        let mut receipt = match outcome {
+            Ok(data) => {
+                let mut receipt = Receipt::success(method, data, 0.0);
+                self.report_unknown(&mut receipt, spec, &params);
+                receipt
+            }
+            Err(e) => {
+                let started = !matches!(e.code, ErrorCode::InvalidArgument);
+                let code = e.code;
+                let mut receipt = self.failed(method, spec, &params, e, started, t0);
+                if code == ErrorCode::SpuriousDispatch && !retry_safe {
+                    // It may have acted: never resend blindly (§5.2).
+                    receipt.add_data_field("spuriousDispatch", json!(true));
+                    receipt.set_code(ErrorCode::ActionUncertain);
+                    receipt.set_not_retryable();
+                    receipt.add_data_field(
+                        "note",
+                        json!("event-pump noise hit an action that may have taken effect: read the page before resending (retryOnSpurious:true only after verifying)"),
+                    );
+                }
+                if code == ErrorCode::PageNavigating && !retry_safe {
+                    receipt.add_data_field(
+                        "note",
+                        json!("the page navigated under an action that may have taken effect: read the page (get_url, get_browser_state) before resending"),
+                    );
+                }
+                if let Some(t) = task.as_ref().filter(|_| code.wants_page_context()) {
+                    self.add_page_context(&mut receipt, t).await;
+                }
+                receipt
+            }
+        };
+        if receipt.data.is_object() {
+            receipt.add_data_field("retryBudget", budget);
+            if let Some((code, attempts)) = recovered.filter(|_| receipt.ok) {
+                let key = if code == ErrorCode::PageNavigating {
+                    "pageNavigatingRetry"
+                } else {
+                    "spuriousRetry"
+                };
+                receipt.add_data_field(
+                    key,
+                    json!({"attempts": attempts + 1, "errorCode": code.as_str(), "note": "recovered by resending a retry-safe command"}),
+                );
+            }
+        }
+        receipt.elapsed_ms = ms_since(t0);
+        receipt
+    }
+
+    /// Runs one attempt of a command under `left` of its `bound`, racing browser death and the
+    /// task's closing; a panic becomes `INTERNAL`.
+    async fn run_bounded(
+        &self,
+        spec: &CommandSpec,
+        task: &Option<Arc<Task>>,
+        fut: crate::registry::CommandFuture,
+        left: Duration,
+        bound: Duration,
+    ) -> Result<Value, CommandError> {
         let run = AssertUnwindSafe(fut).catch_unwind();
         // Lifecycle commands stop the browser themselves; they must not read that as a failure.
         let browser_gone = async {
-            match &task {
+            match task {
                 Some(t) if spec.group != "lifecycle" => t.browser.gone().await,
                 _ => std::future::pending().await,
             }
         };
         let task_closed = async {
-            match &task {
+            match task {
                 Some(t) if spec.name != "close" => t.closed().await,
                 _ => std::future::pending().await,
             }
         };
-        let outcome: Result<Value, CommandError> = tokio::select! {
+        tokio::select! {
             biased;
             res = run => match res {
                 Ok(res) => res,
@@ -232,7 +346,7 @@ impl Executor {
                     format!("internal error: {}", panic_text(&*panic)),
                 )),
             },
-            _ = tokio::time::sleep(bound) => Err(CommandError::new(
+            _ = tokio::time::sleep(left) => Err(CommandError::new(
                 ErrorCode::CommandTimeout,
                 format!("timed out after {} ms; outcome unknown", bound.as_millis()),
             ).with_details(json!({"outcomeUnknown": true, "commandTimeoutMs": bound.as_millis() as u64}))),
@@ -241,17 +355,22 @@ impl Executor {
                 ErrorCode::TaskNotFound,
                 "the task was closed while this command ran",
             )),
+        }
+    }
+
+    /// Page context on a failure (PROTOCOL.md §4.3): `urlAfter` and `titleAfter`, unless the
+    /// command set them; read within a short bound and silently skipped when unreadable.
+    async fn add_page_context(&self, receipt: &mut Receipt, task: &Task) {
+        let Ok(tab) = task.tab() else {
+            return;
         };
-        match outcome {
-            Ok(data) => {
-                let mut receipt = Receipt::success(method, data, 0.0);
-                self.report_unknown(&mut receipt, spec, &params);
-                receipt.elapsed_ms = ms_since(t0);
-                receipt
+        let read = async { (tab.url().await, tab.title().await) };
+        if let Ok((url, title)) = tokio::time::timeout(PAGE_CONTEXT_BOUND, read).await {
+            if let Ok(url) = url {
+                receipt.add_data_field("urlAfter", json!(url));
             }
-            Err(e) => {
-                let started = !matches!(e.code, ErrorCode::InvalidArgument);
-                self.failed(method, spec, &params, e, started, t0)
+            if let Ok(title) = title {
+                receipt.add_data_field("titleAfter", json!(title));
             }
         }
     }
@@ -376,6 +495,127 @@ mod tests {
             example: "",
             handler,
         }
+    }
+
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    /// Fails with PAGE_NAVIGATING (or spurious noise with `spurious`) until it has been called
+    /// `n` times, counting in `COUNTS[slot]`.
+    static COUNTS: [AtomicU32; 4] = [
+        AtomicU32::new(0),
+        AtomicU32::new(0),
+        AtomicU32::new(0),
+        AtomicU32::new(0),
+    ];
+
+    fn flaky(_cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
+        let n = p.int_req("n")? as u32;
+        let slot = p.int_opt("slot")?.unwrap_or(0) as usize;
+        let spurious = p.bool_or("spurious", false)?;
+        Ok(Box::pin(async move {
+            let calls = COUNTS[slot].fetch_add(1, Ordering::SeqCst) + 1;
+            if calls < n {
+                let code = if spurious {
+                    ErrorCode::SpuriousDispatch
+                } else {
+                    ErrorCode::PageNavigating
+                };
+                return Err(CommandError::new(code, "noise"));
+            }
+            Ok(json!({"calls": calls}))
+        }))
+    }
+
+    const fn flaky_spec(name: &'static str, retry_safe: bool) -> CommandSpec {
+        CommandSpec {
+            name,
+            group: "meta",
+            summary: "test",
+            doc: "test",
+            params: &[
+                ParamSpec {
+                    name: "n",
+                    kind: Kind::Int,
+                    required: true,
+                    default: None,
+                    doc: "n",
+                },
+                ParamSpec {
+                    name: "slot",
+                    kind: Kind::Int,
+                    required: false,
+                    default: None,
+                    doc: "slot",
+                },
+                ParamSpec {
+                    name: "spurious",
+                    kind: Kind::Bool,
+                    required: false,
+                    default: None,
+                    doc: "s",
+                },
+            ],
+            needs_task: false,
+            mutates_page: !retry_safe,
+            retry_safe,
+            long_running: false,
+            alias_of: None,
+            example: "",
+            handler: flaky,
+        }
+    }
+
+    static READ: CommandSpec = flaky_spec("flaky_read", true);
+    static ACT: CommandSpec = flaky_spec("flaky_action", false);
+
+    #[test]
+    fn reads_are_resent_through_navigation_within_the_budget() {
+        let r = run(&READ, json!({"n": 3, "slot": 0}));
+        assert!(r.ok, "{:?}", r.msg);
+        assert_eq!(r.data["calls"], 3);
+        assert_eq!(r.data["retryBudget"]["attempts"], 3);
+        assert_eq!(r.data["retryBudget"]["retries"], 2);
+        assert_eq!(
+            r.data["pageNavigatingRetry"]["errorCode"],
+            "PAGE_NAVIGATING"
+        );
+        // Out of retries: the failure stands, retryable for a read.
+        let r = run(&READ, json!({"n": 10, "slot": 1}));
+        assert_eq!(r.code, Some(ErrorCode::PageNavigating));
+        assert!(r.retryable);
+        assert_eq!(r.data["retryBudget"]["retries"], 2);
+        assert_eq!(
+            COUNTS[1].load(Ordering::SeqCst),
+            3,
+            "one first try and two retries"
+        );
+    }
+
+    #[test]
+    fn actions_are_never_resent_and_say_so() {
+        let r = run(&ACT, json!({"n": 2, "slot": 2}));
+        assert_eq!(r.code, Some(ErrorCode::PageNavigating));
+        assert!(
+            !r.retryable,
+            "an action that hit a navigation may have acted"
+        );
+        assert!(r.data["note"].as_str().unwrap().contains("read the page"));
+        assert_eq!(COUNTS[2].load(Ordering::SeqCst), 1, "sent once");
+        let r = run(&ACT, json!({"n": 2, "slot": 3, "spurious": true}));
+        assert_eq!(r.code, Some(ErrorCode::ActionUncertain));
+        assert_eq!(r.data["spuriousDispatch"], true);
+        assert!(!r.retryable);
+        // The caller's opt-in makes the call retry-safe.
+        let r = run(
+            &ACT,
+            json!({"n": 4, "slot": 3, "spurious": true, "retryOnSpurious": true}),
+        );
+        assert!(r.ok, "{:?}", r.msg);
+        assert_eq!(r.data["spuriousRetry"]["errorCode"], "SPURIOUS_DISPATCH");
+        assert!(
+            r.data.get("unknownParams").is_none(),
+            "retryOnSpurious is a framework param"
+        );
     }
 
     static NOW: CommandSpec = spec("panics_now", panics_now);

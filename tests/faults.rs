@@ -90,3 +90,43 @@ fn every_command_is_traced_with_secrets_redacted() {
     assert_eq!(nav["request"]["url"], url_a("form.html"));
     assert_eq!(nav["result"]["status"], 200);
 }
+
+#[test]
+fn failures_carry_the_page_they_happened_on() {
+    let task = new_task();
+    assert!(exec(Some(task), "navigate", json!({"url": url_a("basic.html")})).ok);
+    let r = exec(Some(task), "click_element_by_index", json!({"index": 9999}));
+    assert_eq!(r.code, Some(moonpilot::ErrorCode::StaleElement));
+    assert_eq!(r.data["urlAfter"], url_a("basic.html"));
+    assert_eq!(r.data["titleAfter"], "Basic");
+    // Not for arguments that never ran.
+    let r = exec(Some(task), "click_element_by_index", json!({"index": "x"}));
+    assert_eq!(r.code, Some(moonpilot::ErrorCode::InvalidArgument));
+    assert!(r.data.get("urlAfter").is_none());
+    // Every receipt carries the retry budget.
+    let ok = exec(Some(task), "get_title", json!({}));
+    assert_eq!(ok.data["retryBudget"]["attempts"], 1);
+}
+
+#[test]
+fn reads_during_navigations_are_resent_and_succeed() {
+    let task = new_task();
+    assert!(exec(Some(task), "navigate", json!({"url": url_a("bounce.html")})).ok);
+    // The page reloads itself a dozen times over ~0.6 s: every read must still answer.
+    let started = Instant::now();
+    let mut reads = 0;
+    while started.elapsed() < Duration::from_millis(900) {
+        for method in ["get_title", "get_browser_state", "list_frames"] {
+            let r = exec(Some(task), method, json!({}));
+            assert!(r.ok, "{method} during navigations: {:?} {}", r.code, r.data);
+            reads += 1;
+        }
+    }
+    assert!(reads >= 3, "{reads} reads");
+    let state = exec(Some(task), "get_browser_state", json!({}));
+    assert!(
+        state.data["text"].as_str().unwrap().contains("bounce 12"),
+        "{}",
+        state.data["text"]
+    );
+}

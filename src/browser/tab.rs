@@ -21,6 +21,9 @@ use crate::error::{from_cdp, CommandError};
 use crate::js;
 use crate::protocol::ErrorCode;
 
+/// How long a screenshot may wait for a frame.
+const SCREENSHOT_BOUND: Duration = Duration::from_secs(3);
+
 /// Where commands for a frame go.
 #[derive(Clone)]
 pub enum FrameSession {
@@ -759,12 +762,22 @@ impl Tab {
             .await
             .map(|v| v["existed"] == true)
             .unwrap_or(false);
-        let shot = self
-            .call(
-                "Page.captureScreenshot",
-                json!({"format": "png", "optimizeForSpeed": true}),
-            )
-            .await;
+        // A page that is being replaced produces no frame, and Chromium then holds the
+        // capture until chromiumoxide's 30 s request timeout: bound it.
+        let capture = self.call(
+            "Page.captureScreenshot",
+            json!({"format": "png", "optimizeForSpeed": true}),
+        );
+        let shot = match tokio::time::timeout(SCREENSHOT_BOUND, capture).await {
+            Ok(shot) => shot,
+            Err(_) => Err(CommandError::new(
+                ErrorCode::PageNavigating,
+                format!(
+                    "no frame to capture within {} ms (the page is being replaced)",
+                    SCREENSHOT_BOUND.as_millis()
+                ),
+            )),
+        };
         if hidden {
             let _ = self
                 .call_function(&main, js::OVERLAY_TOGGLE_JS, json!({"show": true}))

@@ -135,6 +135,21 @@ impl ErrorCode {
         }
     }
 
+    /// Whether a failure with this code gets the page's URL and title attached (PROTOCOL.md
+    /// §4.3): not when nothing ran, when the browser or task is gone, when the lane belongs to
+    /// another command, nor after a timeout (the page is likely unresponsive).
+    pub fn wants_page_context(self) -> bool {
+        !matches!(
+            self,
+            ErrorCode::CommandTimeout
+                | ErrorCode::InvalidArgument
+                | ErrorCode::BrowserGone
+                | ErrorCode::TaskNotFound
+                | ErrorCode::TaskBusy
+                | ErrorCode::UnknownMethod
+        )
+    }
+
     /// The HTTP status the server answers with for this code (PROTOCOL.md §3).
     pub fn http_status(self) -> u16 {
         match self {

@@ -115,6 +115,31 @@ impl Receipt {
         Value::Object(map)
     }
 
+    /// Re-labels a failure with `code` (its retryability follows the code).
+    pub fn set_code(&mut self, code: ErrorCode) {
+        self.code = Some(code);
+        self.retry_after_ms = code.retry_after_ms();
+        self.retryable = self.retry_after_ms.is_some();
+        if let Value::Object(map) = &mut self.data {
+            map.insert("errorCode".into(), json!(code.as_str()));
+            map.insert("retryable".into(), json!(self.retryable));
+            match self.retry_after_ms {
+                Some(ms) => map.insert("retryAfterMs".into(), json!(ms)),
+                None => map.remove("retryAfterMs"),
+            };
+        }
+    }
+
+    /// Marks a failure that never ran as safe to resend after `ms` (overload receipts).
+    pub fn set_retryable(&mut self, ms: u64) {
+        self.retryable = true;
+        self.retry_after_ms = Some(ms);
+        if let Value::Object(map) = &mut self.data {
+            map.insert("retryable".into(), json!(true));
+            map.insert("retryAfterMs".into(), json!(ms));
+        }
+    }
+
     /// Marks the failure as unsafe to resend (drops `retryAfterMs`).
     pub fn set_not_retryable(&mut self) {
         self.retryable = false;
