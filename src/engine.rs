@@ -35,6 +35,9 @@ pub struct EngineConfig {
     pub launch_timeout: Duration,
     /// Where the trace log goes (`browser.trace.dir`, `logs/trace`); `None` turns it off.
     pub trace_dir: Option<PathBuf>,
+    /// Commands in flight at once, engine-wide; one more is refused at once (not queued) with
+    /// a `started:false` receipt (PROTOCOL.md §4.2: pool 24 + queue 24).
+    pub max_in_flight: usize,
 }
 
 impl Default for EngineConfig {
@@ -49,6 +52,7 @@ impl Default for EngineConfig {
             eval_timeout_ms: 60_000,
             launch_timeout: Duration::from_secs(60),
             trace_dir: Some(PathBuf::from("logs/trace")),
+            max_in_flight: 48,
         }
     }
 }
@@ -69,6 +73,8 @@ pub struct Engine {
     desk_changed: tokio::sync::watch::Sender<u64>,
     /// The trace log's writer, when on.
     tracer: Option<crate::trace::Tracer>,
+    /// Permits for commands in flight (`max_in_flight`).
+    pub in_flight: tokio::sync::Semaphore,
 }
 
 impl Engine {
@@ -83,6 +89,7 @@ impl Engine {
             desk: Mutex::new(crate::human::Desk::default()),
             desk_changed: tokio::sync::watch::channel(0).0,
             tracer: config.trace_dir.clone().map(crate::trace::Tracer::start),
+            in_flight: tokio::sync::Semaphore::new(config.max_in_flight.max(1)),
             config,
         })
     }

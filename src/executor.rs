@@ -134,6 +134,19 @@ impl Executor {
                 ms_since(t0),
             )
         };
+        // Overload is answered at once, never queued: nothing ran, resending later is safe.
+        let Ok(_permit) = self.engine.in_flight.try_acquire() else {
+            let limit = self.engine.config.max_in_flight;
+            let mut receipt = fail(
+                ErrorCode::CommandTimeout,
+                format!("not executed: server concurrency full ({limit} commands in flight)"),
+                Some(json!({"overloaded": true, "inFlightLimit": limit,
+                    "commandTimeoutMs": self.engine.config.command_timeout.as_millis() as u64})),
+                false,
+            );
+            receipt.set_retryable(500);
+            return receipt;
+        };
         let mut params = match Params::new(params) {
             Ok(p) => p,
             Err(e) => return fail(e.code, e.msg, e.details.map(|d| *d), false),

@@ -190,8 +190,16 @@ fn root(name: &str) -> &str {
     }
 }
 
+/// Names longer than this get no near-name suggestions.
+const MAX_SUGGESTED_LEN: usize = 64;
+
 /// Up to three near names for an unknown method, by the rules of PROTOCOL.md §6.
 pub fn suggest_among<'a>(target: &str, names: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    // No command or param name is this long: a huge or hostile name gets no suggestions rather
+    // than an edit-distance computation proportional to its length.
+    if target.len() > MAX_SUGGESTED_LEN {
+        return Vec::new();
+    }
     let target = target.trim().to_lowercase();
     let tokens: Vec<&str> = target.split('_').filter(|t| !t.is_empty()).collect();
     let limit = 2.max(target.chars().count() / 2);
@@ -232,7 +240,13 @@ pub fn suggest(target: &str) -> Vec<&'static str> {
 /// The `UNKNOWN_METHOD` message for `name`.
 pub fn unknown_method_message(name: &str) -> String {
     let near = suggest(name);
-    let mut msg = format!("unsupported method `{name}`");
+    let shown = if name.chars().count() > 80 {
+        let head: String = name.chars().take(60).collect();
+        format!("{head}…({} chars)", name.chars().count())
+    } else {
+        name.to_string()
+    };
+    let mut msg = format!("unsupported method `{shown}`");
     if !near.is_empty() {
         let list: Vec<String> = near.iter().map(|n| format!("`{n}`")).collect();
         msg.push_str(&format!(", did you mean {}?", list.join(" / ")));

@@ -130,3 +130,200 @@ fn reads_during_navigations_are_resent_and_succeed() {
         state.data["text"]
     );
 }
+
+/// A small deterministic PRNG (xorshift64*), so a failing case can be replayed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+    fn text(&mut self) -> String {
+        const PIECES: &[&str] = &[
+            "",
+            "a",
+            "url",
+            "index",
+            "id",
+            "0",
+            "-1",
+            "1e309",
+            "NaN",
+            "http://",
+            "javascript:alert(1)",
+            "é",
+            "中文",
+            "\u{0}",
+            "\"",
+            "{{x}}",
+            "top",
+            "class:",
+            "s1",
+            "hr-1-1",
+            "aq-0-0",
+            "../etc/passwd",
+        ];
+        match self.below(4) {
+            0 => PIECES[self.below(PIECES.len())].to_string(),
+            1 => "x".repeat(self.below(20_000)),
+            2 => (0..self.below(12))
+                .map(|_| char::from(b'a' + (self.below(26) as u8)))
+                .collect(),
+            _ => format!("{}{}", PIECES[self.below(PIECES.len())], self.next()),
+        }
+    }
+    fn value(&mut self, depth: u32) -> Value {
+        match self.below(if depth > 1 { 6 } else { 8 }) {
+            0 => Value::Null,
+            1 => json!(self.chance(50)),
+            2 => json!((self.next() as i64) >> self.below(64)),
+            3 => json!((self.next() as f64) / 7.0 - 1e12),
+            4 | 5 => json!(self.text()),
+            6 => Value::Array((0..self.below(4)).map(|_| self.value(depth + 1)).collect()),
+            _ => {
+                let mut m = serde_json::Map::new();
+                for _ in 0..self.below(4) {
+                    m.insert(self.text(), self.value(depth + 1));
+                }
+                Value::Object(m)
+            }
+        }
+    }
+}
+
+#[test]
+fn ten_thousand_random_calls_answer_typed_receipts_without_panic_or_hang() {
+    use moonpilot::browser::task::TaskId;
+    let names: Vec<&'static str> = moonpilot::registry::all().iter().map(|s| s.name).collect();
+    // Never on the live task: these navigate, wait, evaluate or end tasks and the browser.
+    const NOT_LIVE: &[&str] = &[
+        "start",
+        "close",
+        "shutdown",
+        "wait",
+        "navigate",
+        "go_to_url",
+        "reload",
+        "go_back",
+        "go_forward",
+        "execute_js",
+        "get_human_input",
+        "request_human_input",
+    ];
+    let live = new_task();
+    assert!(exec(Some(live), "navigate", json!({"url": url_a("basic.html")})).ok);
+    let executor = crate::support::harness::harness().executor.clone();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut codes: std::collections::BTreeMap<String, usize> = Default::default();
+    let started = Instant::now();
+    for i in 0..10_000 {
+        let method = if rng.chance(75) {
+            names[rng.below(names.len())].to_string()
+        } else {
+            rng.text()
+        };
+        // `start` without a live id would open tasks, `shutdown` would stop the shared browser.
+        if method == "start" || method == "shutdown" {
+            continue;
+        }
+        let spec = moonpilot::registry::lookup(&method);
+        let mut params = serde_json::Map::new();
+        for _ in 0..rng.below(5) {
+            let key = match spec {
+                Some(s) if !s.params.is_empty() && rng.chance(70) => {
+                    s.params[rng.below(s.params.len())].name.to_string()
+                }
+                _ => rng.text(),
+            };
+            params.insert(key, rng.value(0));
+        }
+        let params = if rng.chance(5) {
+            rng.value(0)
+        } else {
+            Value::Object(params)
+        };
+        let task = match rng.below(4) {
+            0 => None,
+            1 => Some(TaskId(rng.next() >> 1)),
+            _ if NOT_LIVE.contains(&method.as_str()) => Some(TaskId(1)),
+            _ => Some(live),
+        };
+        let call = executor.execute(task, &method, params.clone());
+        let receipt = rt
+            .block_on(async { tokio::time::timeout(Duration::from_secs(30), call).await })
+            .unwrap_or_else(|_| panic!("call {i} hung: {method} {params}"));
+        if !receipt.ok {
+            let code = receipt
+                .code
+                .unwrap_or_else(|| panic!("call {i}: a failure without a code"));
+            assert!(
+                receipt.msg.as_deref().is_some_and(|m| !m.is_empty()),
+                "call {i}: no message"
+            );
+            assert_ne!(
+                code,
+                moonpilot::ErrorCode::Internal,
+                "call {i} panicked inside: {method} {params}: {:?}",
+                receipt.msg
+            );
+            *codes.entry(code.as_str().to_string()).or_default() += 1;
+        } else {
+            *codes.entry("ok".into()).or_default() += 1;
+        }
+        serde_json::to_string(&receipt.to_json()).expect("every receipt serialises");
+    }
+    eprintln!("fuzz: 10000 calls in {:?}: {codes:?}", started.elapsed());
+    // The live task survived it all.
+    assert!(exec(Some(live), "get_title", json!({})).ok);
+}
+
+#[test]
+fn overload_is_refused_at_once_and_nothing_runs() {
+    let mut config = test_config();
+    config.max_in_flight = 2;
+    config.trace_dir = None;
+    crate::support::harness::private(config, |ex| async move {
+        let a = ex.execute(None, "start", json!({})).await;
+        let id = moonpilot::browser::task::TaskId(a.data["id"].as_str().unwrap().parse().unwrap());
+        let b = ex.execute(None, "start", json!({})).await;
+        let id2 = moonpilot::browser::task::TaskId(b.data["id"].as_str().unwrap().parse().unwrap());
+        let slow = |task| {
+            let ex = ex.clone();
+            tokio::task::spawn_local(async move {
+                ex.execute(Some(task), "wait", json!({"seconds": 1})).await
+            })
+        };
+        let one = slow(id);
+        let two = slow(id2);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let t0 = Instant::now();
+        let refused = ex.execute(Some(id), "get_title", json!({})).await;
+        assert!(
+            t0.elapsed() < Duration::from_millis(100),
+            "answered at once"
+        );
+        assert_eq!(refused.code, Some(moonpilot::ErrorCode::CommandTimeout));
+        assert!(!refused.started && refused.retryable);
+        assert_eq!(refused.data["overloaded"], true);
+        assert_eq!(refused.retry_after_ms, Some(500));
+        assert!(one.await.unwrap().ok && two.await.unwrap().ok);
+        assert!(
+            ex.execute(Some(id), "get_title", json!({})).await.ok,
+            "room again"
+        );
+        ex.execute(None, "shutdown", json!({})).await;
+    });
+}
