@@ -350,6 +350,14 @@ impl Executor {
                 _ => std::future::pending().await,
             }
         };
+        // A crashed renderer answers nothing (Chromium does not recover the tab's session for
+        // a navigation either): fail at once rather than after the 60 s request timeout.
+        let tab_crashed = async {
+            match task.as_ref().and_then(|t| t.tab().ok()) {
+                Some(tab) if spec.group != "lifecycle" => tab.crashed().await,
+                _ => std::future::pending().await,
+            }
+        };
         tokio::select! {
             biased;
             res = run => match res {
@@ -368,6 +376,10 @@ impl Executor {
                 ErrorCode::TaskNotFound,
                 "the task was closed while this command ran",
             )),
+            _ = tab_crashed => Err(CommandError::new(
+                ErrorCode::ActionFailed,
+                "the tab's renderer crashed; close this task and start a new one (other tasks are unaffected)",
+            ).with_details(json!({"crashed": true}))),
         }
     }
 
@@ -377,6 +389,9 @@ impl Executor {
         let Ok(tab) = task.tab() else {
             return;
         };
+        if tab.is_crashed() {
+            return;
+        }
         let read = async { (tab.url().await, tab.title().await) };
         if let Ok((url, title)) = tokio::time::timeout(PAGE_CONTEXT_BOUND, read).await {
             if let Ok(url) = url {

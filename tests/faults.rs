@@ -327,3 +327,65 @@ fn overload_is_refused_at_once_and_nothing_runs() {
         ex.execute(None, "shutdown", json!({})).await;
     });
 }
+
+#[test]
+fn a_crashed_renderer_fails_its_task_typed_and_spares_the_others() {
+    let crashed = new_task();
+    let other = new_task();
+    assert!(
+        exec(
+            Some(crashed),
+            "navigate",
+            json!({"url": url_a("basic.html")})
+        )
+        .ok
+    );
+    // Another site, so another renderer process.
+    let other_url = format!(
+        "{}/second.html",
+        crate::support::harness::harness().fixtures.b
+    );
+    assert!(exec(Some(other), "navigate", json!({"url": other_url})).ok);
+    let h = crate::support::harness::harness();
+    let tab = h.executor.engine().task(crashed).unwrap().tab().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    // chrome://crash kills the renderer (the call may never answer: bounded here).
+    let _ = rt.block_on(async {
+        let crash = tab.call("Page.navigate", json!({"url": "chrome://crash"}));
+        tokio::time::timeout(Duration::from_secs(2), crash).await
+    });
+    for method in ["get_title", "get_browser_state", "get_url"] {
+        let t0 = Instant::now();
+        let r = exec(Some(crashed), method, json!({}));
+        assert_eq!(
+            r.code,
+            Some(moonpilot::ErrorCode::ActionFailed),
+            "{method}: {:?}",
+            r.msg
+        );
+        assert_eq!(r.data["crashed"], true);
+        // Chromium reports the crash a few seconds after the kill; before, a call on the
+        // dead renderer waited for the 60 s request timeout.
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "{method} answered once the crash was seen: {:?}",
+            t0.elapsed()
+        );
+    }
+    let ok = exec(Some(other), "get_title", json!({}));
+    assert!(ok.ok, "the other task is unaffected: {:?}", ok.msg);
+    // Navigating does not bring the tab back: it fails typed too; closing the task works.
+    let t0 = Instant::now();
+    let nav = exec(
+        Some(crashed),
+        "navigate",
+        json!({"url": url_a("second.html")}),
+    );
+    assert_eq!(nav.data["crashed"], true, "{:?}", nav.msg);
+    assert!(t0.elapsed() < Duration::from_secs(2));
+    assert!(exec(Some(crashed), "close", json!({})).ok);
+    assert!(exec(Some(other), "get_title", json!({})).ok);
+}

@@ -368,6 +368,10 @@ impl Browser {
         let raw = OnceCell::new();
         match raw::RawConnection::connect(&ws_url, &runtime, Some(alive_tx.clone())).await {
             Ok(conn) => {
+                // Renderer crashes are announced to connections that discover targets.
+                if let Err(e) = conn.discover_targets().await {
+                    tracing::warn!("no renderer-crash events: {}", e.msg);
+                }
                 let _ = raw.set(Arc::new(conn));
             }
             Err(e) => tracing::warn!("opening the second CDP connection failed: {e}"),

@@ -61,6 +61,8 @@ pub struct RawConnection {
     pending: Pending,
     outgoing: mpsc::UnboundedSender<String>,
     alive: watch::Receiver<bool>,
+    /// Target ids whose renderer crashed (`Target.targetCrashed`, once target discovery is on).
+    crashes: tokio::sync::broadcast::Sender<String>,
 }
 
 impl RawConnection {
@@ -85,6 +87,8 @@ impl RawConnection {
             }
         });
         let reader_pending = pending.clone();
+        let (crashes, _) = tokio::sync::broadcast::channel(16);
+        let crash_tx = crashes.clone();
         runtime.spawn(async move {
             while let Some(Ok(msg)) = stream.next().await {
                 let Message::Text(text) = msg else { continue };
@@ -93,7 +97,15 @@ impl RawConnection {
                     continue;
                 };
                 let Some(id) = value.get("id").and_then(Value::as_u64) else {
-                    continue; // An event: sessions here are used for commands only.
+                    // Events: only renderer crashes matter here.
+                    if value.get("method").and_then(Value::as_str) == Some("Target.targetCrashed") {
+                        if let Some(target) =
+                            value.pointer("/params/targetId").and_then(Value::as_str)
+                        {
+                            let _ = crash_tx.send(target.to_string());
+                        }
+                    }
+                    continue;
                 };
                 let sender = reader_pending.lock().ok().and_then(|mut p| p.remove(&id));
                 if let Some(sender) = sender {
@@ -121,7 +133,24 @@ impl RawConnection {
             pending,
             outgoing,
             alive,
+            crashes,
         })
+    }
+
+    /// Crashed target ids from now on (see [`RawConnection::discover_targets`]).
+    pub fn crashes(&self) -> tokio::sync::broadcast::Receiver<String> {
+        self.crashes.subscribe()
+    }
+
+    /// Turns target discovery on for this connection, so `Target.targetCrashed` arrives.
+    pub async fn discover_targets(&self) -> Result<(), CommandError> {
+        self.call(
+            None,
+            "Target.setDiscoverTargets",
+            serde_json::json!({"discover": true}),
+        )
+        .await
+        .map(drop)
     }
 
     /// Sends `method` to `session` (or the browser when `None`) and awaits the result.

@@ -9,7 +9,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chromiumoxide::cdp::browser_protocol::network::EventResponseReceived;
-use chromiumoxide::cdp::browser_protocol::page::{EventLoadEventFired, FrameId};
+use chromiumoxide::cdp::browser_protocol::page::{
+    EventFrameNavigated, EventLoadEventFired, FrameId,
+};
 use chromiumoxide::Page;
 use futures::{FutureExt, StreamExt};
 use serde_json::{json, Value};
@@ -105,6 +107,9 @@ pub struct Tab {
     remote_sessions: Mutex<HashMap<String, String>>,
     /// Isolated-world contexts made in out-of-process frames, by (session, frame id).
     remote_worlds: Mutex<HashMap<(String, String), Value>>,
+    /// True from a renderer crash until the main frame navigates again (a crashed page answers
+    /// nothing: commands would wait for chromiumoxide's 60 s request timeout).
+    crashed: Arc<tokio::sync::watch::Sender<bool>>,
 }
 
 /// How long an out-of-process frame may take to be attached and listed before it is skipped.
@@ -124,13 +129,68 @@ impl Tab {
             .await
             .map_err(|e| from_cdp("Page.javascriptDialogOpening", e))?;
         let target_id = page.target_id().as_ref().to_string();
+        let crashed = Arc::new(tokio::sync::watch::channel(false).0);
+        // Crashes come from the browser's discovering connection; a main-frame navigation
+        // (Chromium starts a new renderer) clears the flag.
+        let mut crashes = match browser.raw().await {
+            Ok(conn) => Some(conn.crashes()),
+            Err(e) => {
+                tracing::warn!("renderer crashes of a tab go unnoticed: {}", e.msg);
+                None
+            }
+        };
+        let mut navigations = page
+            .event_listener::<EventFrameNavigated>()
+            .await
+            .map_err(|e| from_cdp("Page.frameNavigated", e))?;
+        let flag = crashed.clone();
+        let me = target_id.clone();
+        browser.spawn(async move {
+            loop {
+                let crash = async {
+                    match crashes.as_mut() {
+                        Some(rx) => rx.recv().await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    crash = crash => match crash {
+                        Ok(target) if target == me => {
+                            tracing::warn!(target: "moonpilot::cdp", "a tab's renderer crashed");
+                            flag.send_replace(true);
+                        }
+                        Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => crashes = None,
+                    },
+                    nav = navigations.next() => match nav {
+                        Some(ev) if ev.frame.parent_id.is_none() => {
+                            flag.send_replace(false);
+                        }
+                        Some(_) => {}
+                        None => break,
+                    },
+                }
+            }
+        });
         Ok(Tab {
             browser,
             page,
             target_id,
             remote_sessions: Mutex::new(HashMap::new()),
             remote_worlds: Mutex::new(HashMap::new()),
+            crashed,
         })
+    }
+
+    /// Whether the tab's renderer has crashed (and not navigated since).
+    pub fn is_crashed(&self) -> bool {
+        *self.crashed.borrow()
+    }
+
+    /// Resolves when the tab's renderer crashes (at once if it has).
+    pub async fn crashed(&self) {
+        let mut rx = self.crashed.subscribe();
+        let _ = rx.wait_for(|c| *c).await;
     }
 
     /// The underlying chromiumoxide page, for benchmarks that compare against raw CDP.
