@@ -389,3 +389,49 @@ fn a_crashed_renderer_fails_its_task_typed_and_spares_the_others() {
     assert!(exec(Some(crashed), "close", json!({})).ok);
     assert!(exec(Some(other), "get_title", json!({})).ok);
 }
+
+#[test]
+fn a_submit_that_navigates_posts_once_and_is_never_resent() {
+    let key = format!("submit-{}", std::process::id());
+    crate::support::harness::lua(&format!(
+        r#"
+        page:navigate{{ url = A .. "/submit.html?key={key}" }}:unwrap()
+        local s = page:get_browser_state{{}}:unwrap()
+        local buy
+        for _, el in ipairs(s.elements) do if el.id == "buy" then buy = el.index end end
+        local c = page:click_element_by_index{{ index = buy }}
+        -- Either the click is reported with the navigation it caused, or it is uncertain;
+        -- never a receipt that invites a blind resend.
+        if c.ok then
+          eq(c.data.changed, true, tostring(c))
+          has(c.data.urlAfter, "/count?key={key}")
+        else
+          eq(c.retryable, false, tostring(c))
+        end
+        has(page:get_url{{}}:unwrap().url, "/count?key={key}")
+        has(page:execute_js{{ body = "document.getElementById('count').textContent" }}:unwrap().result, "1")
+    "#
+    ));
+    assert_eq!(
+        crate::support::harness::harness().fixtures.count(&key),
+        1,
+        "exactly one POST reached the server"
+    );
+}
+
+#[test]
+fn two_coroutines_on_one_task_are_serialized_and_both_complete() {
+    crate::support::harness::lua(
+        r#"
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        local t0 = browser.clock()
+        local a = browser.spawn(function() return page:wait{ seconds = 1 } end)
+        local b = browser.spawn(function() return page:get_title() end)
+        local ra, rb = a:join(), b:join()
+        eq(ra.ok, true, tostring(ra)); eq(rb.ok, true, tostring(rb))
+        eq(rb.data.title, "Basic")
+        assert(browser.clock() - t0 >= 0.95, "the second waited for the first")
+        assert(rb.elapsed_ms >= 900, "get_title queued behind wait: " .. rb.elapsed_ms)
+    "#,
+    );
+}
