@@ -35,6 +35,8 @@ pub struct EngineConfig {
     pub launch_timeout: Duration,
     /// Where the trace log goes (`browser.trace.dir`, `logs/trace`); `None` turns it off.
     pub trace_dir: Option<PathBuf>,
+    /// Screenshots after page-changing commands (`browser.capture.enabled`, true).
+    pub capture: bool,
     /// Commands in flight at once, engine-wide; one more is refused at once (not queued) with
     /// a `started:false` receipt (PROTOCOL.md §4.2: pool 24 + queue 24).
     pub max_in_flight: usize,
@@ -53,6 +55,7 @@ impl Default for EngineConfig {
             launch_timeout: Duration::from_secs(60),
             trace_dir: Some(PathBuf::from("logs/trace")),
             max_in_flight: 48,
+            capture: true,
         }
     }
 }
@@ -75,6 +78,8 @@ pub struct Engine {
     tracer: Option<crate::trace::Tracer>,
     /// Permits for commands in flight (`max_in_flight`).
     pub in_flight: tokio::sync::Semaphore,
+    /// The auto-capture circuit breaker: consecutive failures, and until when it is open.
+    pub capture_breaker: Mutex<(u32, Option<Instant>)>,
 }
 
 impl Engine {
@@ -90,6 +95,7 @@ impl Engine {
             desk_changed: tokio::sync::watch::channel(0).0,
             tracer: config.trace_dir.clone().map(crate::trace::Tracer::start),
             in_flight: tokio::sync::Semaphore::new(config.max_in_flight.max(1)),
+            capture_breaker: Mutex::new((0, None)),
             config,
         })
     }

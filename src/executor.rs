@@ -45,6 +45,25 @@ impl Cx {
     }
 }
 
+/// Commands followed by a screenshot of the page (PROTOCOL.md §8, PAGE_CHANGING; the ones
+/// registered so far among them).
+const AUTO_CAPTURE: &[&str] = &[
+    "click_element_by_index",
+    "close_modal",
+    "execute_js",
+    "go_back",
+    "go_forward",
+    "go_to_url",
+    "input_text",
+    "navigate",
+    "reload",
+    "type_text",
+    "wait",
+];
+/// Consecutive capture failures that open the breaker, and for how long (§8: 3, 120 s).
+const CAPTURE_FAIL_THRESHOLD: u32 = 3;
+const CAPTURE_COOLDOWN: Duration = Duration::from_secs(120);
+
 /// At most this many extra attempts of a retry-safe command (PROTOCOL.md §5: 2).
 const MAX_RETRIES: u32 = 2;
 /// The window those attempts share (§5: 30 s, and never past the command's bound).
@@ -308,6 +327,11 @@ impl Executor {
                 receipt
             }
         };
+        if receipt.ok && AUTO_CAPTURE.contains(&spec.name) {
+            if let Some(t) = &task {
+                self.capture(&mut receipt, t).await;
+            }
+        }
         if receipt.data.is_object() {
             receipt.add_data_field("retryBudget", budget);
             if let Some((code, attempts)) = recovered.filter(|_| receipt.ok) {
@@ -380,6 +404,75 @@ impl Executor {
                 ErrorCode::ActionFailed,
                 "the tab's renderer crashed; close this task and start a new one (other tasks are unaffected)",
             ).with_details(json!({"crashed": true}))),
+        }
+    }
+
+    /// Evidence after a page-changing command (PROTOCOL.md §8): `seq`, `screenshot`,
+    /// `screenshot_path` — or why not (`screenshot_skipped`, `screenshot_error`,
+    /// `capture_degraded`). Never fails the command; a breaker stops trying after repeated
+    /// failures for a while.
+    async fn capture(&self, receipt: &mut Receipt, task: &Task) {
+        if !self.engine.config.capture {
+            receipt.add_data_field("screenshot_skipped", json!("capture is off"));
+            return;
+        }
+        let open_until = {
+            let b = self
+                .engine
+                .capture_breaker
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            b.1.filter(|until| *until > Instant::now())
+        };
+        if let Some(until) = open_until {
+            receipt.add_data_field("capture_degraded", json!(true));
+            receipt.add_data_field(
+                "capture_note",
+                json!(format!(
+                    "screenshots failed repeatedly; capture resumes in {} s",
+                    until.saturating_duration_since(Instant::now()).as_secs()
+                )),
+            );
+            return;
+        }
+        let Ok(tab) = task.tab() else {
+            return;
+        };
+        let seq = task.next_capture_seq();
+        receipt.add_data_field("seq", json!(seq));
+        let shot = match tab.screenshot().await {
+            Ok(png) => {
+                let dir = self.engine.config.data_dir.join(task.id.to_string());
+                let path = dir.join(format!("{seq}.png"));
+                let written = async {
+                    tokio::fs::create_dir_all(&dir).await?;
+                    tokio::fs::write(&path, &png).await
+                };
+                written
+                    .await
+                    .map(|()| std::path::absolute(&path).unwrap_or(path))
+                    .map_err(|e| e.to_string())
+            }
+            Err(e) => Err(e.msg),
+        };
+        let mut breaker = self
+            .engine
+            .capture_breaker
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        match shot {
+            Ok(path) => {
+                *breaker = (0, None);
+                receipt.add_data_field("screenshot", json!(format!("/data/{}/{seq}.png", task.id)));
+                receipt.add_data_field("screenshot_path", json!(path.display().to_string()));
+            }
+            Err(e) => {
+                breaker.0 += 1;
+                if breaker.0 >= CAPTURE_FAIL_THRESHOLD {
+                    *breaker = (0, Some(Instant::now() + CAPTURE_COOLDOWN));
+                }
+                receipt.add_data_field("screenshot_error", json!(e));
+            }
         }
     }
 

@@ -41,6 +41,9 @@ struct BrowserOpts {
     /// Do not write the trace log.
     #[arg(long, conflicts_with = "trace_dir")]
     no_trace: bool,
+    /// Do not take a screenshot after each page-changing command.
+    #[arg(long)]
+    no_capture: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -137,6 +140,7 @@ fn engine_config(opts: BrowserOpts) -> EngineConfig {
             profile: opts.profile,
             cdp_url: opts.cdp_url,
         },
+        capture: !opts.no_capture,
         trace_dir: match (opts.no_trace, opts.trace_dir) {
             (true, _) => None,
             (false, Some(dir)) => Some(dir),

@@ -435,3 +435,33 @@ fn two_coroutines_on_one_task_are_serialized_and_both_complete() {
     "#,
     );
 }
+
+#[test]
+fn page_changing_commands_leave_a_screenshot() {
+    let task = new_task();
+    let nav = exec(Some(task), "navigate", json!({"url": url_a("basic.html")}));
+    assert!(nav.ok);
+    let first = nav.data["seq"].as_u64().expect("navigate is captured");
+    let path = nav.data["screenshot_path"].as_str().unwrap().to_string();
+    let png = std::fs::read(&path).unwrap();
+    assert_eq!(&png[..4], b"\x89PNG", "{path}");
+    assert_eq!(nav.data["screenshot"], format!("/data/{task}/{first}.png"));
+    let state = exec(Some(task), "get_browser_state", json!({}));
+    let btn = state.data["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == "btn")
+        .map(|e| e["index"].clone())
+        .unwrap();
+    let click = exec(Some(task), "click_element_by_index", json!({"index": btn}));
+    assert!(click.ok);
+    assert!(
+        click.data["seq"].as_u64().unwrap() > first,
+        "one sequence per task"
+    );
+    assert!(std::path::Path::new(click.data["screenshot_path"].as_str().unwrap()).is_file());
+    // Reads are not captured.
+    let title = exec(Some(task), "get_title", json!({}));
+    assert!(title.data.get("screenshot").is_none());
+}
