@@ -465,3 +465,63 @@ fn page_changing_commands_leave_a_screenshot() {
     let title = exec(Some(task), "get_title", json!({}));
     assert!(title.data.get("screenshot").is_none());
 }
+
+#[test]
+fn cleanup_previews_then_deletes_only_old_files() {
+    let root = std::env::temp_dir().join(format!("moonpilot-cleanup-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let data = root.join("data/123");
+    let trace = root.join("trace/20260101");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::create_dir_all(&trace).unwrap();
+    let old = std::time::SystemTime::now() - Duration::from_secs(48 * 3600);
+    let write = |path: std::path::PathBuf, age: Option<std::time::SystemTime>| {
+        std::fs::write(&path, b"0123456789").unwrap();
+        if let Some(t) = age {
+            std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_modified(t)
+                .unwrap();
+        }
+        path
+    };
+    let old1 = write(data.join("1.png"), Some(old));
+    let old2 = write(data.join("2.png"), Some(old + Duration::from_secs(60)));
+    let fresh = write(data.join("3.png"), None);
+    let old_trace = write(trace.join("calls.jsonl"), Some(old));
+    let mut config = test_config();
+    config.data_dir = root.join("data");
+    config.trace_dir = Some(root.join("trace"));
+    crate::support::harness::private(config, |ex| async move {
+        let dry = ex.execute(None, "cleanup", json!({})).await;
+        assert!(dry.ok, "{:?}", dry.msg);
+        assert_eq!(dry.data["dryRun"], true);
+        assert_eq!(dry.data["data"]["deletedFiles"], 2);
+        assert_eq!(dry.data["data"]["scannedFiles"], 3);
+        assert_eq!(dry.data["trace"]["deletedFiles"], 1);
+        assert_eq!(dry.data["freedBytes"], 30);
+        assert!(
+            old1.exists() && old_trace.exists(),
+            "a dry run deletes nothing"
+        );
+        let r = ex
+            .execute(
+                None,
+                "cleanup",
+                json!({"scope": "data", "keepLatest": 2, "dryRun": false}),
+            )
+            .await;
+        assert_eq!(r.data["deletedFiles"], 1);
+        assert!(
+            !old1.exists() && old2.exists() && fresh.exists(),
+            "the newest two stay"
+        );
+        assert!(old_trace.exists(), "scope data leaves the trace alone");
+        let bad = ex
+            .execute(None, "cleanup", json!({"scope": "everything"}))
+            .await;
+        assert_eq!(bad.code, Some(moonpilot::ErrorCode::InvalidArgument));
+    });
+}

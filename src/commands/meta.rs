@@ -1,4 +1,4 @@
-//! Meta: `list_methods`, `get_config`, `list_tasks`. None of them needs a task.
+//! Meta: `list_methods`, `get_config`, `list_tasks`, `cleanup`. None of them needs a task.
 
 use serde_json::{json, Value};
 
@@ -61,7 +61,173 @@ pub const SPECS: &[CommandSpec] = &[
             "for _, t in ipairs(browser.call(\"list_tasks\").data.tasks) do print(t.id, t.url) end",
         handler: list_tasks,
     },
+    CommandSpec {
+        name: "cleanup",
+        group: "meta",
+        summary: "Delete old screenshots, state files and trace logs (a dry run unless told)",
+        doc: "Explicit only: moonpilot never deletes these files on its own. Scans the data \
+              directory and/or the trace directory (every day in it) for files older than \
+              olderThanHours, keeping the newest keepLatest of each directory; reports what it \
+              deleted (or would delete, with dryRun, the default). The upload area does not \
+              exist in moonpilot and is reported skipped.",
+        params: &[
+            ParamSpec {
+                name: "scope",
+                kind: Kind::String,
+                required: false,
+                default: Some("\"all\""),
+                doc: "all | data | trace | upload (all never touches upload)",
+            },
+            ParamSpec {
+                name: "olderThanHours",
+                kind: Kind::Int,
+                required: false,
+                default: Some("24"),
+                doc: "only files older than this (negative -> 0)",
+            },
+            ParamSpec {
+                name: "keepLatest",
+                kind: Kind::Int,
+                required: false,
+                default: Some("0"),
+                doc: "always keep the newest N files per directory",
+            },
+            ParamSpec {
+                name: "dryRun",
+                kind: Kind::Bool,
+                required: false,
+                default: Some("true"),
+                doc: "preview only; pass false to delete",
+            },
+        ],
+        needs_task: false,
+        mutates_page: false,
+        retry_safe: false,
+        long_running: false,
+        alias_of: None,
+        example: "browser.call(\"cleanup\", { olderThanHours = 48, dryRun = false })",
+        handler: cleanup,
+    },
 ];
+
+/// What sweeping one area found (or did).
+#[derive(Default)]
+struct Sweep {
+    scanned: u64,
+    deleted: u64,
+    freed: u64,
+    undeletable: Vec<String>,
+}
+
+/// Walks `dir` (blocking: run on a blocking thread) and deletes — or only counts, when `dry` —
+/// files older than `cutoff`, keeping the newest `keep` of each directory.
+fn sweep(
+    dir: &std::path::Path,
+    cutoff: std::time::SystemTime,
+    keep: usize,
+    dry: bool,
+    out: &mut Sweep,
+) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut files = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(meta) = entry.metadata() else { continue };
+        if meta.is_dir() {
+            sweep(&path, cutoff, keep, dry, out);
+        } else if meta.is_file() {
+            let modified = meta.modified().unwrap_or(std::time::SystemTime::now());
+            files.push((modified, meta.len(), path));
+        }
+    }
+    out.scanned += files.len() as u64;
+    files.sort_by(|a, b| b.0.cmp(&a.0)); // newest first
+    for (modified, len, path) in files.into_iter().skip(keep) {
+        if modified >= cutoff {
+            continue;
+        }
+        if dry || std::fs::remove_file(&path).is_ok() {
+            out.deleted += 1;
+            out.freed += len;
+        } else {
+            out.undeletable.push(path.display().to_string());
+        }
+    }
+}
+
+fn cleanup(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
+    let scope = p
+        .str_opt("scope")?
+        .unwrap_or_else(|| "all".into())
+        .to_lowercase();
+    if !matches!(scope.as_str(), "all" | "data" | "trace" | "upload") {
+        return Err(CommandError::invalid(
+            "scope",
+            format!("param `scope`: expected all, data, trace or upload, got `{scope}`"),
+        ));
+    }
+    let hours = p.int_opt("olderThanHours")?.unwrap_or(24).max(0);
+    let keep = usize::try_from(p.int_opt("keepLatest")?.unwrap_or(0).max(0)).unwrap_or(0);
+    let dry = p.bool_or("dryRun", true)?;
+    Ok(Box::pin(async move {
+        let config = &cx.engine.config;
+        let mut areas: Vec<(&str, Option<std::path::PathBuf>)> = Vec::new();
+        if matches!(scope.as_str(), "all" | "data") {
+            areas.push(("data", Some(config.data_dir.clone())));
+        }
+        if matches!(scope.as_str(), "all" | "trace") {
+            areas.push(("trace", config.trace_dir.clone()));
+        }
+        let cutoff = std::time::SystemTime::now()
+            - std::time::Duration::from_secs(hours.unsigned_abs().saturating_mul(3600));
+        let swept = tokio::task::spawn_blocking(move || {
+            areas
+                .into_iter()
+                .map(|(name, dir)| {
+                    let mut s = Sweep::default();
+                    if let Some(dir) = &dir {
+                        sweep(dir, cutoff, keep, dry, &mut s);
+                    }
+                    (name, dir, s)
+                })
+                .collect::<Vec<_>>()
+        })
+        .await
+        .map_err(|e| CommandError::failed(format!("cleanup: {e}")))?;
+        let mut data = json!({
+            "scope": scope, "olderThanHours": hours, "keepLatest": keep, "dryRun": dry,
+        });
+        let (mut deleted, mut freed) = (0u64, 0u64);
+        let mut notes: Vec<String> = Vec::new();
+        for (name, dir, s) in swept {
+            deleted += s.deleted;
+            freed += s.freed;
+            data[name] = match dir {
+                Some(dir) => json!({
+                    "dir": std::path::absolute(&dir).unwrap_or(dir).display().to_string(),
+                    "deletedFiles": s.deleted, "freedBytes": s.freed, "scannedFiles": s.scanned,
+                }),
+                None => json!({"skipped": "the trace log is off"}),
+            };
+            notes.extend(
+                s.undeletable
+                    .into_iter()
+                    .map(|f| format!("could not delete {f}")),
+            );
+        }
+        if scope == "upload" {
+            data["upload"] = json!({"skipped": "moonpilot has no upload area"});
+        } else if scope == "all" {
+            notes.push("scope all never touches uploads".into());
+        }
+        data["deletedFiles"] = json!(deleted);
+        data["freedBytes"] = json!(freed);
+        data["notes"] = json!(notes);
+        Ok(data)
+    }))
+}
 
 fn list_methods(_cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
     let filter = p.str_opt("filter")?.map(|f| f.to_lowercase());
