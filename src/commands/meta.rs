@@ -143,7 +143,7 @@ fn sweep(
         }
     }
     out.scanned += files.len() as u64;
-    files.sort_by(|a, b| b.0.cmp(&a.0)); // newest first
+    files.sort_by_key(|f| std::cmp::Reverse(f.0)); // newest first
     for (modified, len, path) in files.into_iter().skip(keep) {
         if modified >= cutoff {
             continue;
