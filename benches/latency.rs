@@ -50,7 +50,12 @@ fn main() {
     local.block_on(&rt, async move {
         let fixtures = server::Fixtures::start().await.unwrap();
         let data = std::env::temp_dir().join("moonpilot-bench-data");
-        let engine = Engine::new(EngineConfig { data_dir: data, ..EngineConfig::default() });
+        // The trace log is on, as in real runs (its writer thread competes for the CPU).
+        let engine = Engine::new(EngineConfig {
+            trace_dir: Some(data.join("trace")),
+            data_dir: data,
+            ..EngineConfig::default()
+        });
         let executor = Executor::new(engine.clone());
         let host = LuaHost::new(executor.clone(), BTreeMap::new()).unwrap();
         host.lua().globals().set("A", fixtures.a.clone()).unwrap();

@@ -525,3 +525,42 @@ fn cleanup_previews_then_deletes_only_old_files() {
         assert_eq!(bad.code, Some(moonpilot::ErrorCode::InvalidArgument));
     });
 }
+
+#[test]
+fn a_page_that_never_settles_is_bounded() {
+    let mut config = test_config();
+    config.command_timeout = Duration::from_secs(2);
+    config.trace_dir = None;
+    let url = url_a("busy.html");
+    crate::support::harness::private(config, |ex| async move {
+        let r = ex.execute(None, "start", json!({})).await;
+        let id = moonpilot::browser::task::TaskId(r.data["id"].as_str().unwrap().parse().unwrap());
+        let nav = ex.execute(Some(id), "navigate", json!({"url": url})).await;
+        assert!(nav.ok, "{:?}", nav.msg);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        for method in ["get_title", "get_browser_state"] {
+            let t0 = Instant::now();
+            let r = ex.execute(Some(id), method, json!({})).await;
+            assert_eq!(
+                r.code,
+                Some(moonpilot::ErrorCode::CommandTimeout),
+                "{method}: {:?}",
+                r.msg
+            );
+            assert!(r.started && !r.retryable && r.data["outcomeUnknown"] == true);
+            assert!(
+                r.data.get("urlAfter").is_none(),
+                "no page context after a timeout"
+            );
+            assert!(
+                t0.elapsed() < Duration::from_secs(4),
+                "{method} bounded: {:?}",
+                t0.elapsed()
+            );
+        }
+        // The engine itself is fine: another task answers.
+        let other = ex.execute(None, "start", json!({})).await;
+        assert!(other.ok);
+        ex.execute(None, "shutdown", json!({})).await;
+    });
+}
