@@ -50,9 +50,11 @@ fn main() {
     local.block_on(&rt, async move {
         let fixtures = server::Fixtures::start().await.unwrap();
         let data = std::env::temp_dir().join("moonpilot-bench-data");
-        // The trace log is on, as in real runs (its writer thread competes for the CPU).
+        // The trace log is on, as in real runs (its writer thread competes for the CPU);
+        // MOONPILOT_BENCH_TRACE=0 measures without it.
+        let trace = std::env::var("MOONPILOT_BENCH_TRACE").map_or(true, |v| v != "0");
         let engine = Engine::new(EngineConfig {
-            trace_dir: Some(data.join("trace")),
+            trace_dir: trace.then(|| data.join("trace")),
             data_dir: data,
             ..EngineConfig::default()
         });

@@ -127,6 +127,10 @@ fn browser_death_fails_pending_and_later_commands_fast() {
         let t0 = Instant::now();
         task.browser.kill().await;
         let r = pending.await.unwrap();
+        eprintln!(
+            "browser killed -> pending command answered BROWSER_GONE in {:?}",
+            t0.elapsed()
+        );
         assert_eq!(r.code, Some(ErrorCode::BrowserGone), "{:?}", r.msg);
         assert!(
             t0.elapsed() < Duration::from_secs(2),
