@@ -435,6 +435,11 @@ impl Executor {
             );
             return;
         }
+        if task.events.dialog_open() {
+            // A screenshot would wait for the dialog (PROTOCOL.md §8).
+            receipt.add_data_field("screenshot_skipped", json!("a native dialog is open"));
+            return;
+        }
         let Ok(tab) = task.tab() else {
             return;
         };

@@ -54,6 +54,8 @@ struct EventState {
     dialog: Option<DialogRecord>,
     dialog_seq: u64,
     dismiss_dialogs: bool,
+    /// Dialogs opened and not answered yet.
+    dialogs_open: u32,
 }
 
 /// Event-fed state shared by all tabs of one task.
@@ -74,6 +76,20 @@ impl TabEvents {
     /// The last dialog, if any.
     pub fn last_dialog(&self) -> Option<DialogRecord> {
         self.state.lock().ok().and_then(|s| s.dialog.clone())
+    }
+
+    /// Whether a native dialog is on screen right now (opened, its answer not yet through).
+    pub fn dialog_open(&self) -> bool {
+        self.state
+            .lock()
+            .map(|s| s.dialogs_open > 0)
+            .unwrap_or(false)
+    }
+
+    fn dialog_answered(&self) {
+        if let Ok(mut s) = self.state.lock() {
+            s.dialogs_open = s.dialogs_open.saturating_sub(1);
+        }
     }
 
     /// Reads the last dialog and clears the record (`consume`).
@@ -102,6 +118,7 @@ impl TabEvents {
             return true;
         };
         s.dialog_seq += 1;
+        s.dialogs_open += 1;
         let accept = !s.dismiss_dialogs;
         s.dialog = Some(DialogRecord {
             kind: ev.r#type.as_ref().to_string(),
@@ -141,8 +158,37 @@ impl TabEvents {
                 if let Err(e) = page.execute(params).await {
                     tracing::warn!("answering a `{}` dialog failed: {e}", ev.r#type.as_ref());
                 }
+                events.dialog_answered();
             }
         });
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dialog_is_open_from_its_event_until_its_answer() {
+        let events = TabEvents::default();
+        let ev: EventJavascriptDialogOpening = serde_json::from_value(json!({
+            "url": "http://x/", "frameId": "F", "message": "sure?", "type": "confirm",
+            "hasBrowserHandler": false,
+        }))
+        .expect("a dialog event");
+        assert!(!events.dialog_open());
+        assert!(events.record_dialog(&ev), "accepted by default");
+        assert!(events.dialog_open(), "on screen until answered");
+        assert_eq!(events.last_dialog().map(|d| d.seq), Some(1));
+        events.dialog_answered();
+        assert!(!events.dialog_open());
+        events.set_dismiss_dialogs(true);
+        assert!(!events.record_dialog(&ev), "dismissed from now on");
+        assert_eq!(
+            events.take_dialog().map(|d| (d.seq, d.accepted)),
+            Some((2, false))
+        );
+        assert!(events.last_dialog().is_none(), "consumed");
     }
 }
