@@ -60,6 +60,8 @@ const AUTO_CAPTURE: &[&str] = &[
     "type_text",
     "wait",
 ];
+/// The most a capture may add to a command (§8: browser.capture.timeoutMs 8000).
+const CAPTURE_BOUND: Duration = Duration::from_secs(8);
 /// Consecutive capture failures that open the breaker, and for how long (§8: 3, 120 s).
 const CAPTURE_FAIL_THRESHOLD: u32 = 3;
 const CAPTURE_COOLDOWN: Duration = Duration::from_secs(120);
@@ -154,7 +156,13 @@ impl Executor {
             )
         };
         // Overload is answered at once, never queued: nothing ran, resending later is safe.
-        let Ok(_permit) = self.engine.in_flight.try_acquire() else {
+        let exempt = matches!(spec.name, "close" | "shutdown"); // the way out of an overload
+        let permit = if exempt {
+            None
+        } else {
+            Some(self.engine.in_flight.try_acquire())
+        };
+        let Ok(_permit) = permit.transpose() else {
             let limit = self.engine.config.max_in_flight;
             let mut receipt = fail(
                 ErrorCode::CommandTimeout,
@@ -230,8 +238,13 @@ impl Executor {
         // Retry-safe commands (or a caller's retryOnSpurious) are resent on page-navigation
         // and spurious-dispatch noise, within one budget (PROTOCOL.md §5): at most
         // MAX_RETRIES extra attempts inside RETRY_WINDOW and the command's own bound.
-        let retry_safe =
-            spec.retry_safe || params.raw().get("retryOnSpurious") == Some(&Value::Bool(true));
+        let opted_in = params.raw().get("retryOnSpurious") == Some(&Value::Bool(true));
+        let retry_safe = spec.retry_safe || opted_in;
+        // The engine resends by itself only what cannot act twice: pure reads on any noise,
+        // and on the caller's opt-in, spurious noise only (a navigation may follow an action
+        // that took effect). Retry-safe navigations (reload, go_back) are resent by callers.
+        let auto_navigating = spec.retry_safe && !spec.mutates_page;
+        let auto_spurious = auto_navigating || opted_in;
         let raw_params = retry_safe.then(|| Value::Object(params.raw().clone()));
         let bound = if spec.long_running {
             self.engine.config.long_command_timeout
@@ -239,6 +252,8 @@ impl Executor {
             self.engine.config.command_timeout
         };
         let window = bound.min(RETRY_WINDOW);
+        // The bound counts from here, after the lane: waiting for one's turn is not running.
+        let t_run = Instant::now();
         let mut retries = 0u32;
         let mut recovered: Option<(ErrorCode, u32)> = None;
         let outcome = loop {
@@ -263,18 +278,19 @@ impl Executor {
                     )
                 }
             };
-            let left = bound.saturating_sub(t0.elapsed());
+            let left = bound.saturating_sub(t_run.elapsed());
             let outcome = self.run_bounded(spec, &task, fut, left, bound).await;
-            let noise = matches!(
-                &outcome,
-                Err(e) if matches!(e.code, ErrorCode::PageNavigating | ErrorCode::SpuriousDispatch)
-            );
+            let noise = match &outcome {
+                Err(e) if e.code == ErrorCode::PageNavigating => auto_navigating,
+                Err(e) if e.code == ErrorCode::SpuriousDispatch => auto_spurious,
+                _ => false,
+            };
             let delay = match &outcome {
                 Err(e) if e.code == ErrorCode::PageNavigating => NAVIGATING_DELAY,
                 _ => SPURIOUS_DELAY,
             };
-            let room = window.saturating_sub(t0.elapsed());
-            if !(retry_safe && noise && retries < MAX_RETRIES && room > delay + SPURIOUS_DELAY) {
+            let room = window.saturating_sub(t_run.elapsed());
+            if !(noise && retries < MAX_RETRIES && room > delay + SPURIOUS_DELAY) {
                 break outcome;
             }
             retries += 1;
@@ -292,8 +308,8 @@ impl Executor {
             "attempts": retries + 1,
             "retries": retries,
             "commandAttempts": retries + 1,
-            "elapsedMs": t0.elapsed().as_millis() as u64,
-            "remainingMs": window.saturating_sub(t0.elapsed()).as_millis() as u64,
+            "elapsedMs": t_run.elapsed().as_millis() as u64,
+            "remainingMs": window.saturating_sub(t_run.elapsed()).as_millis() as u64,
         });
         let mut receipt = match outcome {
             Ok(data) => {
@@ -302,7 +318,8 @@ impl Executor {
                 receipt
             }
             Err(e) => {
-                let started = !matches!(e.code, ErrorCode::InvalidArgument);
+                // Nothing ran for a bad argument, nor for an action refused by its own checks.
+                let started = !(e.code == ErrorCode::InvalidArgument || e.code.before_acting());
                 let code = e.code;
                 let mut receipt = self.failed(method, spec, &params, e, started, t0);
                 if code == ErrorCode::SpuriousDispatch && !retry_safe {
@@ -321,7 +338,11 @@ impl Executor {
                         json!("the page navigated under an action that may have taken effect: read the page (get_url, get_browser_state) before resending"),
                     );
                 }
-                if let Some(t) = task.as_ref().filter(|_| code.wants_page_context()) {
+                let lane_held = _lane.is_some();
+                if let Some(t) = task
+                    .as_ref()
+                    .filter(|_| lane_held && code.wants_page_context())
+                {
                     self.add_page_context(&mut receipt, t).await;
                 }
                 receipt
@@ -329,7 +350,20 @@ impl Executor {
         };
         if receipt.ok && AUTO_CAPTURE.contains(&spec.name) {
             if let Some(t) = &task {
-                self.capture(&mut receipt, t).await;
+                let mut captured = receipt.clone();
+                match tokio::time::timeout(CAPTURE_BOUND, self.capture(&mut captured, t)).await {
+                    Ok(()) => receipt = captured,
+                    Err(_) => {
+                        self.capture_failed();
+                        receipt.add_data_field(
+                            "screenshot_error",
+                            json!(format!(
+                                "no screenshot within {} ms",
+                                CAPTURE_BOUND.as_millis()
+                            )),
+                        );
+                    }
+                }
             }
         }
         if receipt.data.is_object() {
@@ -472,12 +506,23 @@ impl Executor {
                 receipt.add_data_field("screenshot_path", json!(path.display().to_string()));
             }
             Err(e) => {
-                breaker.0 += 1;
-                if breaker.0 >= CAPTURE_FAIL_THRESHOLD {
-                    *breaker = (0, Some(Instant::now() + CAPTURE_COOLDOWN));
-                }
+                drop(breaker);
+                self.capture_failed();
                 receipt.add_data_field("screenshot_error", json!(e));
             }
+        }
+    }
+
+    /// Counts a capture failure; the third in a row opens the breaker.
+    fn capture_failed(&self) {
+        let mut breaker = self
+            .engine
+            .capture_breaker
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        breaker.0 += 1;
+        if breaker.0 >= CAPTURE_FAIL_THRESHOLD {
+            *breaker = (0, Some(Instant::now() + CAPTURE_COOLDOWN));
         }
     }
 
@@ -518,9 +563,10 @@ impl Executor {
             started,
             0.0,
         );
-        if started && !spec.retry_safe && e.code == ErrorCode::PageNavigating {
-            // The page went away under a command that may have acted (clicked, typed, submitted):
-            // resending is safe only for retry-safe commands (PROTOCOL.md §5.2).
+        if started && !spec.retry_safe {
+            // The command began and may have acted (clicked, typed, submitted): resending is
+            // safe only for retry-safe commands (PROTOCOL.md §4: started:true implies
+            // retryable:false).
             receipt.set_not_retryable();
         }
         if let Some(param) = e.param {

@@ -55,6 +55,20 @@ struct Record {
     receipt: Receipt,
 }
 
+/// The receipt with its data cut down to the highlights and the password flag: a queued
+/// record never holds page snapshots or images.
+fn light(receipt: &Receipt) -> Receipt {
+    let mut data = Map::new();
+    if let Some(all) = receipt.data.as_object() {
+        for key in HIGHLIGHTS.iter().chain(["password"].iter()) {
+            if let Some(v) = all.get(*key) {
+                data.insert((*key).to_string(), v.clone());
+            }
+        }
+    }
+    Receipt::success("", Value::Object(data), 0.0).with_outcome_of(receipt)
+}
+
 /// The trace writer's front end.
 pub struct Tracer {
     tx: SyncSender<Record>,
@@ -87,7 +101,7 @@ impl Tracer {
             task,
             method: method.to_string(),
             params,
-            receipt: receipt.clone(),
+            receipt: light(receipt),
         };
         match self.tx.try_send(record) {
             Ok(()) => {}
@@ -99,6 +113,11 @@ impl Tracer {
             Err(TrySendError::Disconnected(_)) => {}
         }
     }
+}
+
+/// Today's trace directory name (`yyyymmdd`, UTC).
+pub fn today() -> String {
+    utc_date(epoch_ms())
 }
 
 /// `yyyymmdd` of a UTC epoch-ms time (Howard Hinnant's civil-from-days).
@@ -165,8 +184,10 @@ fn write_loop(dir: PathBuf, rx: Receiver<Record>) {
 /// The JSON line of one record, redacted.
 fn line_of(r: Record) -> Value {
     let mut request = r.params;
-    // The text typed into a password field (the command found out what the field was).
-    if r.receipt.data.get("password") == Some(&Value::Bool(true)) {
+    // The text typed into a password field (the command found out what the field was) — or
+    // into any field when the command failed before saying what it was.
+    let typing = matches!(r.method.as_str(), "input_text" | "type_text");
+    if r.receipt.data.get("password") == Some(&Value::Bool(true)) || (typing && !r.receipt.ok) {
         if let Some(obj) = request.as_object_mut() {
             for key in ["text", "value"] {
                 if obj.contains_key(key) {
@@ -209,23 +230,54 @@ fn line_of(r: Record) -> Value {
     })
 }
 
-/// Whether a key names a secret.
+/// Whether a key names a secret (`X-API-Key`, `api_key`, `sessionId`, `Authorization`…).
 fn secret_key(key: &str) -> bool {
-    let k = key.to_ascii_lowercase();
+    let k: String = key
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
     [
         "password",
         "passwd",
         "pwd",
         "secret",
         "token",
-        "authorization",
+        "auth",
         "cookie",
         "apikey",
-        "api_key",
         "credential",
+        "session",
     ]
     .iter()
     .any(|s| k.contains(s))
+}
+
+/// Masks `Bearer <token>` and `scheme://user:pass@` inside a string.
+fn mask_inline_credentials(s: &str) -> Option<String> {
+    let mut out = s.to_string();
+    let mut changed = false;
+    if let Some(at) = out.find("Bearer ") {
+        let start = at + "Bearer ".len();
+        let end = out[start..]
+            .find(|c: char| c.is_whitespace() || c == '"' || c == '\'')
+            .map_or(out.len(), |i| start + i);
+        if end > start {
+            out.replace_range(start..end, MASK);
+            changed = true;
+        }
+    }
+    if let Some(scheme) = out.find("://") {
+        let rest = scheme + 3;
+        let host_end = out[rest..]
+            .find(['/', '?', '#', ' '])
+            .map_or(out.len(), |i| rest + i);
+        if let Some(at) = out[rest..host_end].rfind('@') {
+            out.replace_range(rest..rest + at, MASK);
+            changed = true;
+        }
+    }
+    changed.then_some(out)
 }
 
 /// Masks secrets in place: values under secret keys, and digit runs of 16–19 digits (card
@@ -243,6 +295,9 @@ pub fn redact(value: &mut Value) {
         }
         Value::Array(items) => items.iter_mut().for_each(redact),
         Value::String(s) => {
+            if let Some(masked) = mask_inline_credentials(s) {
+                *s = masked;
+            }
             if let Some(masked) = mask_long_digit_runs(s) {
                 *s = masked;
             }
@@ -306,6 +361,19 @@ mod tests {
         assert_eq!(v["body"], "card *** ok, order 12345");
         assert_eq!(v["nested"][0]["apiKey"], MASK);
         assert_eq!(v["url"], "https://x/?a=1");
+        let mut v = json!({
+            "body": "fetch(u, {headers: {Authorization: 'Bearer abc.def'}})",
+            "url": "https://alice:pw@host/path",
+            "X-API-Key": "k1", "sessionId": "s1",
+        });
+        redact(&mut v);
+        assert_eq!(
+            v["body"],
+            "fetch(u, {headers: {Authorization: 'Bearer ***'}})"
+        );
+        assert_eq!(v["url"], "https://***@host/path");
+        assert_eq!(v["X-API-Key"], MASK);
+        assert_eq!(v["sessionId"], MASK);
     }
 
     #[test]

@@ -460,9 +460,11 @@ impl Browser {
     pub async fn raw(&self) -> Result<Arc<raw::RawConnection>, CommandError> {
         self.raw
             .get_or_try_init(|| async {
-                raw::RawConnection::connect(&self.ws_url, &self.runtime, None)
-                    .await
-                    .map(Arc::new)
+                let conn = raw::RawConnection::connect(&self.ws_url, &self.runtime, None).await?;
+                if let Err(e) = conn.discover_targets().await {
+                    tracing::warn!("no renderer-crash events: {}", e.msg);
+                }
+                Ok::<_, CommandError>(Arc::new(conn))
             })
             .await
             .cloned()

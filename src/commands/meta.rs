@@ -126,8 +126,12 @@ fn sweep(
     cutoff: std::time::SystemTime,
     keep: usize,
     dry: bool,
+    skip: Option<&std::path::Path>,
     out: &mut Sweep,
 ) {
+    if skip == Some(dir) {
+        return;
+    }
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -136,7 +140,7 @@ fn sweep(
         let path = entry.path();
         let Ok(meta) = entry.metadata() else { continue };
         if meta.is_dir() {
-            sweep(&path, cutoff, keep, dry, out);
+            sweep(&path, cutoff, keep, dry, skip, out);
         } else if meta.is_file() {
             let modified = meta.modified().unwrap_or(std::time::SystemTime::now());
             files.push((modified, meta.len(), path));
@@ -180,15 +184,22 @@ fn cleanup(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
         if matches!(scope.as_str(), "all" | "trace") {
             areas.push(("trace", config.trace_dir.clone()));
         }
-        let cutoff = std::time::SystemTime::now()
-            - std::time::Duration::from_secs(hours.unsigned_abs().saturating_mul(3600));
+        let now = std::time::SystemTime::now();
+        let cutoff = now
+            .checked_sub(std::time::Duration::from_secs(
+                hours.unsigned_abs().saturating_mul(3600),
+            ))
+            .unwrap_or(std::time::UNIX_EPOCH);
+        // Today's trace file is open for appending: never swept.
+        let today = crate::trace::today();
         let swept = tokio::task::spawn_blocking(move || {
             areas
                 .into_iter()
                 .map(|(name, dir)| {
                     let mut s = Sweep::default();
                     if let Some(dir) = &dir {
-                        sweep(dir, cutoff, keep, dry, &mut s);
+                        let skip = (name == "trace").then(|| dir.join(&today));
+                        sweep(dir, cutoff, keep, dry, skip.as_deref(), &mut s);
                     }
                     (name, dir, s)
                 })

@@ -135,6 +135,23 @@ impl ErrorCode {
         }
     }
 
+    /// Whether this failure is raised by the checks an action makes before it acts (the
+    /// element is stale, missing, hidden, covered, disabled, read-only, not editable, or never
+    /// became actionable): nothing was done to the page.
+    pub fn before_acting(self) -> bool {
+        matches!(
+            self,
+            ErrorCode::StaleElement
+                | ErrorCode::ActionTimeout
+                | ErrorCode::ElementNotFound
+                | ErrorCode::ElementObscured
+                | ErrorCode::ElementHidden
+                | ErrorCode::ElementDisabled
+                | ErrorCode::ElementReadOnly
+                | ErrorCode::ElementNotEditable
+        )
+    }
+
     /// Whether a failure with this code gets the page's URL and title attached (PROTOCOL.md
     /// §4.3): not when nothing ran, when the browser or task is gone, when the lane belongs to
     /// another command, nor after a timeout (the page is likely unresponsive).
@@ -142,6 +159,7 @@ impl ErrorCode {
         !matches!(
             self,
             ErrorCode::CommandTimeout
+                | ErrorCode::EvalTimeout
                 | ErrorCode::InvalidArgument
                 | ErrorCode::BrowserGone
                 | ErrorCode::TaskNotFound

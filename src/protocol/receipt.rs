@@ -115,6 +115,22 @@ impl Receipt {
         Value::Object(map)
     }
 
+    /// This receipt's data with `other`'s outcome (ok, code, msg, retryability, started,
+    /// method, elapsed).
+    pub fn with_outcome_of(self, other: &Receipt) -> Receipt {
+        Receipt {
+            data: self.data,
+            ok: other.ok,
+            code: other.code,
+            msg: other.msg.clone(),
+            retryable: other.retryable,
+            retry_after_ms: other.retry_after_ms,
+            started: other.started,
+            method: other.method.clone(),
+            elapsed_ms: other.elapsed_ms,
+        }
+    }
+
     /// Re-labels a failure with `code` (its retryability follows the code).
     pub fn set_code(&mut self, code: ErrorCode) {
         self.code = Some(code);
