@@ -229,6 +229,31 @@ impl Console {
     }
 }
 
+/// Submits a line typed at question `key` (only if that question is still the one asked) and
+/// answers what to tell the person. The one path from a terminal to `submit_human_input`, for
+/// every host.
+pub async fn submit_line(
+    console: &mut Console,
+    executor: &Executor,
+    key: &(String, Option<String>),
+    line: &str,
+) -> String {
+    let Some((task, params)) = console.answer_for(key, line) else {
+        return "[human] that question closed before your answer; nothing was sent".into();
+    };
+    let r = executor
+        .execute(Some(task), "submit_human_input", params)
+        .await;
+    if r.ok {
+        format!(
+            "[human] submitted: {}",
+            r.data["status"].as_str().unwrap_or("?")
+        )
+    } else {
+        format!("[human] not accepted: {}", r.msg.unwrap_or_default())
+    }
+}
+
 /// The waiting requests, oldest first.
 fn waiting(executor: &Executor, now: u64) -> Vec<Request> {
     executor
@@ -292,19 +317,9 @@ pub async fn serve(executor: Executor) {
                     std::future::pending::<()>().await;
                     return;
                 };
-                let asked = shown.take();
-                let submission = asked.as_ref().and_then(|key| console.answer_for(key, &line));
-                match submission {
-                    Some((task, params)) => {
-                        let r = executor.execute(Some(task), "submit_human_input", params).await;
-                        if r.ok {
-                            print(&format!("[human] submitted: {}", r.data["status"].as_str().unwrap_or("?")));
-                        } else {
-                            print(&format!("[human] not accepted: {}", r.msg.unwrap_or_default()));
-                        }
-                    }
-                    None => print("[human] that question closed before your answer; nothing was sent"),
-                }
+                // A line with no question shown cannot match one (the key never equals this).
+                let key = shown.take().unwrap_or_default();
+                print(&submit_line(&mut console, &executor, &key, &line).await);
             }
         }
     }

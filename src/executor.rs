@@ -245,7 +245,8 @@ impl Executor {
         // that took effect). Retry-safe navigations (reload, go_back) are resent by callers.
         let auto_navigating = spec.retry_safe && !spec.mutates_page;
         let auto_spurious = auto_navigating || opted_in;
-        let raw_params = retry_safe.then(|| Value::Object(params.raw().clone()));
+        let raw_params =
+            (auto_navigating || auto_spurious).then(|| Value::Object(params.raw().clone()));
         let bound = if spec.long_running {
             self.engine.config.long_command_timeout
         } else {

@@ -21,7 +21,7 @@ use std::time::Duration;
 use mlua::{MultiValue, Value as LuaValue};
 use rustyline::history::FileHistory;
 use rustyline::{CompletionType, Config, Editor, ExternalPrinter};
-use tokio::signal::unix::{signal, Signal, SignalKind};
+use tokio::signal::unix::Signal;
 use tokio::sync::mpsc;
 
 pub use complete::{complete, Names};
@@ -443,26 +443,11 @@ impl Session<'_> {
 
     /// A line typed at the console's question: submitted like any other caller would.
     async fn answer(&mut self, key: &(String, Option<String>), line: &str) {
-        let Some((task, params)) = self.console.answer_for(key, line) else {
-            self.terminal
-                .print("[human] that question closed before your answer; nothing was sent");
-            return;
-        };
         let Some(executor) = self.host.executor() else {
             return;
         };
-        let r = executor
-            .execute(Some(task), "submit_human_input", params)
-            .await;
-        if r.ok {
-            let status = r.data["status"].as_str().unwrap_or("?");
-            self.terminal.print(&format!("[human] submitted: {status}"));
-        } else {
-            self.terminal.print(&format!(
-                "[human] not accepted: {}",
-                r.msg.unwrap_or_default()
-            ));
-        }
+        let told = crate::console::submit_line(&mut self.console, &executor, key, line).await;
+        self.terminal.print(&told);
         self.stale = true;
     }
 
@@ -583,12 +568,9 @@ pub fn run(config: EngineConfig, start: bool) -> ExitCode {
         }
         // One listener for the session: a Ctrl-C typed between Enter and the start of the
         // command is not lost. (At the prompt, rustyline reads Ctrl-C as a key.)
-        let mut interrupt = match signal(SignalKind::interrupt()) {
+        let mut interrupt = match crate::lua::interrupt_listener() {
             Ok(s) => s,
-            Err(e) => {
-                eprintln!("moonpilot: cannot listen for Ctrl-C: {e}");
-                return ExitCode::from(2);
-            }
+            Err(code) => return code,
         };
         let (editor, printer) = spawn_editor(collect_names(&host)).await;
         let terminal = Terminal {

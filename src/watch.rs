@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use notify::event::{AccessKind, AccessMode, MetadataKind, ModifyKind};
 use notify::{EventKind, RecursiveMode, Watcher};
-use tokio::signal::unix::{signal, Signal, SignalKind};
+use tokio::signal::unix::Signal;
 use tokio::sync::mpsc;
 
 use crate::lua::journal::Journal;
@@ -173,12 +173,9 @@ pub fn run(config: EngineConfig, file: PathBuf, args: BTreeMap<String, String>) 
             }
         };
         // One listener for the whole session, so a Ctrl-C between two `select!`s is not lost.
-        let mut interrupt = match signal(SignalKind::interrupt()) {
+        let mut interrupt = match crate::lua::interrupt_listener() {
             Ok(s) => s,
-            Err(e) => {
-                eprintln!("moonpilot: cannot listen for Ctrl-C: {e}");
-                return ExitCode::from(2);
-            }
+            Err(code) => return code,
         };
         files.set(BTreeSet::from([script.clone()]));
         // Human-input requests are shown on the terminal and answered there.

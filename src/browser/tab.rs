@@ -26,6 +26,16 @@ use crate::protocol::ErrorCode;
 /// How long a screenshot may wait for a frame.
 const SCREENSHOT_BOUND: Duration = Duration::from_secs(3);
 
+/// The `Input.dispatchMouseEvent` params of a left click at (`x`, `y`): move, press, release.
+fn click_events(x: f64, y: f64) -> [Value; 3] {
+    let press = |kind: &str, buttons: u8| json!({"type": kind, "x": x, "y": y, "button": "left", "buttons": buttons, "clickCount": 1});
+    [
+        json!({"type": "mouseMoved", "x": x, "y": y}),
+        press("mousePressed", 1),
+        press("mouseReleased", 0),
+    ]
+}
+
 /// Where commands for a frame go.
 #[derive(Clone)]
 pub enum FrameSession {
@@ -107,8 +117,8 @@ pub struct Tab {
     remote_sessions: Mutex<HashMap<String, String>>,
     /// Isolated-world contexts made in out-of-process frames, by (session, frame id).
     remote_worlds: Mutex<HashMap<(String, String), Value>>,
-    /// True from a renderer crash until the main frame navigates again (a crashed page answers
-    /// nothing: commands would wait for chromiumoxide's 60 s request timeout).
+    /// True once the renderer crashed (a crashed page answers nothing: commands would wait for
+    /// chromiumoxide's 60 s request timeout).
     crashed: Arc<tokio::sync::watch::Sender<bool>>,
 }
 
@@ -130,8 +140,9 @@ impl Tab {
             .map_err(|e| from_cdp("Page.javascriptDialogOpening", e))?;
         let target_id = page.target_id().as_ref().to_string();
         let crashed = Arc::new(tokio::sync::watch::channel(false).0);
-        // Crashes come from the browser's discovering connection; a main-frame navigation
-        // (Chromium starts a new renderer) clears the flag.
+        // Crashes come from the browser's discovering connection. A crashed tab stays crashed
+        // (its session is dead; the task is closed). The page's own event stream only tells
+        // the watcher when the tab is gone, so it ends with it.
         let mut crashes = match browser.raw().await {
             Ok(conn) => Some(conn.crashes()),
             Err(e) => {
@@ -139,7 +150,7 @@ impl Tab {
                 None
             }
         };
-        let mut navigations = page
+        let mut page_events = page
             .event_listener::<EventFrameNavigated>()
             .await
             .map_err(|e| from_cdp("Page.frameNavigated", e))?;
@@ -162,12 +173,8 @@ impl Tab {
                         Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
                         Err(tokio::sync::broadcast::error::RecvError::Closed) => crashes = None,
                     },
-                    nav = navigations.next() => match nav {
-                        Some(ev) if ev.frame.parent_id.is_none() => {
-                            flag.send_replace(false);
-                        }
-                        Some(_) => {}
-                        None => break,
+                    event = page_events.next() => if event.is_none() {
+                        break;
                     },
                 }
             }
@@ -182,7 +189,7 @@ impl Tab {
         })
     }
 
-    /// Whether the tab's renderer has crashed (and not navigated since).
+    /// Whether the tab's renderer has crashed.
     pub fn is_crashed(&self) -> bool {
         *self.crashed.borrow()
     }
@@ -588,16 +595,7 @@ impl Tab {
 
     /// A trusted left click at viewport point (`x`, `y`) of the main frame.
     pub async fn mouse_click(&self, x: f64, y: f64) -> Result<(), CommandError> {
-        let base = json!({"x": x, "y": y});
-        let mut moved = base.clone();
-        moved["type"] = json!("mouseMoved");
-        self.call("Input.dispatchMouseEvent", moved).await?;
-        for kind in ["mousePressed", "mouseReleased"] {
-            let mut ev = base.clone();
-            ev["type"] = json!(kind);
-            ev["button"] = json!("left");
-            ev["buttons"] = json!(if kind == "mousePressed" { 1 } else { 0 });
-            ev["clickCount"] = json!(1);
+        for ev in click_events(x, y) {
             self.call("Input.dispatchMouseEvent", ev).await?;
         }
         Ok(())
@@ -617,17 +615,7 @@ impl Tab {
         x: f64,
         y: f64,
     ) -> Result<(), CommandError> {
-        let base = json!({"x": x, "y": y});
-        let mut moved = base.clone();
-        moved["type"] = json!("mouseMoved");
-        self.call_in(frame, "Input.dispatchMouseEvent", moved)
-            .await?;
-        for kind in ["mousePressed", "mouseReleased"] {
-            let mut ev = base.clone();
-            ev["type"] = json!(kind);
-            ev["button"] = json!("left");
-            ev["buttons"] = json!(if kind == "mousePressed" { 1 } else { 0 });
-            ev["clickCount"] = json!(1);
+        for ev in click_events(x, y) {
             self.call_in(frame, "Input.dispatchMouseEvent", ev).await?;
         }
         Ok(())

@@ -267,19 +267,12 @@ async fn element_image(
             ));
         }
         let (dx, dy) = tab.frame_offset(&frames, &target_frame).await?;
-        let r: Vec<f64> = found["rect"]
-            .as_array()
-            .map(|a| a.iter().filter_map(Value::as_f64).collect())
-            .unwrap_or_default();
-        let rect = match r.as_slice() {
-            [x, y, w, h] if *w > 0.0 && *h > 0.0 => [x + dx, y + dy, *w, *h],
-            _ => {
-                return Err(CommandError::new(
-                    ErrorCode::ElementHidden,
-                    format!("the element of `{selector}` has no box to capture"),
-                ))
-            }
-        };
+        let rect = super::interact::shifted_box(&found["rect"], (dx, dy)).ok_or_else(|| {
+            CommandError::new(
+                ErrorCode::ElementHidden,
+                format!("the element of `{selector}` has no box to capture"),
+            )
+        })?;
         (tab, rect, json!({"selector": selector, "frame": frame}))
     };
     // The box is in viewport coordinates; a screenshot clip is in document coordinates.

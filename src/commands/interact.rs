@@ -590,16 +590,25 @@ pub(crate) async fn element_box(
         .tab
         .frame_offset(&target.frames, &target.frame)
         .await?;
-    let r: Vec<f64> = info["rect"]
+    let rect = shifted_box(&info["rect"], (dx, dy)).ok_or_else(|| {
+        CommandError::new(
+            ErrorCode::ElementHidden,
+            format!("element {index} has no box to capture"),
+        )
+    })?;
+    Ok((target.tab.clone(), rect))
+}
+
+/// A probe's `rect` (`[x, y, width, height]` in its frame) moved by the frame's `offset` into
+/// the main viewport; `None` when it is missing or empty.
+pub(crate) fn shifted_box(rect: &Value, offset: (f64, f64)) -> Option<[f64; 4]> {
+    let r: Vec<f64> = rect
         .as_array()
         .map(|a| a.iter().filter_map(Value::as_f64).collect())
         .unwrap_or_default();
     match r.as_slice() {
-        [x, y, w, h] if *w > 0.0 && *h > 0.0 => Ok((target.tab.clone(), [x + dx, y + dy, *w, *h])),
-        _ => Err(CommandError::new(
-            ErrorCode::ElementHidden,
-            format!("element {index} has no box to capture"),
-        )),
+        [x, y, w, h] if *w > 0.0 && *h > 0.0 => Some([x + offset.0, y + offset.1, *w, *h]),
+        _ => None,
     }
 }
 

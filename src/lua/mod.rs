@@ -65,6 +65,15 @@ where
     })
 }
 
+/// One Ctrl-C listener for a whole host session (a listener made per `select!` would miss a
+/// Ctrl-C typed between two of them); start-up failure is exit code 2, said on stderr.
+pub fn interrupt_listener() -> Result<tokio::signal::unix::Signal, std::process::ExitCode> {
+    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).map_err(|e| {
+        eprintln!("moonpilot: cannot listen for Ctrl-C: {e}");
+        std::process::ExitCode::from(2)
+    })
+}
+
 /// A Lua state wired to an executor.
 pub struct LuaHost {
     lua: Lua,
