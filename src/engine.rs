@@ -128,11 +128,12 @@ impl Engine {
         &self,
         task: Option<TaskId>,
         method: &str,
+        declared: &'static [crate::command::ParamSpec],
         params: serde_json::Value,
         receipt: &crate::Receipt,
     ) {
         if let Some(t) = &self.tracer {
-            t.record(task, method, params, receipt);
+            t.record(task, method, declared, params, receipt);
         }
     }
 

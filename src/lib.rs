@@ -13,6 +13,7 @@
 #![warn(missing_docs)]
 
 pub mod browser;
+pub mod command;
 pub mod commands;
 pub mod console;
 pub mod dom;

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use moonpilot::browser::LaunchConfig;
 use moonpilot::lua::run_host;
-use moonpilot::{registry, EngineConfig};
+use moonpilot::EngineConfig;
 
 /// Browser automation on real Chromium, driven by Lua.
 #[derive(Parser, Debug)]
@@ -114,13 +114,18 @@ fn main() -> ExitCode {
 
 fn methods(json: bool) -> ExitCode {
     let out = if json {
-        let specs: Vec<_> = registry::all().iter().map(|s| s.to_json()).collect();
+        let specs: Vec<_> = moonpilot::commands::registry()
+            .all()
+            .iter()
+            .map(|s| s.to_json())
+            .collect();
         serde_json::to_string_pretty(&specs).unwrap_or_default()
     } else {
-        registry::all()
+        moonpilot::commands::registry()
+            .all()
             .iter()
             .map(|s| {
-                let task = if s.needs_task { "task" } else { "    " };
+                let task = if s.needs_task() { "task" } else { "    " };
                 format!("{:<28} {task}  {}", s.name, s.summary)
             })
             .collect::<Vec<_>>()

@@ -1,171 +1,63 @@
-//! The registry: the one table of commands, and lookups over it.
+//! The registry: the table of commands, and lookups over it.
 //!
-//! A command exists when it is in this table. `list_methods`, the Lua `Task` methods, the CLI's
-//! `methods` listing and (later) REPL completion and the HTTP dispatcher are generated from it.
-//! Each `commands/<group>.rs` file exports a static `SPECS` slice; `commands::GROUPS` chains them.
+//! A command exists when it is in the table. `list_methods`, the Lua `Task` methods, the CLI's
+//! `methods` listing, REPL completion, the LuaLS stubs and (later) the HTTP dispatcher are
+//! generated from it. The table is built from the spec slices `commands/` exports
+//! (`commands::registry()`); this module knows only the spec types of `command.rs`.
 
 use std::collections::HashMap;
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::OnceLock;
 
-use serde_json::{json, Value};
+use crate::command::CommandSpec;
 
-use crate::error::CommandError;
-use crate::executor::Cx;
-use crate::protocol::Params;
-
-/// The future a handler returns once its params are read.
-pub type CommandFuture = Pin<Box<dyn Future<Output = Result<Value, CommandError>> + Send>>;
-
-/// A handler: reads and checks its params synchronously (nothing touches the browser before the
-/// future is polled), then returns the future that does the work.
-pub type Handler = fn(Cx, &mut Params) -> Result<CommandFuture, CommandError>;
-
-/// The JSON kind of a parameter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// A string.
-    String,
-    /// An integer.
-    Int,
-    /// A number.
-    Number,
-    /// A boolean.
-    Bool,
-    /// An object.
-    Object,
-    /// An array.
-    Array,
-}
-
-impl Kind {
-    /// The catalogue's spelling (`string`, `int`, `number`, `bool`, `object`, `array`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::String => "string",
-            Kind::Int => "int",
-            Kind::Number => "number",
-            Kind::Bool => "bool",
-            Kind::Object => "object",
-            Kind::Array => "array",
-        }
-    }
-}
-
-/// One parameter of a command.
-#[derive(Debug, Clone, Copy)]
-pub struct ParamSpec {
-    /// The wire name, exactly as the catalogue spells it.
-    pub name: &'static str,
-    /// The JSON kind.
-    pub kind: Kind,
-    /// Whether the command fails without it.
-    pub required: bool,
-    /// The default as JSON text (`"true"`, `"5000"`, `"\"auto\""`), or `None`.
-    pub default: Option<&'static str>,
-    /// What it does.
-    pub doc: &'static str,
-}
-
-/// One command: plain data plus its handler.
-#[derive(Clone, Copy)]
-pub struct CommandSpec {
-    /// The wire name.
-    pub name: &'static str,
-    /// The catalogue group (`lifecycle`, `navigation`, ...).
-    pub group: &'static str,
-    /// One line of at most 79 columns.
-    pub summary: &'static str,
-    /// The long text.
-    pub doc: &'static str,
-    /// The parameters.
-    pub params: &'static [ParamSpec],
-    /// The command addresses one task (`Task` method in Lua).
-    pub needs_task: bool,
-    /// The command may change the page.
-    pub mutates_page: bool,
-    /// Resending after a transient failure is safe.
-    pub retry_safe: bool,
-    /// The command gets the long (15 min) bound instead of 90 s.
-    pub long_running: bool,
-    /// The name this command is a synonym of.
-    pub alias_of: Option<&'static str>,
-    /// A Lua snippet showing a call.
-    pub example: &'static str,
-    /// The handler.
-    pub handler: Handler,
-}
-
-impl std::fmt::Debug for CommandSpec {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CommandSpec")
-            .field("name", &self.name)
-            .finish()
-    }
-}
-
-impl CommandSpec {
-    /// The spec as JSON for `methods --json` and help.
-    pub fn to_json(&self) -> Value {
-        let params: Vec<Value> = self
-            .params
-            .iter()
-            .map(|p| {
-                json!({
-                    "name": p.name,
-                    "type": p.kind.as_str(),
-                    "required": p.required,
-                    "default": p.default.and_then(|d| serde_json::from_str::<Value>(d).ok()),
-                    "doc": p.doc,
-                })
-            })
-            .collect();
-        json!({
-            "name": self.name,
-            "group": self.group,
-            "summary": self.summary,
-            "needsTask": self.needs_task,
-            "mutatesPage": self.mutates_page,
-            "retrySafe": self.retry_safe,
-            "longRunning": self.long_running,
-            "aliasOf": self.alias_of,
-            "params": params,
-            "example": self.example,
-        })
-    }
-
-    /// The param named `name`.
-    pub fn param(&self, name: &str) -> Option<&ParamSpec> {
-        self.params.iter().find(|p| p.name == name)
-    }
-}
-
-struct Table {
+/// The table: every command in catalogue order, and by name.
+pub struct Registry {
     ordered: Vec<&'static CommandSpec>,
     by_name: HashMap<&'static str, &'static CommandSpec>,
 }
 
-fn table() -> &'static Table {
-    static TABLE: OnceLock<Table> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        let ordered: Vec<&'static CommandSpec> = crate::commands::GROUPS
-            .iter()
-            .flat_map(|g| g.iter())
-            .collect();
+impl Registry {
+    /// The table over `groups`, in their order.
+    pub fn new(groups: &[&'static [CommandSpec]]) -> Registry {
+        let ordered: Vec<&'static CommandSpec> = groups.iter().flat_map(|g| g.iter()).collect();
         let by_name = ordered.iter().map(|s| (s.name, *s)).collect();
-        Table { ordered, by_name }
-    })
-}
+        Registry { ordered, by_name }
+    }
 
-/// Every command in registry order.
-pub fn all() -> &'static [&'static CommandSpec] {
-    &table().ordered
-}
+    /// Every command in registry order.
+    pub fn all(&self) -> &[&'static CommandSpec] {
+        &self.ordered
+    }
 
-/// The command named `name`.
-pub fn lookup(name: &str) -> Option<&'static CommandSpec> {
-    table().by_name.get(name).copied()
+    /// The command named `name`.
+    pub fn lookup(&self, name: &str) -> Option<&'static CommandSpec> {
+        self.by_name.get(name).copied()
+    }
+
+    /// Up to three registered names near `target`.
+    pub fn suggest(&self, target: &str) -> Vec<&'static str> {
+        suggest_among(target, self.ordered.iter().map(|s| s.name))
+    }
+
+    /// The `UNKNOWN_METHOD` message for `name`.
+    pub fn unknown_method_message(&self, name: &str) -> String {
+        let near = self.suggest(name);
+        let shown = if name.chars().count() > 80 {
+            let head: String = name.chars().take(60).collect();
+            format!("{head}…({} chars)", name.chars().count())
+        } else {
+            name.to_string()
+        };
+        let mut msg = format!("unsupported method `{shown}`");
+        if !near.is_empty() {
+            let list: Vec<String> = near.iter().map(|n| format!("`{n}`")).collect();
+            msg.push_str(&format!(", did you mean {}?", list.join(" / ")));
+        }
+        msg.push_str(&format!(
+            " ({} methods are registered; `moonpilot methods` lists them)",
+            self.ordered.len()
+        ));
+        msg
+    }
 }
 
 /// Levenshtein distance over chars.
@@ -232,35 +124,14 @@ pub fn suggest_among<'a>(target: &str, names: impl IntoIterator<Item = &'a str>)
     scored.into_iter().take(3).map(|(_, n)| n).collect()
 }
 
-/// Up to three registered names near `target`.
-pub fn suggest(target: &str) -> Vec<&'static str> {
-    suggest_among(target, all().iter().map(|s| s.name))
-}
-
-/// The `UNKNOWN_METHOD` message for `name`.
-pub fn unknown_method_message(name: &str) -> String {
-    let near = suggest(name);
-    let shown = if name.chars().count() > 80 {
-        let head: String = name.chars().take(60).collect();
-        format!("{head}…({} chars)", name.chars().count())
-    } else {
-        name.to_string()
-    };
-    let mut msg = format!("unsupported method `{shown}`");
-    if !near.is_empty() {
-        let list: Vec<String> = near.iter().map(|n| format!("`{n}`")).collect();
-        msg.push_str(&format!(", did you mean {}?", list.join(" / ")));
-    }
-    msg.push_str(&format!(
-        " ({} methods are registered; `moonpilot methods` lists them)",
-        all().len()
-    ));
-    msg
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
+
+    fn all() -> &'static [&'static CommandSpec] {
+        crate::commands::registry().all()
+    }
     use std::collections::HashSet;
 
     #[test]
@@ -326,8 +197,18 @@ mod tests {
             let c = by_name
                 .get(spec.name)
                 .unwrap_or_else(|| panic!("{} is not in commands.json", spec.name));
-            assert_eq!(c["group"], spec.group, "{} group", spec.name);
-            assert_eq!(c["needs_task"], spec.needs_task, "{} needs_task", spec.name);
+            assert_eq!(c["group"], spec.group.as_str(), "{} group", spec.name);
+            assert_eq!(
+                c["needs_task"],
+                spec.needs_task(),
+                "{} needs_task",
+                spec.name
+            );
+            assert_eq!(
+                c["auto_capture"], spec.auto_capture,
+                "{} auto_capture",
+                spec.name
+            );
             assert_eq!(
                 c["mutates_page"], spec.mutates_page,
                 "{} mutates_page",
@@ -378,6 +259,80 @@ mod tests {
         }
     }
 
+    /// A plausible value of `p` for the sync-half test: its default, else one of its kind.
+    fn sample(p: &crate::command::ParamSpec) -> Value {
+        use crate::command::Kind;
+        let default = p.default_value();
+        if !default.is_null() {
+            return default;
+        }
+        match (p.kind, p.name) {
+            (Kind::String, "url") => Value::from("http://127.0.0.1/"),
+            (Kind::String, _) => Value::from("x"),
+            (Kind::Int, _) => Value::from(1),
+            (Kind::Number, _) => Value::from(1.5),
+            (Kind::Bool, _) => Value::from(true),
+            (Kind::Object, _) => serde_json::json!({}),
+            (Kind::Array, _) => serde_json::json!([]),
+        }
+    }
+
+    /// Every handler's synchronous half, run without a browser, reads exactly the params its
+    /// spec declares (plus framework params): over trials with every param, only the required
+    /// ones, and each optional one alone, nothing undeclared is read and nothing declared is
+    /// left unread.
+    #[test]
+    fn handlers_read_exactly_their_declared_params() {
+        use crate::command::Handler;
+        use crate::protocol::params::FRAMEWORK_PARAMS;
+        use crate::protocol::Params;
+        for spec in all() {
+            let required: serde_json::Map<String, Value> = spec
+                .params
+                .iter()
+                .filter(|p| p.required)
+                .map(|p| (p.name.to_string(), sample(p)))
+                .collect();
+            let mut trials = vec![
+                spec.params
+                    .iter()
+                    .map(|p| (p.name.to_string(), sample(p)))
+                    .collect(),
+                required.clone(),
+            ];
+            for p in spec.params.iter().filter(|p| !p.required) {
+                let mut t = required.clone();
+                t.insert(p.name.to_string(), sample(p));
+                trials.push(t);
+            }
+            let mut read = HashSet::new();
+            for trial in trials {
+                let mut params = Params::new(Value::Object(trial)).unwrap();
+                // The work is dropped unrun: only the reading matters here.
+                let _ = match spec.handler {
+                    Handler::Task(h) => h(&mut params).map(drop),
+                    Handler::Engine(h) => h(&mut params).map(drop),
+                };
+                read.extend(params.read_keys().iter().cloned());
+            }
+            for key in &read {
+                assert!(
+                    spec.param(key).is_some() || FRAMEWORK_PARAMS.contains(&key.as_str()),
+                    "{} reads `{key}`, which its spec does not declare",
+                    spec.name
+                );
+            }
+            for p in spec.params {
+                assert!(
+                    read.contains(p.name) || FRAMEWORK_PARAMS.contains(&p.name),
+                    "{} declares `{}` but its handler never reads it",
+                    spec.name,
+                    p.name
+                );
+            }
+        }
+    }
+
     #[test]
     fn suggestions_follow_protocol_rules() {
         let names = [
@@ -399,7 +354,7 @@ mod tests {
 
     #[test]
     fn unknown_method_message_lists_near_names() {
-        let msg = unknown_method_message("get_titel");
+        let msg = crate::commands::registry().unknown_method_message("get_titel");
         assert!(msg.contains("did you mean `get_title`"), "{msg}");
     }
 }

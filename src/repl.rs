@@ -29,7 +29,6 @@ pub use complete::{complete, Names};
 use crate::browser::events::epoch_ms;
 use crate::console::Console;
 use crate::lua::{run_host, LuaHost};
-use crate::registry;
 use crate::EngineConfig;
 
 /// What the editor thread sends back for one prompt.
@@ -283,8 +282,8 @@ pub fn help(name: &str) -> String {
         ]
         .join("\n");
     }
-    let Some(spec) = registry::lookup(name) else {
-        return registry::unknown_method_message(name);
+    let Some(spec) = crate::commands::registry().lookup(name) else {
+        return crate::commands::registry().unknown_method_message(name);
     };
     let mut out = format!("{} — {}", spec.name, spec.summary);
     if let Some(target) = spec.alias_of.filter(|t| !spec.summary.contains(t)) {
@@ -318,7 +317,8 @@ pub fn help(name: &str) -> String {
 /// `:methods [filter]`: one line per command whose name contains `filter`.
 pub fn methods(filter: &str) -> String {
     let filter = filter.trim().to_lowercase();
-    let lines: Vec<String> = registry::all()
+    let lines: Vec<String> = crate::commands::registry()
+        .all()
         .iter()
         .filter(|s| s.name.contains(&filter))
         .map(|s| format!("{:<28} {}", s.name, s.summary))

@@ -17,6 +17,7 @@ use serde_json::{json, Map, Value};
 
 use crate::browser::events::epoch_ms;
 use crate::browser::task::TaskId;
+use crate::command::{ParamSpec, Secrecy};
 use crate::protocol::Receipt;
 
 const QUEUE: usize = 10_000;
@@ -51,6 +52,8 @@ struct Record {
     ts: u64,
     task: Option<TaskId>,
     method: String,
+    /// The command's params as declared, for their secrecy (none for an unknown method).
+    declared: &'static [ParamSpec],
     params: Value,
     receipt: Receipt,
 }
@@ -94,12 +97,20 @@ impl Tracer {
     }
 
     /// Queues one command's record; never blocks.
-    pub fn record(&self, task: Option<TaskId>, method: &str, params: Value, receipt: &Receipt) {
+    pub fn record(
+        &self,
+        task: Option<TaskId>,
+        method: &str,
+        declared: &'static [ParamSpec],
+        params: Value,
+        receipt: &Receipt,
+    ) {
         let record = Record {
             seq: self.seq.fetch_add(1, Ordering::Relaxed) + 1,
             ts: epoch_ms(),
             task,
             method: method.to_string(),
+            declared,
             params,
             receipt: light(receipt),
         };
@@ -184,15 +195,18 @@ fn write_loop(dir: PathBuf, rx: Receiver<Record>) {
 /// The JSON line of one record, redacted.
 fn line_of(r: Record) -> Value {
     let mut request = r.params;
-    // The text typed into a password field (the command found out what the field was) — or
-    // into any field when the command failed before saying what it was.
-    let typing = matches!(r.method.as_str(), "input_text" | "type_text");
-    if r.receipt.data.get("password") == Some(&Value::Bool(true)) || (typing && !r.receipt.ok) {
-        if let Some(obj) = request.as_object_mut() {
-            for key in ["text", "value"] {
-                if obj.contains_key(key) {
-                    obj.insert(key.into(), json!(MASK));
-                }
+    // Params the spec calls secret: always, or — for text typed into a field — when the field
+    // was a password field (the command found out), or the command failed before it could tell.
+    let password_field = r.receipt.data.get("password") == Some(&Value::Bool(true));
+    if let Some(obj) = request.as_object_mut() {
+        for p in r.declared {
+            let masked = match p.secrecy {
+                Secrecy::Plain => false,
+                Secrecy::Always => true,
+                Secrecy::Typed => password_field || !r.receipt.ok,
+            };
+            if masked && obj.contains_key(p.name) {
+                obj.insert(p.name.into(), json!(MASK));
             }
         }
     }
@@ -376,6 +390,8 @@ mod tests {
         assert_eq!(v["sessionId"], MASK);
     }
 
+    const TYPED: &[ParamSpec] = &[crate::command::string("text", "t").secret(Secrecy::Typed)];
+
     #[test]
     fn text_typed_into_a_password_field_is_masked() {
         let receipt =
@@ -385,6 +401,7 @@ mod tests {
             ts: 0,
             task: Some(TaskId(5)),
             method: "input_text".into(),
+            declared: TYPED,
             params: json!({"index": 3, "text": "hunter2"}),
             receipt,
         });

@@ -211,7 +211,11 @@ impl Rng {
 #[test]
 fn ten_thousand_random_calls_answer_typed_receipts_without_panic_or_hang() {
     use moonpilot::browser::task::TaskId;
-    let names: Vec<&'static str> = moonpilot::registry::all().iter().map(|s| s.name).collect();
+    let names: Vec<&'static str> = moonpilot::commands::registry()
+        .all()
+        .iter()
+        .map(|s| s.name)
+        .collect();
     // Never on the live task: these navigate, wait, evaluate or end tasks and the browser.
     const NOT_LIVE: &[&str] = &[
         "start",
@@ -248,7 +252,7 @@ fn ten_thousand_random_calls_answer_typed_receipts_without_panic_or_hang() {
         if matches!(method.as_str(), "start" | "shutdown" | "cleanup") {
             continue;
         }
-        let spec = moonpilot::registry::lookup(&method);
+        let spec = moonpilot::commands::registry().lookup(&method);
         let mut params = serde_json::Map::new();
         for _ in 0..rng.below(5) {
             let key = match spec {

@@ -11,36 +11,28 @@ use serde_json::{json, Map, Value};
 
 use super::page_state::find_frame;
 use crate::browser::tab::{exception_json, exception_line};
+use crate::command::*;
 use crate::error::CommandError;
-use crate::executor::Cx;
 use crate::protocol::{ErrorCode, Params};
-use crate::registry::{CommandFuture, CommandSpec, Kind, ParamSpec};
 
 /// The extract/script group.
-pub const SPECS: &[CommandSpec] = &[CommandSpec {
-    name: "execute_js",
-    group: "extract_js",
-    summary: "Run JavaScript in the page or a frame and return its JSON result",
-    doc: "`body` is an expression, a function (called and awaited) or statements with `return` \
+pub const SPECS: &[CommandSpec] = &[
+    Group::ExtractJs
+        .action("execute_js", "Run JavaScript in the page or a frame and return its JSON result", execute_js)
+        .doc("`body` is an expression, a function (called and awaited) or statements with `return` \
           (wrapped into an async function). Promises are awaited. A thrown exception fails the \
           command with data.error {name, message, stack}; an exceeded budget (also a synchronous \
-          endless loop) is EVAL_TIMEOUT and the page keeps working.",
-    params: &[
-        ParamSpec { name: "body", kind: Kind::String, required: false, default: None, doc: "script: expression, function (called and awaited), or statements containing return" },
-        ParamSpec { name: "bodyFile", kind: Kind::String, required: false, default: None, doc: "file inside scripts/js of the working directory; escaping the dir fails" },
-        ParamSpec { name: "vars", kind: Kind::Object, required: false, default: None, doc: "values injected for {{name}} placeholders as JSON literals (\"{{name}}\" with quotes too)" },
-        ParamSpec { name: "frame", kind: Kind::String, required: false, default: None, doc: "frame ordinal (0 = main, as list_frames) or a substring of the frame URL or name" },
-        ParamSpec { name: "timeoutMs", kind: Kind::Int, required: false, default: Some("60000"), doc: "in-page time budget in ms (at most 29000 for now; 0 means that maximum)" },
-        ParamSpec { name: "retryOnSpurious", kind: Kind::Bool, required: false, default: Some("false"), doc: "framework param: allow an automatic resend (only for side-effect-free scripts)" },
-    ],
-    needs_task: true,
-    mutates_page: true,
-    retry_safe: false,
-    long_running: false,
-    alias_of: None,
-    example: "local r = page:execute_js{ body = \"return document.querySelectorAll('a').length\" }\nprint(r.data.result)",
-    handler: execute_js,
-}];
+          endless loop) is EVAL_TIMEOUT and the page keeps working.")
+        .params(&[
+            string("body", "script: expression, function (called and awaited), or statements containing return"),
+            string("bodyFile", "file inside scripts/js of the working directory; escaping the dir fails"),
+            object("vars", "values injected for {{name}} placeholders as JSON literals (\"{{name}}\" with quotes too)"),
+            string("frame", "frame ordinal (0 = main, as list_frames) or a substring of the frame URL or name"),
+            int("timeoutMs", "in-page time budget in ms (at most 29000 for now; 0 means that maximum)").or("60000"),
+            boolean("retryOnSpurious", "framework param: allow an automatic resend (only for side-effect-free scripts)").or("false"),
+        ])
+        .example("local r = page:execute_js{ body = \"return document.querySelectorAll('a').length\" }\nprint(r.data.result)"),
+];
 
 /// How a prepared script is run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,7 +169,7 @@ fn script_path(root: &Path, file: &str) -> Result<PathBuf, CommandError> {
     Ok(root.join(rel))
 }
 
-fn execute_js(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
+fn execute_js(p: &mut Params) -> Prepared<TaskCx> {
     let body = p.str_opt("body")?;
     let body_file = if body.is_none() {
         p.str_opt("bodyFile")?
@@ -193,8 +185,8 @@ fn execute_js(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
                 "param `timeoutMs`: must be >= 0",
             ))
         }
-        Some(ms) => ms.unsigned_abs(),
-        None => cx.engine.config.eval_timeout_ms,
+        Some(ms) => Some(ms.unsigned_abs()),
+        None => None,
     };
     p.bool_opt("retryOnSpurious")?;
     let source = match (body, body_file) {
@@ -207,8 +199,9 @@ fn execute_js(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
             ))
         }
     };
-    Ok(Box::pin(async move {
-        let task = cx.task()?;
+    run(move |cx: TaskCx| async move {
+        let budget_ms = budget_ms.unwrap_or(cx.engine.config.eval_timeout_ms);
+        let task = cx.task.clone();
         let tab = task.tab()?;
         let raw_body = match source {
             Ok(b) => b,
@@ -304,7 +297,7 @@ fn execute_js(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
             data["frameUrl"] = json!(frame.url);
         }
         Ok(data)
-    }))
+    })
 }
 
 /// The longest `execute_js` budget: chromiumoxide's fixed per-command limit, less a margin for

@@ -12,129 +12,90 @@ use serde_json::{json, Map, Value};
 
 use crate::browser::events::epoch_ms;
 use crate::browser::task::TaskId;
+use crate::command::*;
 use crate::error::CommandError;
-use crate::executor::Cx;
 use crate::human::{self, NewRequest, Origin, Refusal, Request, Status, StepSpec, Submission};
 use crate::js;
 use crate::protocol::{ErrorCode, Params};
-use crate::registry::{CommandFuture, CommandSpec, Kind, ParamSpec};
 
-const TIMEOUT: ParamSpec = ParamSpec {
-    name: "timeoutSeconds",
-    kind: Kind::Int,
-    required: false,
-    default: Some("300"),
-    doc: "relative lifetime (legacy name)",
-};
-const EXPIRES_IN: ParamSpec = ParamSpec {
-    name: "expiresInSeconds",
-    kind: Kind::Int,
-    required: false,
-    default: None,
-    doc: "relative lifetime; same meaning as timeoutSeconds, wins over it",
-};
-const EXPIRES_AT: ParamSpec = ParamSpec {
-    name: "expiresAt",
-    kind: Kind::Int,
-    required: false,
-    default: None,
-    doc: "absolute expiry epoch ms; wins over both",
-};
+const TIMEOUT: ParamSpec = int("timeoutSeconds", "relative lifetime (legacy name)").or("300");
+const EXPIRES_IN: ParamSpec = int(
+    "expiresInSeconds",
+    "relative lifetime; same meaning as timeoutSeconds, wins over it",
+);
+const EXPIRES_AT: ParamSpec = int("expiresAt", "absolute expiry epoch ms; wins over both");
 
 /// The human group.
 pub const SPECS: &[CommandSpec] = &[
-    CommandSpec {
-        name: "request_human_input",
-        group: "human",
-        summary: "Ask a person to act in the page (log in, solve a captcha); answers a request id",
-        doc: "Opens a request (pending until answered or expired) with a prompt or a checklist of \
+    Group::Human
+        .action("request_human_input", "Ask a person to act in the page (log in, solve a captcha); answers a request id", request_human_input)
+        .doc("Opens a request (pending until answered or expired) with a prompt or a checklist of \
               steps s1..sN, brings the tab to the front and, with index/selector, attaches an \
               image of the element. Returns at once: wait with get_human_input. The host shows \
               it on its terminal; anyone may answer with submit_human_input. A person acting in \
-              the browser does not answer it: verify the page.",
-        params: &[
-            ParamSpec { name: "prompt", kind: Kind::String, required: false, default: None, doc: "what the human must do; may be empty string; required when steps absent" },
-            ParamSpec { name: "steps", kind: Kind::Array, required: false, default: None, doc: "checklist [{prompt, index?, selector?, frame?}] -> step ids s1..sN" },
-            ParamSpec { name: "index", kind: Kind::Int, required: false, default: None, doc: "element index from the latest snapshot (its image is attached)" },
-            ParamSpec { name: "selector", kind: Kind::String, required: false, default: None, doc: "CSS selector of the element to attach (no snapshot needed)" },
-            ParamSpec { name: "frame", kind: Kind::String, required: false, default: None, doc: "frame for selector: ordinal (0 = main) or a substring of its URL or name" },
+              the browser does not answer it: verify the page.")
+        .params(&[
+            string("prompt", "what the human must do; may be empty string; required when steps absent"),
+            array("steps", "checklist [{prompt, index?, selector?, frame?}] -> step ids s1..sN"),
+            int("index", "element index from the latest snapshot (its image is attached)"),
+            string("selector", "CSS selector of the element to attach (no snapshot needed)"),
+            string("frame", "frame for selector: ordinal (0 = main) or a substring of its URL or name"),
             TIMEOUT,
             EXPIRES_IN,
             EXPIRES_AT,
-            ParamSpec { name: "ocr", kind: Kind::Bool, required: false, default: Some("false"), doc: "OCR the captured image (not available: answers ocrError)" },
-            ParamSpec { name: "ocrLanguage", kind: Kind::String, required: false, default: Some("\"zh-Hans-CN\""), doc: "OCR language" },
-            ParamSpec { name: "inline", kind: Kind::Bool, required: false, default: Some("true"), doc: "include imageBase64 in the response" },
-        ],
-        needs_task: true,
-        mutates_page: true,
-        retry_safe: false,
-        long_running: true,
-        alias_of: None,
-        example: "local r = page:request_human_input{ prompt = \"Please log in\" }:unwrap()",
-        handler: request_human_input,
-    },
-    CommandSpec {
-        name: "ask_user",
-        group: "human",
-        summary: "Ask a person for values or choices (a code, pick one); answers a request id",
-        doc: "Each question {id, question, header?, options?, multiSelect?} becomes a step whose \
+            boolean("ocr", "OCR the captured image (not available: answers ocrError)").or("false"),
+            string("ocrLanguage", "OCR language").or("\"zh-Hans-CN\""),
+            boolean("inline", "include imageBase64 in the response").or("true"),
+        ])
+        .example("local r = page:request_human_input{ prompt = \"Please log in\" }:unwrap()")
+        .no_capture()
+        .long()
+        .opens(Opens::HumanRequest),
+    Group::Human
+        .read("ask_user", "Ask a person for values or choices (a code, pick one); answers a request id", ask_user)
+        .doc("Each question {id, question, header?, options?, multiSelect?} becomes a step whose \
               id is the question's. Does not touch the page or steal focus. Wait with \
-              get_human_input, which adds answers [{id, selected[], custom?}].",
-        params: &[
-            ParamSpec { name: "questions", kind: Kind::Array, required: true, default: None, doc: "[{id, question, header?, options? [string | {label, description?}], multiSelect?}]" },
-            ParamSpec { name: "timeoutSeconds", kind: Kind::Int, required: false, default: Some("300"), doc: "relative lifetime" },
-            ParamSpec { name: "expiresInSeconds", kind: Kind::Int, required: false, default: None, doc: "relative lifetime, wins over timeoutSeconds" },
-            ParamSpec { name: "expiresAt", kind: Kind::Int, required: false, default: None, doc: "absolute epoch ms, wins over both" },
-        ],
-        needs_task: true,
-        mutates_page: false,
-        retry_safe: false,
-        long_running: true,
-        alias_of: None,
-        example: "local q = page:ask_user{ questions = { { id = \"code\", question = \"SMS code?\" } } }",
-        handler: ask_user,
-    },
-    CommandSpec {
-        name: "submit_human_input",
-        group: "human",
-        summary: "Answer a human-input request (a single answer, one step, or {stepId: value})",
-        doc: "Single-step requests take answer (\"\" allowed); step requests take stepId + answer \
+              get_human_input, which adds answers [{id, selected[], custom?}].")
+        .params(&[
+            array("questions", "[{id, question, header?, options? [string | {label, description?}], multiSelect?}]").req(),
+            int("timeoutSeconds", "relative lifetime").or("300"),
+            int("expiresInSeconds", "relative lifetime, wins over timeoutSeconds"),
+            int("expiresAt", "absolute epoch ms, wins over both"),
+        ])
+        .example("local q = page:ask_user{ questions = { { id = \"code\", question = \"SMS code?\" } } }")
+        .retry_safe(false)
+        .long()
+        .lane_free()
+        .opens(Opens::HumanRequest),
+    Group::Human
+        .read("submit_human_input", "Answer a human-input request (a single answer, one step, or {stepId: value})", submit_human_input)
+        .doc("Single-step requests take answer (\"\" allowed); step requests take stepId + answer \
               or answers {stepId: value} (arrays for multi-select). A bare answer on a step \
               request fails and lists the pending steps; unknown step ids fail and are listed \
-              (known ones in the same call are kept). Expiry is not checked.",
-        params: &[
-            ParamSpec { name: "requestId", kind: Kind::String, required: true, default: None, doc: "request id" },
-            ParamSpec { name: "answer", kind: Kind::String, required: false, default: None, doc: "single-step answer; empty string allowed" },
-            ParamSpec { name: "stepId", kind: Kind::String, required: false, default: None, doc: "step to fill (with answer)" },
-            ParamSpec { name: "answers", kind: Kind::Object, required: false, default: None, doc: "{stepId: value}; values kept as given (arrays for multi-select)" },
-        ],
-        needs_task: true,
-        mutates_page: false,
-        retry_safe: false,
-        long_running: true,
-        alias_of: None,
-        example: "page:submit_human_input{ requestId = id, answer = \"done\" }",
-        handler: submit_human_input,
-    },
-    CommandSpec {
-        name: "get_human_input",
-        group: "human",
-        summary: "Read a human-input request; with timeoutSeconds, wait while it is pending",
-        doc: "status is pending, partial, answered or expired (computed when read). With \
+              (known ones in the same call are kept). Expiry is not checked.")
+        .params(&[
+            string("requestId", "request id").req(),
+            string("answer", "single-step answer; empty string allowed"),
+            string("stepId", "step to fill (with answer)"),
+            object("answers", "{stepId: value}; values kept as given (arrays for multi-select)"),
+        ])
+        .example("page:submit_human_input{ requestId = id, answer = \"done\" }")
+        .retry_safe(false)
+        .long()
+        .lane_free(),
+    Group::Human
+        .read("get_human_input", "Read a human-input request; with timeoutSeconds, wait while it is pending", get_human_input)
+        .doc("status is pending, partial, answered or expired (computed when read). With \
               timeoutSeconds > 0 it returns as soon as the status leaves pending (an answer \
-              lands, or the deadline passes), else when the time is up — not a failure.",
-        params: &[
-            ParamSpec { name: "requestId", kind: Kind::String, required: true, default: None, doc: "request id" },
-            ParamSpec { name: "timeoutSeconds", kind: Kind::Int, required: false, default: None, doc: "long-poll while pending; absent/<=0 = return immediately" },
-        ],
-        needs_task: true,
-        mutates_page: false,
-        retry_safe: false,
-        long_running: true,
-        alias_of: None,
-        example: "local r = page:get_human_input{ requestId = id, timeoutSeconds = 60 }:unwrap()",
-        handler: get_human_input,
-    },
+              lands, or the deadline passes), else when the time is up — not a failure.")
+        .params(&[
+            string("requestId", "request id").req(),
+            int("timeoutSeconds", "long-poll while pending; absent/<=0 = return immediately"),
+        ])
+        .example("local r = page:get_human_input{ requestId = id, timeoutSeconds = 60 }:unwrap()")
+        .retry_safe(false)
+        .long()
+        .lane_free(),
 ];
 
 /// A request as the commands answer it, read at `now`.
@@ -197,8 +158,8 @@ fn read_deadline(p: &mut Params) -> Result<impl Fn(u64) -> u64 + Send + 'static,
     Ok(move |now| human::deadline(now, at, within, timeout))
 }
 
-fn task_of(cx: &Cx) -> Result<TaskId, CommandError> {
-    Ok(cx.task()?.id)
+fn task_of(cx: &TaskCx) -> Result<TaskId, CommandError> {
+    Ok(cx.task.id)
 }
 
 /// A step of `request_human_input`'s checklist: `(prompt, extra)`.
@@ -229,12 +190,12 @@ fn read_steps(raw: Vec<Value>) -> Result<Vec<StepSpec>, CommandError> {
 
 /// An element image for a request: `(png, size, target)` of `index` or `selector` in `frame`.
 async fn element_image(
-    cx: &Cx,
+    cx: &TaskCx,
     index: Option<i64>,
     selector: Option<String>,
     frame: Option<String>,
 ) -> Result<(Vec<u8>, Value, Value), CommandError> {
-    let task = cx.task()?;
+    let task = cx.task.clone();
     let (tab, rect, target) = if let Some(index) = index {
         let index = u32::try_from(index).map_err(|_| {
             CommandError::invalid("index", format!("param `index`: must be >= 0, got {index}"))
@@ -300,7 +261,7 @@ async fn element_image(
     Ok((png, size, target))
 }
 
-fn request_human_input(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
+fn request_human_input(p: &mut Params) -> Prepared<TaskCx> {
     let prompt = p.str_keep_empty("prompt")?;
     let steps = p.array_opt("steps")?;
     if prompt.is_none() && steps.is_none() {
@@ -317,14 +278,14 @@ fn request_human_input(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandE
     let ocr = p.bool_or("ocr", false)?;
     let _ = p.str_opt("ocrLanguage")?;
     let inline = p.bool_or("inline", true)?;
-    Ok(Box::pin(async move {
+    run(move |cx: TaskCx| async move {
         let prompt = prompt.unwrap_or_default();
         if prompt.trim().is_empty() && steps.is_empty() {
             return Err(CommandError::failed(
                 "request_human_input: the prompt is blank and there are no steps: nothing to ask",
             ));
         }
-        let task = cx.task()?;
+        let task = cx.task.clone();
         let tab = task.tab()?;
         let url = tab.url().await.unwrap_or_default();
         // The element to show: the request's own, else the first step that names one.
@@ -430,15 +391,15 @@ fn request_human_input(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandE
             );
         }
         Ok(Value::Object(data))
-    }))
+    })
 }
 
-fn ask_user(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
+fn ask_user(p: &mut Params) -> Prepared<TaskCx> {
     let questions = p
         .array_opt("questions")?
         .ok_or_else(|| CommandError::invalid("questions", "missing parameter `questions`"))?;
     let deadline = read_deadline(p)?;
-    Ok(Box::pin(async move {
+    run(move |cx: TaskCx| async move {
         if questions.is_empty() {
             return Err(CommandError::failed(
                 "ask_user: `questions` is empty: nothing to ask",
@@ -494,15 +455,15 @@ fn ask_user(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
             data["note"] = json!("the deadline was already past: the request was created expired");
         }
         Ok(data)
-    }))
+    })
 }
 
-fn submit_human_input(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
+fn submit_human_input(p: &mut Params) -> Prepared<TaskCx> {
     let id = p.str_req("requestId")?;
     let answer = p.str_keep_empty("answer")?;
     let step_id = p.str_opt("stepId")?;
     let answers = p.object_opt("answers")?;
-    Ok(Box::pin(async move {
+    run(move |cx: TaskCx| async move {
         task_of(&cx)?;
         let now = epoch_ms();
         let sub = Submission {
@@ -519,13 +480,13 @@ fn submit_human_input(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandEr
             }
             Ok(data)
         })
-    }))
+    })
 }
 
-fn get_human_input(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
+fn get_human_input(p: &mut Params) -> Prepared<TaskCx> {
     let id = p.str_req("requestId")?;
     let wait = p.int_opt("timeoutSeconds")?.filter(|s| *s > 0);
-    Ok(Box::pin(async move {
+    run(move |cx: TaskCx| async move {
         task_of(&cx)?;
         let mut changes = cx.engine.desk_changes();
         // A poll that runs out answers the status; keep it inside the command's own bound.
@@ -565,5 +526,5 @@ fn get_human_input(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError
                 }
             }
         }
-    }))
+    })
 }

@@ -13,85 +13,53 @@ use serde_json::{json, Value};
 use crate::browser::tab::FrameRef;
 use crate::browser::task::{SnapElement, Task};
 use crate::browser::Tab;
+use crate::command::*;
 use crate::commands::page_state::probe_value;
 use crate::dom;
 use crate::error::CommandError;
-use crate::executor::Cx;
 use crate::js;
 use crate::protocol::{ErrorCode, Params};
-use crate::registry::{CommandFuture, CommandSpec, Kind, ParamSpec};
 
-const INDEX_PARAM: ParamSpec = ParamSpec {
-    name: "index",
-    kind: Kind::Int,
-    required: true,
-    default: None,
-    doc: "element index from the latest get_browser_state snapshot (frame routing is automatic)",
-};
+const INDEX_PARAM: ParamSpec = int(
+    "index",
+    "element index from the latest get_browser_state snapshot (frame routing is automatic)",
+)
+.req()
+.range(0.0, f64::INFINITY);
 
 /// The index-interaction group.
 pub const SPECS: &[CommandSpec] = &[
-    CommandSpec {
-        name: "click_element_by_index",
-        group: "interact_index",
-        summary: "Click the element with this snapshot index and report what changed",
-        doc: "Modes: auto (real click with actionability checks, then a real mouse click at the \
+    Group::InteractIndex
+        .action("click_element_by_index", "Click the element with this snapshot index and report what changed", click_element_by_index)
+        .doc("Modes: auto (real click with actionability checks, then a real mouse click at the \
               box centre, then JS dispatch; never through a covering element: ELEMENT_OBSCURED), \
               native, mouse, js. The receipt compares URL, tab count and a page fingerprint \
               before and after (changed, effective). ok means the click happened, not that the \
-              business goal was reached; never resend only because changed is false.",
-        params: &[
+              business goal was reached; never resend only because changed is false.")
+        .params(&[
             INDEX_PARAM,
-            ParamSpec { name: "mode", kind: Kind::String, required: false, default: Some("\"auto\""), doc: "auto | native | mouse | js (aliases: dispatch/force/event -> js; real/coordinate/coords -> mouse; playwright -> native)" },
-            ParamSpec { name: "timeoutMs", kind: Kind::Int, required: false, default: Some("5000"), doc: "actionability timeout in ms; absent or <= 0 uses the configured 5000" },
-        ],
-        needs_task: true,
-        mutates_page: true,
-        retry_safe: false,
-        long_running: false,
-        alias_of: None,
-        example: "local r = page:click_element_by_index{ index = 3 }\nif r.ok and not r.data.changed then print(r.data.hint) end",
-        handler: click_element_by_index,
-    },
-    CommandSpec {
-        name: "input_text",
-        group: "interact_index",
-        summary: "Replace the value of the field with this index (real input, any script)",
-        doc: "auto fills for real (focus, select all, insert text: frameworks see trusted input \
+            string("mode", "auto | native | mouse | js (aliases: dispatch/force/event -> js; real/coordinate/coords -> mouse; playwright -> native)").or("\"auto\""),
+            int("timeoutMs", "actionability timeout in ms; absent or <= 0 uses the configured 5000").or("5000"),
+        ])
+        .example("local r = page:click_element_by_index{ index = 3 }\nif r.ok and not r.data.changed then print(r.data.hint) end"),
+    Group::InteractIndex
+        .action("input_text", "Replace the value of the field with this index (real input, any script)", input_text)
+        .doc("auto fills for real (focus, select all, insert text: frameworks see trusted input \
               events; non-ASCII text works) when the field is visible, else sets the value through \
               the native setter with input/change events (mode js, committed false). Disabled \
-              fields fail with ELEMENT_DISABLED, read-only ones with ELEMENT_READ_ONLY.",
-        params: &[
+              fields fail with ELEMENT_DISABLED, read-only ones with ELEMENT_READ_ONLY.")
+        .params(&[
             INDEX_PARAM,
-            ParamSpec { name: "text", kind: Kind::String, required: true, default: None, doc: "replacement value (the field is cleared first); empty counts as missing" },
-            ParamSpec { name: "mode", kind: Kind::String, required: false, default: Some("\"auto\""), doc: "auto | native (fill) | type (press; key by key, no clearing) | js (setvalue, set_value)" },
-        ],
-        needs_task: true,
-        mutates_page: true,
-        retry_safe: false,
-        long_running: false,
-        alias_of: None,
-        example: "page:input_text{ index = 2, text = \"alice\" }",
-        handler: input_text,
-    },
-    CommandSpec {
-        name: "type_text",
-        group: "interact_index",
-        summary: "Type text key by key after the field's existing content",
-        doc: "Focuses the field with this index, puts the caret at the end and types each \
-              character (ASCII as key events, other characters as text input). Does not clear.",
-        params: &[
-            INDEX_PARAM,
-            ParamSpec { name: "text", kind: Kind::String, required: true, default: None, doc: "text typed key by key after existing content" },
-        ],
-        needs_task: true,
-        mutates_page: true,
-        retry_safe: false,
-        long_running: false,
-        alias_of: None,
-        example: "page:type_text{ index = 2, text = \" more\" }",
-        handler: type_text,
-    },
+            string("text", "replacement value (the field is cleared first); empty counts as missing").req().secret(Secrecy::Typed),
+            string("mode", "auto | native (fill) | type (press; key by key, no clearing) | js (setvalue, set_value)").or("\"auto\""),
+        ])
+        .example("page:input_text{ index = 2, text = \"alice\" }"),
+    Group::InteractIndex
+        .action("type_text", "Type text key by key after the field's existing content", type_text)
+        .doc("Focuses the field with this index, puts the caret at the end and types each \
+              character (ASCII as key events, other characters as text input). Does not clear.")
+        .params(&[INDEX_PARAM, string("text", "text typed key by key after existing content").req().secret(Secrecy::Typed)])
+        .example("page:type_text{ index = 2, text = \" more\" }"),
 ];
 
 /// Click technique.
@@ -432,15 +400,16 @@ fn click_receipt(
     r
 }
 
-fn click_element_by_index(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
+fn click_element_by_index(p: &mut Params) -> Prepared<TaskCx> {
     let index = read_index(p)?;
     let mode = click_mode(p.str_opt("mode")?);
-    let timeout_ms = match p.int_opt("timeoutMs")? {
-        Some(ms) if ms > 0 => ms.unsigned_abs(),
-        _ => cx.engine.config.action_timeout_ms,
-    };
-    Ok(Box::pin(async move {
-        let task = cx.task()?;
+    let timeout_ms = p.int_opt("timeoutMs")?;
+    run(move |cx: TaskCx| async move {
+        let timeout_ms = match timeout_ms {
+            Some(ms) if ms > 0 => ms.unsigned_abs(),
+            _ => cx.engine.config.action_timeout_ms,
+        };
+        let task = cx.task.clone();
         let mut target = resolve_index(&task, index).await?;
         let mut stale_recovered = false;
         let mut info = match inspect(&target).await {
@@ -528,7 +497,7 @@ fn click_element_by_index(cx: Cx, p: &mut Params) -> Result<CommandFuture, Comma
             receipt["staleNote"] = json!("the index's path no longer led to its element; the one element with the same tag and text was clicked");
         }
         Ok(receipt)
-    }))
+    })
 }
 
 fn has_box(info: &Value) -> bool {
@@ -688,12 +657,12 @@ async fn probe_op(target: &Target, op: &str, extra: Value) -> Result<Value, Comm
     Ok(res)
 }
 
-fn input_text(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
+fn input_text(p: &mut Params) -> Prepared<TaskCx> {
     let index = read_index(p)?;
     let text = p.str_req("text")?;
     let mode = input_mode(p.str_opt("mode")?)?;
-    Ok(Box::pin(async move {
-        let task = cx.task()?;
+    run(move |cx: TaskCx| async move {
+        let task = cx.task.clone();
         let target = resolve_index(&task, index).await?;
         let info = inspect(&target).await?;
         let real = match mode {
@@ -725,7 +694,7 @@ fn input_text(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
         let mut data = json!({"mode": "fill", "committed": true});
         mark_password(&mut data, &info);
         Ok(data)
-    }))
+    })
 }
 
 /// Says so in the receipt when the field is a password field (the trace log masks what was
@@ -739,11 +708,11 @@ fn mark_password(data: &mut Value, info: &Value) {
     }
 }
 
-fn type_text(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
+fn type_text(p: &mut Params) -> Prepared<TaskCx> {
     let index = read_index(p)?;
     let text = p.str_req("text")?;
-    Ok(Box::pin(async move {
-        let task = cx.task()?;
+    run(move |cx: TaskCx| async move {
+        let task = cx.task.clone();
         let target = resolve_index(&task, index).await?;
         let info = inspect(&target).await?;
         check_editable(&info, index)?;
@@ -752,7 +721,7 @@ fn type_text(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
         let mut data = json!({"mode": "type", "typed": text.chars().count()});
         mark_password(&mut data, &info);
         Ok(data)
-    }))
+    })
 }
 
 #[cfg(test)]

@@ -6,63 +6,42 @@
 use serde_json::{json, Value};
 
 use crate::browser::task::{Task, TaskId};
+use crate::command::*;
 use crate::error::CommandError;
-use crate::executor::Cx;
 use crate::protocol::{ErrorCode, Params};
-use crate::registry::{CommandFuture, CommandSpec, Kind, ParamSpec};
 
 /// The lifecycle group.
 pub const SPECS: &[CommandSpec] = &[
-    CommandSpec {
-        name: "start",
-        group: "lifecycle",
-        summary: "Create a task with its own tab, launching the shared browser if needed",
-        doc: "Creates a task (the seed's browser instance) that owns one fresh tab. The first task \
+    Group::Lifecycle
+        .engine("start", "Create a task with its own tab, launching the shared browser if needed", start)
+        .doc("Creates a task (the seed's browser instance) that owns one fresh tab. The first task \
               launches the shared Chromium; later tasks open a tab in it. With an envelope id that \
-              is already live the call fails: close it first or use another id.",
-        params: &[
-            ParamSpec { name: "headless", kind: Kind::Bool, required: false, default: Some("true"), doc: "run without a window; absent means headless (unless the host was started with --headful)" },
-            ParamSpec { name: "browser", kind: Kind::String, required: false, default: None, doc: "auto | chromium (chrome, edge and firefox are refused: moonpilot drives Chromium)" },
-            ParamSpec { name: "networkRecording", kind: Kind::Bool, required: false, default: None, doc: "per-task request/response recording on or off; absent = global setting" },
-        ],
-        needs_task: false,
-        mutates_page: true,
-        retry_safe: false,
-        long_running: false,
-        alias_of: None,
-        example: "local page = browser.start{ headless = true }",
-        handler: start,
-    },
-    CommandSpec {
-        name: "close",
-        group: "lifecycle",
-        summary: "Close the task's tabs and forget the task; the last task stops the browser",
-        doc: "Closes only this task's tabs. A command still running on the task ends with \
+              is already live the call fails: close it first or use another id.")
+        .params(&[
+            boolean("headless", "run without a window; absent means headless (unless the host was started with --headful)").or("true"),
+            string("browser", "auto | chromium (chrome, edge and firefox are refused: moonpilot drives Chromium)"),
+            boolean("networkRecording", "per-task request/response recording on or off; absent = global setting"),
+        ])
+        .example("local page = browser.start{ headless = true }")
+        .mutates(true)
+        .retry_safe(false)
+        .opens(Opens::Task),
+    Group::Lifecycle
+        .action("close", "Close the task's tabs and forget the task; the last task stops the browser", close)
+        .doc("Closes only this task's tabs. A command still running on the task ends with \
               TASK_NOT_FOUND; close never queues behind it. When no task is left the shared \
-              browser exits (a persistent --profile keeps its login state).",
-        params: &[],
-        needs_task: true,
-        mutates_page: true,
-        retry_safe: false,
-        long_running: false,
-        alias_of: None,
-        example: "page:close()",
-        handler: close,
-    },
-    CommandSpec {
-        name: "shutdown",
-        group: "lifecycle",
-        summary: "Close every task and the shared browser",
-        doc: "Closes every task and stops the shared browser; the host keeps running.",
-        params: &[],
-        needs_task: false,
-        mutates_page: true,
-        retry_safe: false,
-        long_running: false,
-        alias_of: None,
-        example: "browser.call(\"shutdown\")",
-        handler: shutdown,
-    },
+              browser exits (a persistent --profile keeps its login state).")
+        .example("page:close()")
+        .no_capture()
+        .lane_free()
+        .way_out(),
+    Group::Lifecycle
+        .engine("shutdown", "Close every task and the shared browser", shutdown)
+        .doc("Closes every task and stops the shared browser; the host keeps running.")
+        .example("browser.call(\"shutdown\")")
+        .mutates(true)
+        .retry_safe(false)
+        .way_out(),
 ];
 
 const BROWSER_CHOICES: &str = "auto, chromium, chrome, edge, firefox";
@@ -97,21 +76,20 @@ fn requested_browser(value: Option<String>) -> Result<String, CommandError> {
     Ok(norm.to_string())
 }
 
-fn start(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
-    let headless = p
-        .bool_opt("headless")?
-        .unwrap_or(!cx.engine.config.launch.headful);
+fn start(p: &mut Params) -> Prepared<Cx> {
+    let headless = p.bool_opt("headless")?;
     let requested = requested_browser(p.str_opt("browser")?)?;
     let recording = p.bool_opt("networkRecording")?;
-    let id = cx.task_id.unwrap_or_else(TaskId::generate);
-    if cx.engine.task(id).is_some() {
-        // Checked before anything runs: nothing was started.
-        return Err(CommandError::invalid(
-            "id",
-            format!("task {id} is already running; close it first or use another id"),
-        ));
-    }
-    Ok(Box::pin(async move {
+    run(move |cx: Cx| async move {
+        let headless = headless.unwrap_or(!cx.engine.config.launch.headful);
+        let id = cx.task_id.unwrap_or_else(TaskId::generate);
+        if cx.engine.task(id).is_some() {
+            // Checked before anything runs: an invalid argument, nothing was started.
+            return Err(CommandError::invalid(
+                "id",
+                format!("task {id} is already running; close it first or use another id"),
+            ));
+        }
         let _starting = cx.engine.begin_start();
         let browser = cx.engine.browser_for_start(headless).await?;
         let task = match Task::open(id, browser.clone()).await {
@@ -153,26 +131,26 @@ fn start(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
             "profileSeenBefore": profile_seen_before,
             "profileNote": profile_note,
         }))
-    }))
+    })
 }
 
-fn close(cx: Cx, _p: &mut Params) -> Result<CommandFuture, CommandError> {
-    Ok(Box::pin(async move {
-        let task = cx.task()?;
+fn close(_p: &mut Params) -> Prepared<TaskCx> {
+    run(move |cx: TaskCx| async move {
+        let task = cx.task.clone();
         task.mark_closed();
         cx.engine.remove_task(task.id);
         task.close_tabs().await;
         cx.engine.stop_browser_if_idle().await;
         Ok(json!({}))
-    }))
+    })
 }
 
-fn shutdown(cx: Cx, _p: &mut Params) -> Result<CommandFuture, CommandError> {
-    Ok(Box::pin(async move {
+fn shutdown(_p: &mut Params) -> Prepared<Cx> {
+    run(move |cx: Cx| async move {
         let closed = cx.engine.shutdown().await;
         let ids: Vec<String> = closed.iter().map(|id| id.to_string()).collect();
         Ok(json!({"closedTasks": ids, "remainingTasks": cx.engine.tasks().len()}))
-    }))
+    })
 }
 
 #[cfg(test)]

@@ -2,112 +2,72 @@
 
 use serde_json::{json, Value};
 
+use crate::command::*;
 use crate::error::CommandError;
-use crate::executor::Cx;
 use crate::protocol::Params;
-use crate::registry::{self, CommandFuture, CommandSpec, Kind, ParamSpec};
 
 /// The meta group.
 pub const SPECS: &[CommandSpec] = &[
-    CommandSpec {
-        name: "list_methods",
-        group: "meta",
-        summary: "List the registered command names, optionally filtered",
-        doc: "Names in registry order. `filter` is a substring, matched case-insensitively.",
-        params: &[ParamSpec {
-            name: "filter",
-            kind: Kind::String,
-            required: false,
-            default: None,
-            doc: "substring; lower-cased before matching",
-        }],
-        needs_task: false,
-        mutates_page: false,
-        retry_safe: true,
-        long_running: false,
-        alias_of: None,
-        example:
+    Group::Meta
+        .engine(
+            "list_methods",
+            "List the registered command names, optionally filtered",
+            list_methods,
+        )
+        .doc("Names in registry order. `filter` is a substring, matched case-insensitively.")
+        .params(&[string("filter", "substring; lower-cased before matching")])
+        .example(
             "local names = browser.call(\"list_methods\", { filter = \"click\" }).data.methods",
-        handler: list_methods,
-    },
-    CommandSpec {
-        name: "get_config",
-        group: "meta",
-        summary: "Show the effective configuration",
-        doc: "Timeouts, directories, the browser settings and the registered commands. With a \
+        ),
+    Group::Meta
+        .engine("get_config", "Show the effective configuration", get_config)
+        .doc(
+            "Timeouts, directories, the browser settings and the registered commands. With a \
               task id, also that task's browser descriptor.",
-        params: &[],
-        needs_task: false,
-        mutates_page: false,
-        retry_safe: true,
-        long_running: false,
-        alias_of: None,
-        example: "print(browser.call(\"get_config\").data.command.timeoutMs)",
-        handler: get_config,
-    },
-    CommandSpec {
-        name: "list_tasks",
-        group: "meta",
-        summary: "List the live tasks with their tabs, URL and title",
-        doc: "Every live task with its tab count, capture sequence, current URL and title, plus \
+        )
+        .example("print(browser.call(\"get_config\").data.command.timeoutMs)"),
+    Group::Meta
+        .engine(
+            "list_tasks",
+            "List the live tasks with their tabs, URL and title",
+            list_tasks,
+        )
+        .doc(
+            "Every live task with its tab count, capture sequence, current URL and title, plus \
               the shared browser (or null) and a `launching` block while it starts.",
-        params: &[],
-        needs_task: false,
-        mutates_page: false,
-        retry_safe: true,
-        long_running: false,
-        alias_of: None,
-        example:
+        )
+        .example(
             "for _, t in ipairs(browser.call(\"list_tasks\").data.tasks) do print(t.id, t.url) end",
-        handler: list_tasks,
-    },
-    CommandSpec {
-        name: "cleanup",
-        group: "meta",
-        summary: "Delete old screenshots, state files and trace logs (a dry run unless told)",
-        doc: "Explicit only: moonpilot never deletes these files on its own. Scans the data \
+        ),
+    Group::Meta
+        .engine(
+            "cleanup",
+            "Delete old screenshots, state files and trace logs (a dry run unless told)",
+            cleanup,
+        )
+        .doc(
+            "Explicit only: moonpilot never deletes these files on its own. Scans the data \
               directory and/or the trace directory (every day in it) for files older than \
               olderThanHours, keeping the newest keepLatest of each directory; reports what it \
               deleted (or would delete, with dryRun, the default). The upload area does not \
               exist in moonpilot and is reported skipped.",
-        params: &[
-            ParamSpec {
-                name: "scope",
-                kind: Kind::String,
-                required: false,
-                default: Some("\"all\""),
-                doc: "all | data | trace | upload (all never touches upload)",
-            },
-            ParamSpec {
-                name: "olderThanHours",
-                kind: Kind::Int,
-                required: false,
-                default: Some("24"),
-                doc: "only files older than this (negative -> 0)",
-            },
-            ParamSpec {
-                name: "keepLatest",
-                kind: Kind::Int,
-                required: false,
-                default: Some("0"),
-                doc: "always keep the newest N files per directory",
-            },
-            ParamSpec {
-                name: "dryRun",
-                kind: Kind::Bool,
-                required: false,
-                default: Some("true"),
-                doc: "preview only; pass false to delete",
-            },
-        ],
-        needs_task: false,
-        mutates_page: false,
-        retry_safe: false,
-        long_running: false,
-        alias_of: None,
-        example: "browser.call(\"cleanup\", { olderThanHours = 48, dryRun = false })",
-        handler: cleanup,
-    },
+        )
+        .params(&[
+            string(
+                "scope",
+                "all | data | trace | upload (all never touches upload)",
+            )
+            .or("\"all\""),
+            int(
+                "olderThanHours",
+                "only files older than this (negative -> 0)",
+            )
+            .or("24"),
+            int("keepLatest", "always keep the newest N files per directory").or("0"),
+            boolean("dryRun", "preview only; pass false to delete").or("true"),
+        ])
+        .example("browser.call(\"cleanup\", { olderThanHours = 48, dryRun = false })")
+        .retry_safe(false),
 ];
 
 /// What sweeping one area found (or did).
@@ -161,7 +121,7 @@ fn sweep(
     }
 }
 
-fn cleanup(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
+fn cleanup(p: &mut Params) -> Prepared<Cx> {
     let scope = p
         .str_opt("scope")?
         .unwrap_or_else(|| "all".into())
@@ -175,7 +135,7 @@ fn cleanup(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
     let hours = p.int_opt("olderThanHours")?.unwrap_or(24).max(0);
     let keep = usize::try_from(p.int_opt("keepLatest")?.unwrap_or(0).max(0)).unwrap_or(0);
     let dry = p.bool_or("dryRun", true)?;
-    Ok(Box::pin(async move {
+    run(move |cx: Cx| async move {
         let config = &cx.engine.config;
         let mut areas: Vec<(&str, Option<std::path::PathBuf>)> = Vec::new();
         if matches!(scope.as_str(), "all" | "data") {
@@ -237,28 +197,28 @@ fn cleanup(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
         data["freedBytes"] = json!(freed);
         data["notes"] = json!(notes);
         Ok(data)
-    }))
+    })
 }
 
-fn list_methods(_cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
+fn list_methods(p: &mut Params) -> Prepared<Cx> {
     let filter = p.str_opt("filter")?.map(|f| f.to_lowercase());
-    Ok(Box::pin(async move {
-        let methods: Vec<&str> = registry::all()
+    run(move |_cx: Cx| async move {
+        let methods: Vec<&str> = crate::commands::registry()
+            .all()
             .iter()
             .map(|s| s.name)
             .filter(|n| filter.as_deref().is_none_or(|f| n.contains(f)))
             .collect();
-        let mut data =
-            json!({"count": methods.len(), "methods": methods, "total": registry::all().len()});
+        let mut data = json!({"count": methods.len(), "methods": methods, "total": crate::commands::registry().all().len()});
         if let Some(f) = filter {
             data["filter"] = json!(f);
         }
         Ok(data)
-    }))
+    })
 }
 
-fn get_config(cx: Cx, _p: &mut Params) -> Result<CommandFuture, CommandError> {
-    Ok(Box::pin(async move {
+fn get_config(_p: &mut Params) -> Prepared<Cx> {
+    run(move |cx: Cx| async move {
         let c = &cx.engine.config;
         let work_dir = std::env::current_dir()
             .map(|d| d.display().to_string())
@@ -285,18 +245,18 @@ fn get_config(cx: Cx, _p: &mut Params) -> Result<CommandFuture, CommandError> {
                 "laneWaitMs": c.lane_wait.as_millis() as u64,
             },
             "tasks": cx.engine.tasks().len(),
-            "commands": registry::all().iter().map(|s| s.name).collect::<Vec<_>>(),
+            "commands": crate::commands::registry().all().iter().map(|s| s.name).collect::<Vec<_>>(),
             "version": env!("CARGO_PKG_VERSION"),
         });
         if let Some(task) = &cx.task {
             data["browser"] = task.browser.describe();
         }
         Ok(data)
-    }))
+    })
 }
 
-fn list_tasks(cx: Cx, _p: &mut Params) -> Result<CommandFuture, CommandError> {
-    Ok(Box::pin(async move {
+fn list_tasks(_p: &mut Params) -> Prepared<Cx> {
+    run(move |cx: Cx| async move {
         let mut tasks = Vec::new();
         for task in cx.engine.tasks() {
             let (tabs, _) = task.tabs();
@@ -334,5 +294,5 @@ fn list_tasks(cx: Cx, _p: &mut Params) -> Result<CommandFuture, CommandError> {
         Ok(
             json!({"count": tasks.len(), "tasks": tasks, "browser": browser, "launching": launching}),
         )
-    }))
+    })
 }

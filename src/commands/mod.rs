@@ -1,4 +1,5 @@
-//! The command groups of `spec/COMMANDS.md`, one file each; this file only chains their specs.
+//! The command groups of `spec/COMMANDS.md`, one file each; this file only chains their specs
+//! into the registry.
 
 pub mod dialogs;
 pub mod extract;
@@ -11,7 +12,10 @@ pub mod navigation;
 pub mod page_state;
 pub mod wait;
 
-use crate::registry::CommandSpec;
+use std::sync::OnceLock;
+
+use crate::command::CommandSpec;
+use crate::registry::Registry;
 
 /// Every group's specs, in catalogue order.
 pub const GROUPS: &[&[CommandSpec]] = &[
@@ -26,3 +30,9 @@ pub const GROUPS: &[&[CommandSpec]] = &[
     human::SPECS,
     meta::SPECS,
 ];
+
+/// The registry over every group.
+pub fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(|| Registry::new(GROUPS))
+}

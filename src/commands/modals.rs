@@ -13,76 +13,38 @@ use serde_json::{json, Value};
 
 use crate::browser::tab::{FrameRef, FrameSession};
 use crate::browser::Tab;
+use crate::command::*;
 use crate::commands::page_state::probe_value;
 use crate::error::CommandError;
-use crate::executor::Cx;
 use crate::js;
 use crate::protocol::{ErrorCode, Params};
-use crate::registry::{CommandFuture, CommandSpec, Kind, ParamSpec};
 
 /// The modals group.
 pub const SPECS: &[CommandSpec] = &[
-    CommandSpec {
-        name: "get_modals",
-        group: "modals",
-        summary: "List the DOM modals (overlays, drawers, agreement layers) of every frame",
-        doc: "Three scan rounds in every frame: framework selectors (confidence strict), \
+    Group::Modals
+        .read("get_modals", "List the DOM modals (overlays, drawers, agreement layers) of every frame", get_modals)
+        .doc("Three scan rounds in every frame: framework selectors (confidence strict), \
               class-name hints and fixed-overlay geometry (heuristic). Each modal has its title, \
               text, button labels with click points, the close (x) point and whether it blocks \
               the page; iframe points are already in main-viewport coordinates, ready for a \
               mouse click. count 0 does not prove that nothing covers the page. Native dialogs \
-              (alert/confirm) are not DOM modals: see get_dialog.",
-        params: &[],
-        needs_task: true,
-        mutates_page: false,
-        retry_safe: true,
-        long_running: false,
-        alias_of: None,
-        example: "local m = page:get_modals():unwrap()\nif m.count > 0 then print(m.top.title, m.top.closePoint) end",
-        handler: get_modals,
-    },
-    CommandSpec {
-        name: "close_modal",
-        group: "modals",
-        summary: "Close a DOM modal with a real mouse click and check that the count went down",
-        doc: "Picks the target (title, else which; class:/title pick the last match), clicks the \
+              (alert/confirm) are not DOM modals: see get_dialog.")
+        .example("local m = page:get_modals():unwrap()\nif m.count > 0 then print(m.top.title, m.top.closePoint) end"),
+    Group::Modals
+        .action("close_modal", "Close a DOM modal with a real mouse click and check that the count went down", close_modal)
+        .doc("Picks the target (title, else which; class:/title pick the last match), clicks the \
               requested button, else the close (x) point, else the first of 取消, 关闭, 知道了, \
               我接受, 确定 (confirm-like labels last) with a trusted mouse click, waits 400 ms \
               and re-probes. closed = countAfter < countBefore. all closes the top modal again \
               after each successful close and stops at 0 or at the first modal that stays; a \
               modal that refused is never clicked twice. When closed is false, read the hint \
-              instead of calling again (a second click may stack more confirm layers).",
-        params: &[
-            ParamSpec {
-                name: "which",
-                kind: Kind::String,
-                required: false,
-                default: Some("\"top\""),
-                doc: "top (last in list) | first | all | class:<substring of className>; lower-cased",
-            },
-            ParamSpec {
-                name: "title",
-                kind: Kind::String,
-                required: false,
-                default: None,
-                doc: "substring (whitespace ignored) of title+text; overrides which",
-            },
-            ParamSpec {
-                name: "button",
-                kind: Kind::String,
-                required: false,
-                default: None,
-                doc: "button label to click (whitespace ignored); absent or not found -> default choice",
-            },
-        ],
-        needs_task: true,
-        mutates_page: true,
-        retry_safe: false,
-        long_running: false,
-        alias_of: None,
-        example: "local r = page:close_modal{ which = \"top\" }:unwrap()\nif not r.closed then print(r.hint) end",
-        handler: close_modal,
-    },
+              instead of calling again (a second click may stack more confirm layers).")
+        .params(&[
+            string("which", "top (last in list) | first | all | class:<substring of className>; lower-cased").or("\"top\""),
+            string("title", "substring (whitespace ignored) of title+text; overrides which"),
+            string("button", "button label to click (whitespace ignored); absent or not found -> default choice"),
+        ])
+        .example("local r = page:close_modal{ which = \"top\" }:unwrap()\nif not r.closed then print(r.hint) end"),
 ];
 
 /// The label reported for a click on a modal's close (x) element ("close button (x)").
@@ -319,11 +281,11 @@ async fn click_at(
     }
 }
 
-fn get_modals(cx: Cx, _p: &mut Params) -> Result<CommandFuture, CommandError> {
-    Ok(Box::pin(async move {
+fn get_modals(_p: &mut Params) -> Prepared<TaskCx> {
+    run(move |cx: TaskCx| async move {
         let tab = cx.tab()?;
         Ok(scan(&tab).await?.to_json())
-    }))
+    })
 }
 
 /// Which modal `close_modal` goes for (`title` is handled apart: it overrides this).
@@ -488,7 +450,7 @@ fn no_match(which: &Which, title: Option<&str>, scan: &Scan) -> CommandError {
     }))
 }
 
-fn close_modal(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
+fn close_modal(p: &mut Params) -> Prepared<TaskCx> {
     let (which, mode) = read_which(p)?;
     let title_echo = p.str_opt("title")?;
     let title = title_echo.as_deref().map(squeeze).filter(|t| !t.is_empty());
@@ -496,7 +458,7 @@ fn close_modal(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
         .str_opt("button")?
         .map(|b| squeeze(&b))
         .filter(|b| !b.is_empty());
-    Ok(Box::pin(async move {
+    run(move |cx: TaskCx| async move {
         let tab = cx.tab()?;
         let before = scan(&tab).await?;
         let count_before = before.count();
@@ -621,7 +583,7 @@ fn close_modal(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
             data["points"] = json!(points);
         }
         Ok(data)
-    }))
+    })
 }
 
 #[cfg(test)]

@@ -6,130 +6,79 @@
 
 use serde_json::{json, Value};
 
+use crate::command::*;
 use crate::error::CommandError;
-use crate::executor::Cx;
 use crate::protocol::{ErrorCode, Params};
-use crate::registry::{CommandFuture, CommandSpec, Kind, ParamSpec};
 
-const URL_PARAM: &[ParamSpec] = &[ParamSpec {
-    name: "url",
-    kind: Kind::String,
-    required: true,
-    default: None,
-    doc: "absolute URL to open (http, https, file, data or about)",
-}];
+const URL_PARAM: &[ParamSpec] = &[string(
+    "url",
+    "absolute URL to open (http, https, file, data or about)",
+)
+.req()];
+
+const GO_TO_URL: CommandSpec = Group::Navigation
+    .read(
+        "go_to_url",
+        "Open a URL in the current tab and wait for it to load",
+        go_to_url,
+    )
+    .doc(
+        "Navigates the current tab and waits for the load event (30 s at most). Answers the \
+              HTTP status of the main response (0 when there is none, as for about:blank). \
+              Chrome's own network error page is reported as NETWORK_ERROR with `netError`.",
+    )
+    .params(URL_PARAM)
+    .example("local r = page:go_to_url{ url = \"http://127.0.0.1:8000/\" }\nprint(r.data.status)")
+    .mutates(true)
+    .capture();
 
 /// The navigation group.
 pub const SPECS: &[CommandSpec] = &[
-    CommandSpec {
-        name: "navigate",
-        group: "navigation",
-        summary: "Open a URL in the current tab (synonym of go_to_url)",
-        doc: "Exact synonym of go_to_url: same implementation and receipt.",
-        params: URL_PARAM,
-        needs_task: true,
-        mutates_page: true,
-        retry_safe: true,
-        long_running: false,
-        alias_of: Some("go_to_url"),
-        example: "page:navigate{ url = \"http://127.0.0.1:8000/\" }",
-        handler: go_to_url,
-    },
-    CommandSpec {
-        name: "go_to_url",
-        group: "navigation",
-        summary: "Open a URL in the current tab and wait for it to load",
-        doc: "Navigates the current tab and waits for the load event (30 s at most). Answers the \
-              HTTP status of the main response (0 when there is none, as for about:blank). \
-              Chrome's own network error page is reported as NETWORK_ERROR with `netError`.",
-        params: URL_PARAM,
-        needs_task: true,
-        mutates_page: true,
-        retry_safe: true,
-        long_running: false,
-        alias_of: None,
-        example:
-            "local r = page:go_to_url{ url = \"http://127.0.0.1:8000/\" }\nprint(r.data.status)",
-        handler: go_to_url,
-    },
-    CommandSpec {
-        name: "go_back",
-        group: "navigation",
-        summary: "Go one step back in the tab's history",
-        doc:
+    alias(&GO_TO_URL, "navigate"),
+    GO_TO_URL,
+    Group::Navigation
+        .read("go_back", "Go one step back in the tab's history", go_back)
+        .doc(
             "Fails with 'cannot go back: no usable history' when there is no earlier entry or the \
               URL did not change.",
-        params: &[],
-        needs_task: true,
-        mutates_page: true,
-        retry_safe: true,
-        long_running: false,
-        alias_of: None,
-        example: "page:go_back()",
-        handler: go_back,
-    },
-    CommandSpec {
-        name: "go_forward",
-        group: "navigation",
-        summary: "Go one step forward in the tab's history",
-        doc: "Fails with 'cannot go forward: no usable history' when there is no later entry.",
-        params: &[],
-        needs_task: true,
-        mutates_page: true,
-        retry_safe: true,
-        long_running: false,
-        alias_of: None,
-        example: "page:go_forward()",
-        handler: go_forward,
-    },
-    CommandSpec {
-        name: "reload",
-        group: "navigation",
-        summary: "Reload the current page and wait for it to load",
-        doc: "Reloads the main frame and waits for the load event; answers the document's status.",
-        params: &[],
-        needs_task: true,
-        mutates_page: true,
-        retry_safe: true,
-        long_running: false,
-        alias_of: None,
-        example: "page:reload()",
-        handler: reload,
-    },
-    CommandSpec {
-        name: "get_url",
-        group: "navigation",
-        summary: "Read the current tab's URL",
-        doc: "The URL of the current tab's main frame.",
-        params: &[],
-        needs_task: true,
-        mutates_page: false,
-        retry_safe: true,
-        long_running: false,
-        alias_of: None,
-        example: "print(page:get_url().data.url)",
-        handler: get_url,
-    },
-    CommandSpec {
-        name: "get_title",
-        group: "navigation",
-        summary: "Read the current tab's title",
-        doc: "The document title of the current tab ('' when unreadable).",
-        params: &[],
-        needs_task: true,
-        mutates_page: false,
-        retry_safe: true,
-        long_running: false,
-        alias_of: None,
-        example: "print(page:get_title().data.title)",
-        handler: get_title,
-    },
+        )
+        .example("page:go_back()")
+        .mutates(true)
+        .capture(),
+    Group::Navigation
+        .read(
+            "go_forward",
+            "Go one step forward in the tab's history",
+            go_forward,
+        )
+        .doc("Fails with 'cannot go forward: no usable history' when there is no later entry.")
+        .example("page:go_forward()")
+        .mutates(true)
+        .capture(),
+    Group::Navigation
+        .read(
+            "reload",
+            "Reload the current page and wait for it to load",
+            reload,
+        )
+        .doc("Reloads the main frame and waits for the load event; answers the document's status.")
+        .example("page:reload()")
+        .mutates(true)
+        .capture(),
+    Group::Navigation
+        .read("get_url", "Read the current tab's URL", get_url)
+        .doc("The URL of the current tab's main frame.")
+        .example("print(page:get_url().data.url)"),
+    Group::Navigation
+        .read("get_title", "Read the current tab's title", get_title)
+        .doc("The document title of the current tab ('' when unreadable).")
+        .example("print(page:get_title().data.title)"),
 ];
 
-fn go_to_url(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
+fn go_to_url(p: &mut Params) -> Prepared<TaskCx> {
     let url = p.url_req("url")?;
-    Ok(Box::pin(async move {
-        let task = cx.task()?;
+    run(move |cx: TaskCx| async move {
+        let task = cx.task.clone();
         let tab = task.tab()?;
         task.set_snapshot(None);
         let nav = tab.navigate(&url).await?;
@@ -157,11 +106,11 @@ fn go_to_url(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
             )));
         }
         Ok(json!({"status": nav.status, "url": tab.url().await?}))
-    }))
+    })
 }
 
-async fn history_step(cx: Cx, delta: i64, what: &str) -> Result<Value, CommandError> {
-    let task = cx.task()?;
+async fn history_step(cx: TaskCx, delta: i64, what: &'static str) -> Result<Value, CommandError> {
+    let task = cx.task.clone();
     let tab = task.tab()?;
     let history = tab.call("Page.getNavigationHistory", json!({})).await?;
     let current = history["currentIndex"].as_i64().unwrap_or(0);
@@ -193,32 +142,28 @@ async fn history_step(cx: Cx, delta: i64, what: &str) -> Result<Value, CommandEr
     Ok(json!({"status": status, "url": tab.url().await.ok()}))
 }
 
-fn go_back(cx: Cx, _p: &mut Params) -> Result<CommandFuture, CommandError> {
-    Ok(Box::pin(history_step(cx, -1, "back")))
+fn go_back(_p: &mut Params) -> Prepared<TaskCx> {
+    run(|cx| history_step(cx, -1, "back"))
 }
 
-fn go_forward(cx: Cx, _p: &mut Params) -> Result<CommandFuture, CommandError> {
-    Ok(Box::pin(history_step(cx, 1, "forward")))
+fn go_forward(_p: &mut Params) -> Prepared<TaskCx> {
+    run(|cx| history_step(cx, 1, "forward"))
 }
 
-fn reload(cx: Cx, _p: &mut Params) -> Result<CommandFuture, CommandError> {
-    Ok(Box::pin(async move {
-        let task = cx.task()?;
+fn reload(_p: &mut Params) -> Prepared<TaskCx> {
+    run(move |cx: TaskCx| async move {
+        let task = cx.task.clone();
         let tab = task.tab()?;
         task.set_snapshot(None);
         let status = tab.navigate_with("Page.reload", json!({}), None).await?;
         Ok(json!({"status": status, "url": tab.url().await.ok()}))
-    }))
+    })
 }
 
-fn get_url(cx: Cx, _p: &mut Params) -> Result<CommandFuture, CommandError> {
-    Ok(Box::pin(async move {
-        Ok(json!({"url": cx.tab()?.url().await?}))
-    }))
+fn get_url(_p: &mut Params) -> Prepared<TaskCx> {
+    run(move |cx: TaskCx| async move { Ok(json!({"url": cx.tab()?.url().await?})) })
 }
 
-fn get_title(cx: Cx, _p: &mut Params) -> Result<CommandFuture, CommandError> {
-    Ok(Box::pin(async move {
-        Ok(json!({"title": cx.tab()?.title().await?}))
-    }))
+fn get_title(_p: &mut Params) -> Prepared<TaskCx> {
+    run(move |cx: TaskCx| async move { Ok(json!({"title": cx.tab()?.title().await?})) })
 }

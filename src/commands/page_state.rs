@@ -12,55 +12,38 @@ use serde_json::{json, Value};
 use crate::browser::tab::{same_origin, FrameRef};
 use crate::browser::task::{SnapElement, SnapFrame, Snapshot, Task};
 use crate::browser::Tab;
+use crate::command::*;
 use crate::dom::{self, FrameDom, FrameHeader};
 use crate::error::CommandError;
-use crate::executor::Cx;
 use crate::js;
 use crate::protocol::{ErrorCode, Params};
-use crate::registry::{CommandFuture, CommandSpec, Kind, ParamSpec};
 
 /// The page-state group.
 pub const SPECS: &[CommandSpec] = &[
-    CommandSpec {
-        name: "get_browser_state",
-        group: "page_state",
-        summary: "Read the page as indexed text and elements; replaces the index snapshot",
-        doc: "Runs the DOM index builder in every included frame (one index space across frames), \
+    Group::PageState
+        .read("get_browser_state", "Read the page as indexed text and elements; replaces the index snapshot", get_browser_state)
+        .doc("Runs the DOM index builder in every included frame (one index space across frames), \
               renders `[index]<tag attr='v'>text/>` lines, lists tabs and elements, writes a \
               screenshot and a state text file, and reports whether the indices are usable. \
-              Cross-origin frames are skipped unless `includeFrames` is true.",
-        params: &[
-            ParamSpec { name: "highlight", kind: Kind::Bool, required: false, default: Some("true"), doc: "draw the numbered highlight overlay in the page (never affects the text; hidden in screenshots)" },
-            ParamSpec { name: "viewportExpansion", kind: Kind::Int, required: false, default: Some("0"), doc: "pixels around the viewport that still get indices; -1 = the whole page" },
-            ParamSpec { name: "includeElements", kind: Kind::Bool, required: false, default: Some("true"), doc: "inline the element list in data.elements" },
-            ParamSpec { name: "maxElements", kind: Kind::Int, required: false, default: Some("200"), doc: "cap for the inlined list (<= 0 means 200)" },
-            ParamSpec { name: "includeFrames", kind: Kind::Bool, required: false, default: Some("false"), doc: "also index cross-origin (and cross-site) iframes; same-origin frames are always included" },
-            ParamSpec { name: "strictSnapshot", kind: Kind::Bool, required: false, default: Some("false"), doc: "any DOM mutation during the read invalidates the indices (default: only structural ones)" },
-        ],
-        needs_task: true,
-        mutates_page: false,
-        retry_safe: true,
-        long_running: false,
-        alias_of: None,
-        example: "local s = page:get_browser_state{ includeFrames = true }:unwrap()\nprint(s.text)",
-        handler: get_browser_state,
-    },
-    CommandSpec {
-        name: "list_frames",
-        group: "page_state",
-        summary: "List the frames of the current tab (0 = main frame, depth-first)",
-        doc: "With `refresh` (default) an all-frames snapshot without highlight is taken first, so \
+              Cross-origin frames are skipped unless `includeFrames` is true.")
+        .params(&[
+            boolean("highlight", "draw the numbered highlight overlay in the page (never affects the text; hidden in screenshots)").or("true"),
+            int("viewportExpansion", "pixels around the viewport that still get indices; -1 = the whole page").or("0"),
+            boolean("includeElements", "inline the element list in data.elements").or("true"),
+            int("maxElements", "cap for the inlined list (<= 0 means 200)").or("200"),
+            boolean("includeFrames", "also index cross-origin (and cross-site) iframes; same-origin frames are always included").or("false"),
+            boolean("strictSnapshot", "any DOM mutation during the read invalidates the indices (default: only structural ones)").or("false"),
+        ])
+        .example("local s = page:get_browser_state{ includeFrames = true }:unwrap()\nprint(s.text)"),
+    Group::PageState
+        .read("list_frames", "List the frames of the current tab (0 = main frame, depth-first)", list_frames)
+        .doc("With `refresh` (default) an all-frames snapshot without highlight is taken first, so \
               element counts and index ranges are current and indices become global across \
-              frames.",
-        params: &[ParamSpec { name: "refresh", kind: Kind::Bool, required: false, default: Some("true"), doc: "rebuild an all-frames snapshot (no highlight) first" }],
-        needs_task: true,
-        mutates_page: false,
-        retry_safe: true,
-        long_running: false,
-        alias_of: None,
-        example: "for _, f in ipairs(page:list_frames():unwrap().frames) do print(f.index, f.url) end",
-        handler: list_frames,
-    },
+              frames.")
+        .params(&[
+            boolean("refresh", "rebuild an all-frames snapshot (no highlight) first").or("true"),
+        ])
+        .example("for _, f in ipairs(page:list_frames():unwrap().frames) do print(f.index, f.url) end"),
 ];
 
 /// Finds a frame by a `frame` param: an ordinal (number or digits) or a substring of the URL,
@@ -531,7 +514,7 @@ async fn tab_block(task: &Task) -> (String, Vec<Value>) {
 
 /// Writes `bytes` to `<data_dir>/<task>/<name>` and answers the absolute path.
 pub(crate) async fn write_data_file(
-    cx: &Cx,
+    cx: &TaskCx,
     task: &Task,
     name: &str,
     bytes: &[u8],
@@ -544,7 +527,7 @@ pub(crate) async fn write_data_file(
     Ok(abs.display().to_string())
 }
 
-fn get_browser_state(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
+fn get_browser_state(p: &mut Params) -> Prepared<TaskCx> {
     let highlight = p.bool_or("highlight", true)?;
     let viewport_expansion = p.int_opt("viewportExpansion")?.unwrap_or(0).max(-1);
     let include_elements = p.bool_or("includeElements", true)?;
@@ -559,8 +542,8 @@ fn get_browser_state(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandErr
         strict: p.bool_or("strictSnapshot", false)?,
         detail: if include_elements { max_elements } else { 0 },
     };
-    Ok(Box::pin(async move {
-        let task = cx.task()?;
+    run(move |cx: TaskCx| async move {
+        let task = cx.task.clone();
         let tab = task.tab()?;
         let t0 = Instant::now();
         let mut read = read_snapshot(&tab, opts).await?;
@@ -663,13 +646,13 @@ fn get_browser_state(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandErr
             Err(e) => data["state_file_error"] = json!(e.to_string()),
         }
         Ok(data)
-    }))
+    })
 }
 
-fn list_frames(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
+fn list_frames(p: &mut Params) -> Prepared<TaskCx> {
     let refresh = p.bool_or("refresh", true)?;
-    Ok(Box::pin(async move {
-        let task = cx.task()?;
+    run(move |cx: TaskCx| async move {
+        let task = cx.task.clone();
         let tab = task.tab()?;
         let frames = if refresh {
             let opts = SnapshotOptions {
@@ -694,5 +677,5 @@ fn list_frames(cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
             "frames": frames,
             "note": "index 0 is the main frame; the rest follow depth-first",
         }))
-    }))
+    })
 }

@@ -19,9 +19,9 @@ use mlua::{Function, Lua, MultiValue, Table, UserData, UserDataMethods, Value as
 use tokio::task::JoinHandle;
 
 use crate::browser::task::TaskId;
+use crate::command::Opens;
 use crate::executor::Executor;
 use crate::protocol::{ErrorCode, Receipt};
-use crate::registry;
 use journal::{Journal, Replayed};
 
 const PRELUDE: &str = include_str!("prelude.lua");
@@ -135,23 +135,24 @@ async fn send(
         .app_data_ref::<HostData>()
         .and_then(|h| h.journal.clone());
     // `browser.start{ id = N }` with N alive takes the task over: no command is sent.
-    let adopt = (method == "start")
+    let opens_task = crate::commands::registry()
+        .lookup(method)
+        .is_some_and(|s| s.opens == Opens::Task);
+    let adopt = opens_task
         .then_some(task)
         .flatten()
         .filter(|t| alive(lua, *t));
     let Some(journal) = journal else {
         return match adopt {
-            Some(t) => adopted(t),
+            Some(t) => adopted(method, t),
             None => executor.execute(task, method, params).await,
         };
     };
-    let anonymous_start = method == "start" && task.is_none();
+    let anonymous_start = opens_task && task.is_none();
     let replayed = journal.borrow_mut().replay_next(task, method, &params);
     match replayed {
         Replayed::Hit(receipt) => {
-            let started = (method == "start")
-                .then(|| started_task(&receipt))
-                .flatten();
+            let started = opens_task.then(|| started_task(&receipt)).flatten();
             match started {
                 Some(t) if !alive(lua, t) => {
                     notice(&format!(
@@ -186,7 +187,7 @@ async fn send(
         adopt
     };
     if let Some(t) = handed_over {
-        let receipt = adopted(t);
+        let receipt = adopted(method, t);
         let mut j = journal.borrow_mut();
         j.started(t, anonymous_start);
         j.record(task, method, &params, &receipt);
@@ -195,7 +196,7 @@ async fn send(
     let slot = journal.borrow_mut().reserve(task, method, &params);
     let receipt = executor.execute(task, method, params).await;
     let mut j = journal.borrow_mut();
-    if method == "start" && receipt.ok {
+    if opens_task && receipt.ok {
         if let Some(t) = started_task(&receipt) {
             j.started(t, anonymous_start);
         }
@@ -205,9 +206,9 @@ async fn send(
 }
 
 /// The receipt of a `start` that took a live task over instead of creating one.
-fn adopted(task: TaskId) -> Receipt {
+fn adopted(method: &str, task: TaskId) -> Receipt {
     Receipt::success(
-        "start",
+        method,
         serde_json::json!({"id": task.0.to_string(), "reused": true}),
         0.0,
     )
@@ -429,10 +430,9 @@ impl LuaHost {
                                 match convert::lua_to_json(&params, "params") {
                                     Ok(json) => {
                                         let r = send(&lua, &executor, task_id, &method, json).await;
-                                        let opens = matches!(
-                                            method.as_str(),
-                                            "request_human_input" | "ask_user"
-                                        );
+                                        let opens = crate::commands::registry()
+                                            .lookup(&method)
+                                            .is_some_and(|s| s.opens == Opens::HumanRequest);
                                         if let (true, true, Some(id), Some(h)) = (
                                             opens,
                                             r.ok,
@@ -487,7 +487,8 @@ impl LuaHost {
             "methods",
             lua.create_function(|_, filter: Option<String>| {
                 let filter = filter.map(|f| f.to_lowercase());
-                Ok(registry::all()
+                Ok(crate::commands::registry()
+                    .all()
                     .iter()
                     .map(|s| s.name)
                     .filter(|n| filter.as_deref().is_none_or(|f| n.contains(f)))
@@ -497,9 +498,10 @@ impl LuaHost {
         core.set(
             "task_methods",
             lua.create_function(|_, ()| {
-                Ok(registry::all()
+                Ok(crate::commands::registry()
+                    .all()
                     .iter()
-                    .filter(|s| s.needs_task)
+                    .filter(|s| s.needs_task())
                     .map(|s| s.name)
                     .collect::<Vec<_>>())
             })?,

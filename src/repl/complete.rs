@@ -8,8 +8,6 @@ use rustyline::hint::Hinter;
 use rustyline::validate::Validator;
 use rustyline::{Context, Helper};
 
-use crate::registry;
-
 /// Names that do not come from the registry, collected from the Lua state when the REPL starts.
 #[derive(Debug, Default, Clone)]
 pub struct Names {
@@ -73,9 +71,10 @@ pub fn complete(line: &str, pos: usize, names: &Names) -> (usize, Vec<Pair>) {
 
     // `page:get_ti` — a method call on a task.
     if head.ends_with(':') && !head.ends_with("::") {
-        let names = registry::all()
+        let names = crate::commands::registry()
+            .all()
             .iter()
-            .filter(|s| s.needs_task)
+            .filter(|s| s.needs_task())
             .map(|s| s.name);
         return (start, candidates(names, word, ""));
     }
@@ -95,7 +94,7 @@ pub fn complete(line: &str, pos: usize, names: &Names) -> (usize, Vec<Pair>) {
             params.push("id");
         }
         let name = command.rsplit([':', '.']).next().unwrap_or(&command);
-        if let Some(spec) = registry::lookup(name) {
+        if let Some(spec) = crate::commands::registry().lookup(name) {
             params.extend(spec.params.iter().map(|p| p.name));
         }
         let open: Vec<&str> = params

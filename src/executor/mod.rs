@@ -1,70 +1,25 @@
 //! The executor: the one path every command takes, whoever calls it.
 //!
-//! validate params → take the task's lane (bounded wait) → run the handler under a deadline →
-//! turn every failure into a typed receipt (panics included). Only this file decides `started`,
-//! timeouts and (later) retries, capture and trace.
+//! in-flight bound → params checked against the spec → task → lane (bounded wait) → handler under
+//! its deadline (`race.rs`) → retries of retry-safe commands on navigation and event-pump noise →
+//! typed failure with page context (`outcome.rs`) → evidence (`capture.rs`) → trace. Only this
+//! module decides `started`, deadlines, lanes, retries, capture and trace, and it decides them
+//! from the command's spec, never from its name.
+
+mod capture;
+mod outcome;
+mod race;
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::FutureExt;
 use serde_json::{json, Value};
 
-use crate::browser::task::{Task, TaskId};
-use crate::browser::Tab;
+use crate::browser::task::TaskId;
+use crate::command::{CommandSpec, Cx, Handler, Lane, TaskCx};
 use crate::engine::Engine;
-use crate::error::CommandError;
 use crate::protocol::{ErrorCode, Params, Receipt};
-use crate::registry::{self, CommandSpec};
-
-/// What a handler gets besides its params.
-#[derive(Clone)]
-pub struct Cx {
-    /// The engine.
-    pub engine: Arc<Engine>,
-    /// The task id of the envelope, if any (for `start`: the requested id).
-    pub task_id: Option<TaskId>,
-    /// The live task, for commands that need one.
-    pub task: Option<Arc<Task>>,
-    /// The spec of the running command.
-    pub spec: &'static CommandSpec,
-}
-
-impl Cx {
-    /// The task (present for every `needs_task` command).
-    pub fn task(&self) -> Result<Arc<Task>, CommandError> {
-        self.task
-            .clone()
-            .ok_or_else(|| CommandError::invalid("id", "missing parameter `id` (task id)"))
-    }
-
-    /// The task's current tab.
-    pub fn tab(&self) -> Result<Arc<Tab>, CommandError> {
-        self.task()?.tab()
-    }
-}
-
-/// Commands followed by a screenshot of the page (PROTOCOL.md §8, PAGE_CHANGING; the ones
-/// registered so far among them).
-const AUTO_CAPTURE: &[&str] = &[
-    "click_element_by_index",
-    "close_modal",
-    "execute_js",
-    "go_back",
-    "go_forward",
-    "go_to_url",
-    "input_text",
-    "navigate",
-    "reload",
-    "type_text",
-    "wait",
-];
-/// The most a capture may add to a command (§8: browser.capture.timeoutMs 8000).
-const CAPTURE_BOUND: Duration = Duration::from_secs(8);
-/// Consecutive capture failures that open the breaker, and for how long (§8: 3, 120 s).
-const CAPTURE_FAIL_THRESHOLD: u32 = 3;
-const CAPTURE_COOLDOWN: Duration = Duration::from_secs(120);
 
 /// At most this many extra attempts of a retry-safe command (PROTOCOL.md §5: 2).
 const MAX_RETRIES: u32 = 2;
@@ -74,14 +29,6 @@ const RETRY_WINDOW: Duration = Duration::from_secs(30);
 const SPURIOUS_DELAY: Duration = Duration::from_millis(120);
 /// Pause before resending while the page navigates (§5: 200..1000 ms).
 const NAVIGATING_DELAY: Duration = Duration::from_millis(300);
-/// How long reading the page context of a failure may take.
-const PAGE_CONTEXT_BOUND: Duration = Duration::from_millis(800);
-
-/// Commands that do not queue behind the task's lane: `close` cancels what runs instead
-/// (PROTOCOL.md §18); the human-input commands that never touch the page run beside whatever
-/// holds the lane, so a `submit_human_input` is never stuck behind a `get_human_input`
-/// long-poll (or a long `wait`) of the same task.
-const LANE_FREE: &[&str] = &["close", "ask_user", "submit_human_input", "get_human_input"];
 
 /// The executor: a cheap clone handle.
 #[derive(Clone)]
@@ -116,8 +63,9 @@ impl Executor {
     /// never waits longer than the command's bound plus the lane wait.
     pub async fn execute(&self, task_id: Option<TaskId>, method: &str, params: Value) -> Receipt {
         let t0 = Instant::now();
-        let Some(spec) = registry::lookup(method) else {
-            let msg = registry::unknown_method_message(method);
+        let registry = crate::commands::registry();
+        let Some(spec) = registry.lookup(method) else {
+            let msg = registry.unknown_method_message(method);
             let receipt = Receipt::failure(
                 method,
                 ErrorCode::UnknownMethod,
@@ -126,13 +74,14 @@ impl Executor {
                 false,
                 ms_since(t0),
             );
-            self.engine.trace(task_id, method, params, &receipt);
+            self.engine.trace(task_id, method, &[], params, &receipt);
             return receipt;
         };
         let traced = self.engine.tracing().then(|| params.clone());
         let receipt = self.execute_spec(spec, task_id, method, params, t0).await;
         if let Some(params) = traced {
-            self.engine.trace(task_id, method, params, &receipt);
+            self.engine
+                .trace(task_id, method, spec.params, params, &receipt);
         }
         receipt
     }
@@ -156,8 +105,7 @@ impl Executor {
             )
         };
         // Overload is answered at once, never queued: nothing ran, resending later is safe.
-        let exempt = matches!(spec.name, "close" | "shutdown"); // the way out of an overload
-        let permit = if exempt {
+        let permit = if spec.way_out {
             None
         } else {
             Some(self.engine.in_flight.try_acquire())
@@ -178,7 +126,16 @@ impl Executor {
             Ok(p) => p,
             Err(e) => return fail(e.code, e.msg, e.details.map(|d| *d), false),
         };
-        let task = match (spec.needs_task, task_id) {
+        // Every declared param is checked the same way before the handler runs: kind, presence,
+        // range. Nothing has run, so the failure is `started:false`.
+        if let Some(e) = spec
+            .params
+            .iter()
+            .find_map(|p| p.check(params.raw().get(p.name)).err())
+        {
+            return self.failed(method, spec, &params, e, false, t0);
+        }
+        let task = match (spec.needs_task(), task_id) {
             (true, None) => {
                 return fail(
                     ErrorCode::InvalidArgument,
@@ -202,7 +159,7 @@ impl Executor {
             (false, None) => None,
         };
         let _lane = match &task {
-            Some(t) if spec.needs_task && !LANE_FREE.contains(&spec.name) => {
+            Some(t) if spec.needs_task() && spec.lane == Lane::Queued => {
                 // Fast path without a timer: the lane is usually free.
                 let lane = match t.lane.try_lock() {
                     Ok(guard) => Ok(guard),
@@ -227,7 +184,7 @@ impl Executor {
             }
             _ => None,
         };
-        if task.as_ref().is_some_and(|t| t.is_closed()) && spec.name != "close" {
+        if task.as_ref().is_some_and(|t| t.is_closed()) && !spec.way_out {
             return fail(
                 ErrorCode::TaskNotFound,
                 "the task was closed while this command waited for its turn".into(),
@@ -258,17 +215,36 @@ impl Executor {
         let mut retries = 0u32;
         let mut recovered: Option<(ErrorCode, u32)> = None;
         let outcome = loop {
-            let cx = Cx {
-                engine: self.engine.clone(),
-                task_id,
-                task: task.clone(),
-                spec,
-            };
             // The synchronous part reads params; nothing has touched the browser yet.
-            let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| {
-                (spec.handler)(cx, &mut params)
-            })) {
-                Ok(Ok(fut)) => fut,
+            let prepared = std::panic::catch_unwind(AssertUnwindSafe(|| match spec.handler {
+                Handler::Task(read) => read(&mut params).map(|work| match &task {
+                    Some(task) => Ok(work(TaskCx {
+                        engine: self.engine.clone(),
+                        task: task.clone(),
+                        spec,
+                    })),
+                    None => Err(()),
+                }),
+                Handler::Engine(read) => read(&mut params).map(|work| {
+                    Ok(work(Cx {
+                        engine: self.engine.clone(),
+                        task_id,
+                        task: task.clone(),
+                        spec,
+                    }))
+                }),
+            }));
+            let fut = match prepared {
+                Ok(Ok(Ok(fut))) => fut,
+                // A task command always has its task here (checked above).
+                Ok(Ok(Err(()))) => {
+                    return fail(
+                        ErrorCode::Internal,
+                        "internal error: a task command without its task".into(),
+                        None,
+                        false,
+                    )
+                }
                 Ok(Err(e)) => return self.failed(method, spec, &params, e, false, t0),
                 Err(panic) => {
                     return fail(
@@ -349,10 +325,12 @@ impl Executor {
                 receipt
             }
         };
-        if receipt.ok && AUTO_CAPTURE.contains(&spec.name) {
+        if receipt.ok && spec.auto_capture {
             if let Some(t) = &task {
                 let mut captured = receipt.clone();
-                match tokio::time::timeout(CAPTURE_BOUND, self.capture(&mut captured, t)).await {
+                match tokio::time::timeout(capture::CAPTURE_BOUND, self.capture(&mut captured, t))
+                    .await
+                {
                     Ok(()) => receipt = captured,
                     Err(_) => {
                         self.capture_failed();
@@ -360,7 +338,7 @@ impl Executor {
                             "screenshot_error",
                             json!(format!(
                                 "no screenshot within {} ms",
-                                CAPTURE_BOUND.as_millis()
+                                capture::CAPTURE_BOUND.as_millis()
                             )),
                         );
                     }
@@ -385,241 +363,6 @@ impl Executor {
         receipt
     }
 
-    /// Runs one attempt of a command under `left` of its `bound`, racing browser death and the
-    /// task's closing; a panic becomes `INTERNAL`.
-    async fn run_bounded(
-        &self,
-        spec: &CommandSpec,
-        task: &Option<Arc<Task>>,
-        fut: crate::registry::CommandFuture,
-        left: Duration,
-        bound: Duration,
-    ) -> Result<Value, CommandError> {
-        let run = AssertUnwindSafe(fut).catch_unwind();
-        // Lifecycle commands stop the browser themselves; they must not read that as a failure.
-        let browser_gone = async {
-            match task {
-                Some(t) if spec.group != "lifecycle" => t.browser.gone().await,
-                _ => std::future::pending().await,
-            }
-        };
-        let task_closed = async {
-            match task {
-                Some(t) if spec.name != "close" => t.closed().await,
-                _ => std::future::pending().await,
-            }
-        };
-        // A crashed renderer answers nothing (Chromium does not recover the tab's session for
-        // a navigation either): fail at once rather than after the 60 s request timeout.
-        let tab_crashed = async {
-            match task.as_ref().and_then(|t| t.tab().ok()) {
-                Some(tab) if spec.group != "lifecycle" => tab.crashed().await,
-                _ => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            biased;
-            res = run => match res {
-                Ok(res) => res,
-                Err(panic) => Err(CommandError::new(
-                    ErrorCode::Internal,
-                    format!("internal error: {}", panic_text(&*panic)),
-                )),
-            },
-            _ = tokio::time::sleep(left) => Err(CommandError::new(
-                ErrorCode::CommandTimeout,
-                format!("timed out after {} ms; outcome unknown", bound.as_millis()),
-            ).with_details(json!({"outcomeUnknown": true, "commandTimeoutMs": bound.as_millis() as u64}))),
-            _ = browser_gone => Err(CommandError::browser_gone()),
-            _ = task_closed => Err(CommandError::new(
-                ErrorCode::TaskNotFound,
-                "the task was closed while this command ran",
-            )),
-            _ = tab_crashed => Err(CommandError::new(
-                ErrorCode::ActionFailed,
-                "the tab's renderer crashed; close this task and start a new one (other tasks are unaffected)",
-            ).with_details(json!({"crashed": true}))),
-        }
-    }
-
-    /// Evidence after a page-changing command (PROTOCOL.md §8): `seq`, `screenshot`,
-    /// `screenshot_path` — or why not (`screenshot_skipped`, `screenshot_error`,
-    /// `capture_degraded`). Never fails the command; a breaker stops trying after repeated
-    /// failures for a while.
-    async fn capture(&self, receipt: &mut Receipt, task: &Task) {
-        if !self.engine.config.capture {
-            receipt.add_data_field("screenshot_skipped", json!("capture is off"));
-            return;
-        }
-        let open_until = {
-            let b = self
-                .engine
-                .capture_breaker
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            b.1.filter(|until| *until > Instant::now())
-        };
-        if let Some(until) = open_until {
-            receipt.add_data_field("capture_degraded", json!(true));
-            receipt.add_data_field(
-                "capture_note",
-                json!(format!(
-                    "screenshots failed repeatedly; capture resumes in {} s",
-                    until.saturating_duration_since(Instant::now()).as_secs()
-                )),
-            );
-            return;
-        }
-        if task.events.dialog_open() {
-            // A screenshot would wait for the dialog (PROTOCOL.md §8).
-            receipt.add_data_field("screenshot_skipped", json!("a native dialog is open"));
-            return;
-        }
-        let Ok(tab) = task.tab() else {
-            return;
-        };
-        let seq = task.next_capture_seq();
-        receipt.add_data_field("seq", json!(seq));
-        let shot = match tab.screenshot().await {
-            Ok(png) => {
-                let dir = self.engine.config.data_dir.join(task.id.to_string());
-                let path = dir.join(format!("{seq}.png"));
-                let written = async {
-                    tokio::fs::create_dir_all(&dir).await?;
-                    tokio::fs::write(&path, &png).await
-                };
-                written
-                    .await
-                    .map(|()| std::path::absolute(&path).unwrap_or(path))
-                    .map_err(|e| e.to_string())
-            }
-            Err(e) => Err(e.msg),
-        };
-        let mut breaker = self
-            .engine
-            .capture_breaker
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        match shot {
-            Ok(path) => {
-                *breaker = (0, None);
-                receipt.add_data_field("screenshot", json!(format!("/data/{}/{seq}.png", task.id)));
-                receipt.add_data_field("screenshot_path", json!(path.display().to_string()));
-            }
-            Err(e) => {
-                drop(breaker);
-                self.capture_failed();
-                receipt.add_data_field("screenshot_error", json!(e));
-            }
-        }
-    }
-
-    /// Counts a capture failure; the third in a row opens the breaker.
-    fn capture_failed(&self) {
-        let mut breaker = self
-            .engine
-            .capture_breaker
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        breaker.0 += 1;
-        if breaker.0 >= CAPTURE_FAIL_THRESHOLD {
-            *breaker = (0, Some(Instant::now() + CAPTURE_COOLDOWN));
-        }
-    }
-
-    /// Page context on a failure (PROTOCOL.md §4.3): `urlAfter` and `titleAfter`, unless the
-    /// command set them; read within a short bound and silently skipped when unreadable.
-    async fn add_page_context(&self, receipt: &mut Receipt, task: &Task) {
-        let Ok(tab) = task.tab() else {
-            return;
-        };
-        if tab.is_crashed() {
-            return;
-        }
-        let read = async { (tab.url().await, tab.title().await) };
-        if let Ok((url, title)) = tokio::time::timeout(PAGE_CONTEXT_BOUND, read).await {
-            if let Ok(url) = url {
-                receipt.add_data_field("urlAfter", json!(url));
-            }
-            if let Ok(title) = title {
-                receipt.add_data_field("titleAfter", json!(title));
-            }
-        }
-    }
-
-    fn failed(
-        &self,
-        method: &str,
-        spec: &CommandSpec,
-        params: &Params,
-        e: CommandError,
-        started: bool,
-        t0: Instant,
-    ) -> Receipt {
-        let mut receipt = Receipt::failure(
-            method,
-            e.code,
-            format!("{method}: {}", e.msg),
-            e.details.map(|d| *d),
-            started,
-            0.0,
-        );
-        if started && !spec.retry_safe {
-            // The command began and may have acted (clicked, typed, submitted): resending is
-            // safe only for retry-safe commands (PROTOCOL.md §4: started:true implies
-            // retryable:false).
-            receipt.set_not_retryable();
-        }
-        if let Some(param) = e.param {
-            receipt.add_data_field("param", json!(param));
-        }
-        self.report_unknown(&mut receipt, spec, params);
-        receipt.elapsed_ms = ms_since(t0);
-        receipt
-    }
-
-    fn report_unknown(&self, receipt: &mut Receipt, spec: &CommandSpec, params: &Params) {
-        let unknown = params.unread();
-        if unknown.is_empty() {
-            return;
-        }
-        let used = params
-            .read_keys()
-            .iter()
-            .filter(|k| params.raw().contains_key(k.as_str()))
-            .cloned()
-            .collect::<Vec<_>>();
-        let mut note = format!(
-            "{} ignored these parameters: {}. They were not used by this command (likely misspelled or unsupported).",
-            spec.name,
-            unknown.join(", ")
-        );
-        for name in &unknown {
-            if let Some(near) =
-                registry::suggest_among(name, spec.params.iter().map(|p| p.name)).first()
-            {
-                note.push_str(&format!(" `{name}`: did you mean `{near}`?"));
-            }
-        }
-        if used.is_empty() {
-            note.push_str(" No parameter was read at all.");
-        } else {
-            note.push_str(&format!(
-                " Parameters actually used this time: {}.",
-                used.join(", ")
-            ));
-        }
-        receipt.add_data_field("unknownParams", json!(unknown));
-        receipt.add_data_field("unknownParamNote", json!(note));
-    }
-
-    fn no_task_message(&self, id: TaskId) -> String {
-        format!(
-            "no task {id} (tasks live in memory only and vanish when the engine restarts; \
-             `list_tasks` shows the live ones, `start` creates one)"
-        )
-    }
-
     /// How long the lane wait is, for hosts that print it.
     pub fn lane_wait(&self) -> Duration {
         self.engine.config.lane_wait
@@ -629,45 +372,29 @@ impl Executor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::command::{boolean, int, Group, ParamSpec, Prepared};
     use crate::engine::EngineConfig;
-    use crate::registry::{CommandFuture, Kind, ParamSpec};
+    use crate::error::CommandError;
 
-    fn panics_now(_cx: Cx, _p: &mut Params) -> Result<CommandFuture, CommandError> {
+    fn panics_now(_p: &mut Params) -> Prepared<Cx> {
         panic!("boom in the params reader")
     }
 
-    fn panics_later(_cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
+    fn panics_later(p: &mut Params) -> Prepared<Cx> {
         let n = p.int_req("n")?;
-        Ok(Box::pin(async move {
+        crate::command::run(move |_cx| async move {
             tokio::task::yield_now().await;
             if n > 0 {
                 panic!("boom in the handler");
             }
             Ok(json!({"n": n}))
-        }))
+        })
     }
 
-    const fn spec(name: &'static str, handler: crate::registry::Handler) -> CommandSpec {
-        CommandSpec {
-            name,
-            group: "meta",
-            summary: "test",
-            doc: "test",
-            params: &[ParamSpec {
-                name: "n",
-                kind: Kind::Int,
-                required: false,
-                default: None,
-                doc: "n",
-            }],
-            needs_task: false,
-            mutates_page: false,
-            retry_safe: true,
-            long_running: false,
-            alias_of: None,
-            example: "",
-            handler,
-        }
+    const N: &[ParamSpec] = &[int("n", "n")];
+
+    const fn spec(name: &'static str, handler: fn(&mut Params) -> Prepared<Cx>) -> CommandSpec {
+        Group::Meta.engine(name, "test", handler).params(N)
     }
 
     use std::sync::atomic::{AtomicU32, Ordering};
@@ -681,11 +408,11 @@ mod tests {
         AtomicU32::new(0),
     ];
 
-    fn flaky(_cx: Cx, p: &mut Params) -> Result<CommandFuture, CommandError> {
+    fn flaky(p: &mut Params) -> Prepared<Cx> {
         let n = p.int_req("n")? as u32;
         let slot = p.int_opt("slot")?.unwrap_or(0) as usize;
         let spurious = p.bool_or("spurious", false)?;
-        Ok(Box::pin(async move {
+        crate::command::run(move |_cx| async move {
             let calls = COUNTS[slot].fetch_add(1, Ordering::SeqCst) + 1;
             if calls < n {
                 let code = if spurious {
@@ -696,46 +423,21 @@ mod tests {
                 return Err(CommandError::new(code, "noise"));
             }
             Ok(json!({"calls": calls}))
-        }))
+        })
     }
 
+    const FLAKY: &[ParamSpec] = &[
+        int("n", "n").req(),
+        int("slot", "slot"),
+        boolean("spurious", "s"),
+    ];
+
     const fn flaky_spec(name: &'static str, retry_safe: bool) -> CommandSpec {
-        CommandSpec {
-            name,
-            group: "meta",
-            summary: "test",
-            doc: "test",
-            params: &[
-                ParamSpec {
-                    name: "n",
-                    kind: Kind::Int,
-                    required: true,
-                    default: None,
-                    doc: "n",
-                },
-                ParamSpec {
-                    name: "slot",
-                    kind: Kind::Int,
-                    required: false,
-                    default: None,
-                    doc: "slot",
-                },
-                ParamSpec {
-                    name: "spurious",
-                    kind: Kind::Bool,
-                    required: false,
-                    default: None,
-                    doc: "s",
-                },
-            ],
-            needs_task: false,
-            mutates_page: !retry_safe,
-            retry_safe,
-            long_running: false,
-            alias_of: None,
-            example: "",
-            handler: flaky,
-        }
+        Group::Meta
+            .engine(name, "test", flaky)
+            .params(FLAKY)
+            .mutates(!retry_safe)
+            .retry_safe(retry_safe)
     }
 
     static READ: CommandSpec = flaky_spec("flaky_read", true);

@@ -1,0 +1,115 @@
+//! The common fields of a receipt: page context on failures, `started`/`retryable` of a failed
+//! command, and the report of params a command never read.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::{ms_since, Executor};
+use crate::browser::task::{Task, TaskId};
+use crate::command::CommandSpec;
+use crate::error::CommandError;
+use crate::protocol::{Params, Receipt};
+
+/// How long reading the page context of a failure may take.
+const PAGE_CONTEXT_BOUND: Duration = Duration::from_millis(800);
+
+impl Executor {
+    /// Page context on a failure (PROTOCOL.md §4.3): `urlAfter` and `titleAfter`, unless the
+    /// command set them; read within a short bound and silently skipped when unreadable.
+    pub(super) async fn add_page_context(&self, receipt: &mut Receipt, task: &Task) {
+        let Ok(tab) = task.tab() else {
+            return;
+        };
+        if tab.is_crashed() {
+            return;
+        }
+        let read = async { (tab.url().await, tab.title().await) };
+        if let Ok((url, title)) = tokio::time::timeout(PAGE_CONTEXT_BOUND, read).await {
+            if let Ok(url) = url {
+                receipt.add_data_field("urlAfter", json!(url));
+            }
+            if let Ok(title) = title {
+                receipt.add_data_field("titleAfter", json!(title));
+            }
+        }
+    }
+
+    pub(super) fn failed(
+        &self,
+        method: &str,
+        spec: &CommandSpec,
+        params: &Params,
+        e: CommandError,
+        started: bool,
+        t0: Instant,
+    ) -> Receipt {
+        let mut receipt = Receipt::failure(
+            method,
+            e.code,
+            format!("{method}: {}", e.msg),
+            e.details.map(|d| *d),
+            started,
+            0.0,
+        );
+        if started && !spec.retry_safe {
+            // The command began and may have acted (clicked, typed, submitted): resending is
+            // safe only for retry-safe commands (PROTOCOL.md §4: started:true implies
+            // retryable:false).
+            receipt.set_not_retryable();
+        }
+        if let Some(param) = e.param {
+            receipt.add_data_field("param", json!(param));
+        }
+        self.report_unknown(&mut receipt, spec, params);
+        receipt.elapsed_ms = ms_since(t0);
+        receipt
+    }
+
+    pub(super) fn report_unknown(
+        &self,
+        receipt: &mut Receipt,
+        spec: &CommandSpec,
+        params: &Params,
+    ) {
+        let unknown = params.unread();
+        if unknown.is_empty() {
+            return;
+        }
+        let used = params
+            .read_keys()
+            .iter()
+            .filter(|k| params.raw().contains_key(k.as_str()))
+            .cloned()
+            .collect::<Vec<_>>();
+        let mut note = format!(
+            "{} ignored these parameters: {}. They were not used by this command (likely misspelled or unsupported).",
+            spec.name,
+            unknown.join(", ")
+        );
+        for name in &unknown {
+            if let Some(near) =
+                crate::registry::suggest_among(name, spec.params.iter().map(|p| p.name)).first()
+            {
+                note.push_str(&format!(" `{name}`: did you mean `{near}`?"));
+            }
+        }
+        if used.is_empty() {
+            note.push_str(" No parameter was read at all.");
+        } else {
+            note.push_str(&format!(
+                " Parameters actually used this time: {}.",
+                used.join(", ")
+            ));
+        }
+        receipt.add_data_field("unknownParams", json!(unknown));
+        receipt.add_data_field("unknownParamNote", json!(note));
+    }
+
+    pub(super) fn no_task_message(&self, id: TaskId) -> String {
+        format!(
+            "no task {id} (tasks live in memory only and vanish when the engine restarts; \
+             `list_tasks` shows the live ones, `start` creates one)"
+        )
+    }
+}

@@ -1,0 +1,74 @@
+//! One attempt of a command, raced against its bound, browser death, its task's closing and a
+//! renderer crash; a panic becomes `INTERNAL`.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::FutureExt;
+use serde_json::{json, Value};
+
+use super::{panic_text, Executor};
+use crate::browser::task::Task;
+use crate::command::{CommandFuture, CommandSpec, Group};
+use crate::error::CommandError;
+use crate::protocol::ErrorCode;
+
+impl Executor {
+    /// Runs one attempt of a command under `left` of its `bound`, racing browser death and the
+    /// task's closing; a panic becomes `INTERNAL`.
+    pub(super) async fn run_bounded(
+        &self,
+        spec: &CommandSpec,
+        task: &Option<Arc<Task>>,
+        fut: CommandFuture,
+        left: Duration,
+        bound: Duration,
+    ) -> Result<Value, CommandError> {
+        let run = AssertUnwindSafe(fut).catch_unwind();
+        // Lifecycle commands stop the browser themselves; they must not read that as a failure.
+        let browser_gone = async {
+            match task {
+                Some(t) if spec.group != Group::Lifecycle => t.browser.gone().await,
+                _ => std::future::pending().await,
+            }
+        };
+        let task_closed = async {
+            match task {
+                Some(t) if !spec.way_out => t.closed().await,
+                _ => std::future::pending().await,
+            }
+        };
+        // A crashed renderer answers nothing (Chromium does not recover the tab's session for
+        // a navigation either): fail at once rather than after the 60 s request timeout.
+        let tab_crashed = async {
+            match task.as_ref().and_then(|t| t.tab().ok()) {
+                Some(tab) if spec.group != Group::Lifecycle => tab.crashed().await,
+                _ => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            res = run => match res {
+                Ok(res) => res,
+                Err(panic) => Err(CommandError::new(
+                    ErrorCode::Internal,
+                    format!("internal error: {}", panic_text(&*panic)),
+                )),
+            },
+            _ = tokio::time::sleep(left) => Err(CommandError::new(
+                ErrorCode::CommandTimeout,
+                format!("timed out after {} ms; outcome unknown", bound.as_millis()),
+            ).with_details(json!({"outcomeUnknown": true, "commandTimeoutMs": bound.as_millis() as u64}))),
+            _ = browser_gone => Err(CommandError::browser_gone()),
+            _ = task_closed => Err(CommandError::new(
+                ErrorCode::TaskNotFound,
+                "the task was closed while this command ran",
+            )),
+            _ = tab_crashed => Err(CommandError::new(
+                ErrorCode::ActionFailed,
+                "the tab's renderer crashed; close this task and start a new one (other tasks are unaffected)",
+            ).with_details(json!({"crashed": true}))),
+        }
+    }
+}
