@@ -21,8 +21,14 @@ use notify::{EventKind, RecursiveMode, Watcher};
 use tokio::signal::unix::Signal;
 use tokio::sync::mpsc;
 
-use crate::lua::journal::Journal;
-use crate::lua::{run_host, LuaHost};
+use futures::future::LocalBoxFuture;
+
+use crate::browser::task::TaskId;
+use crate::command::Opens;
+use crate::executor::Executor;
+use crate::lua::journal::{AtCheckpoint, Journal, Replayed};
+use crate::lua::{adoptable, adopted, run_host, Hook, LuaHost};
+use crate::protocol::Receipt;
 use crate::EngineConfig;
 
 /// How long a save's events must pause before the re-run starts.
@@ -279,7 +285,9 @@ impl Session<'_> {
             ),
             None => println!("watch: run {number}"),
         }
-        let lua = self.host.renew(self.journal.clone())?;
+        let lua = self.host.renew(Rc::new(Recorder {
+            journal: self.journal.clone(),
+        }))?;
         lua.track_requires()?;
         let required = lua.required_files();
         self.files.required = Some(required.clone());
@@ -355,5 +363,182 @@ async fn close_abandoned(lua: &LuaHost, journal: &Rc<RefCell<Journal>>) {
                 .execute(Some(task.id), "close", serde_json::json!({}))
                 .await;
         }
+    }
+}
+
+/// Watch mode's hook on what a run's Lua state sends: commands go through the session's
+/// [`Journal`] (replayed while a re-run resumes, the previous run's tasks handed over for
+/// `start`, recorded in the order they were sent), and checkpoints are kept in it.
+struct Recorder {
+    journal: Rc<RefCell<Journal>>,
+}
+
+impl Hook for Recorder {
+    fn send<'a>(
+        &'a self,
+        executor: &'a Executor,
+        task: Option<TaskId>,
+        method: &'a str,
+        params: serde_json::Value,
+    ) -> LocalBoxFuture<'a, Receipt> {
+        Box::pin(self.record(executor, task, method, params))
+    }
+
+    fn replaying(&self) -> bool {
+        self.journal.borrow().replaying()
+    }
+
+    fn checkpoint<'a>(
+        &'a self,
+        executor: &'a Executor,
+        name: String,
+        line: usize,
+    ) -> LocalBoxFuture<'a, ()> {
+        Box::pin(self.pass_checkpoint(executor, name, line))
+    }
+}
+
+impl Recorder {
+    async fn record(
+        &self,
+        executor: &Executor,
+        task: Option<TaskId>,
+        method: &str,
+        params: serde_json::Value,
+    ) -> Receipt {
+        let journal = &self.journal;
+        // `browser.start{ id = N }` with N alive takes the task over: no command is sent.
+        let opens_task = crate::commands::registry()
+            .lookup(method)
+            .is_some_and(|s| s.opens == Opens::Task);
+        let adopt = adoptable(executor, task, method);
+        let alive = |t: TaskId| executor.engine().task(t).is_some();
+        let anonymous_start = opens_task && task.is_none();
+        let replayed = journal.borrow_mut().replay_next(task, method, &params);
+        match replayed {
+            Replayed::Hit(receipt) => {
+                let started = opens_task.then(|| started_task(&receipt)).flatten();
+                match started {
+                    Some(t) if !alive(t) => {
+                        notice(&format!(
+                            "task {t} of the journal is gone; going on live from command {}",
+                            journal.borrow().commands + 1
+                        ));
+                        journal.borrow_mut().stop_replay();
+                    }
+                    _ => {
+                        let mut j = journal.borrow_mut();
+                        if anonymous_start {
+                            j.anonymous_start();
+                        }
+                        if let Some(t) = started {
+                            j.started(t, anonymous_start);
+                        }
+                        j.record(task, method, &params, &receipt);
+                        return receipt;
+                    }
+                }
+            }
+            Replayed::Diverged { at, expected } => notice(&format!(
+            "the script asked for `{method}` where the journal has `{expected}` (command {at}); \
+             going on live — the page is where the last run left it"
+        )),
+            Replayed::Live => {}
+        }
+        let handed_over = if anonymous_start {
+            let candidate = journal.borrow_mut().anonymous_start();
+            candidate.filter(|t| alive(*t))
+        } else {
+            adopt
+        };
+        if let Some(t) = handed_over {
+            let receipt = adopted(method, t);
+            let mut j = journal.borrow_mut();
+            j.started(t, anonymous_start);
+            j.record(task, method, &params, &receipt);
+            return receipt;
+        }
+        let slot = journal.borrow_mut().reserve(task, method, &params);
+        let receipt = executor.execute(task, method, params).await;
+        let mut j = journal.borrow_mut();
+        if opens_task && receipt.ok {
+            if let Some(t) = started_task(&receipt) {
+                j.started(t, anonymous_start);
+            }
+        }
+        j.complete(slot, &receipt);
+        receipt
+    }
+
+    async fn pass_checkpoint(&self, executor: &Executor, name: String, line: usize) {
+        let journal = &self.journal;
+        let (index, outcome) = journal.borrow_mut().checkpoint(&name, line);
+        let live = matches!(
+            outcome,
+            AtCheckpoint::Recorded { live: true } | AtCheckpoint::Diverged
+        );
+        if live {
+            // Where each task is now, for a later run that resumes here.
+            let tasks: Vec<TaskId> = journal.borrow().tasks().to_vec();
+            let mut urls = Vec::new();
+            for t in tasks {
+                let r = executor
+                    .execute(Some(t), "get_url", serde_json::json!({}))
+                    .await;
+                if let Some(url) = r.data.get("url").and_then(serde_json::Value::as_str) {
+                    urls.push((t, url.to_string()));
+                }
+            }
+            journal.borrow_mut().set_urls(index, urls);
+        }
+        match outcome {
+            AtCheckpoint::Recorded { .. } => {}
+            AtCheckpoint::Diverged => notice(&format!(
+                "reached checkpoint `{name}` before the one to resume at; going on live"
+            )),
+            AtCheckpoint::Resumed { urls } => {
+                // The page moved on after the previous run passed here: put each task
+                // back where it was (a GET), so the code below sees what it saw then.
+                let mut moved = Vec::new();
+                for (t, url) in urls {
+                    let now = executor
+                        .execute(Some(t), "get_url", serde_json::json!({}))
+                        .await;
+                    let here = now.data.get("url").and_then(serde_json::Value::as_str);
+                    if now.ok && here != Some(url.as_str()) {
+                        executor
+                            .execute(Some(t), "navigate", serde_json::json!({ "url": url }))
+                            .await;
+                        moved.push(url);
+                    }
+                }
+                let back = if moved.is_empty() {
+                    String::new()
+                } else {
+                    format!("; back to {}", moved.join(", "))
+                };
+                notice(&format!(
+                    "resumed after checkpoint `{name}` (line {line}){back}"
+                ));
+            }
+        }
+    }
+}
+
+/// A watch-mode notice (resume, divergence): printed on its own line, apart from the script's
+/// output.
+fn notice(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "watch: {text}");
+    let _ = out.flush();
+}
+
+/// The task a `start` receipt names (`data.id`, a decimal string on the wire).
+fn started_task(receipt: &Receipt) -> Option<TaskId> {
+    match receipt.data.get("id")? {
+        serde_json::Value::String(s) => s.parse().ok().map(TaskId),
+        serde_json::Value::Number(n) => n.as_u64().map(TaskId),
+        _ => None,
     }
 }

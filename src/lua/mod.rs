@@ -22,7 +22,7 @@ use crate::browser::task::TaskId;
 use crate::command::Opens;
 use crate::executor::Executor;
 use crate::protocol::{ErrorCode, Receipt};
-use journal::{Journal, Replayed};
+use futures::future::LocalBoxFuture;
 
 const PRELUDE: &str = include_str!("prelude.lua");
 /// `require("moonpilot.human")`: helpers that compose the human-input commands.
@@ -85,8 +85,8 @@ struct HostData {
     args: BTreeMap<String, String>,
     /// Coroutines started by `browser.spawn`, aborted with [`LuaHost::abort_jobs`].
     jobs: RefCell<Vec<tokio::task::AbortHandle>>,
-    /// Watch mode's journal, shared by the runs of one watch session.
-    journal: Option<Rc<RefCell<Journal>>>,
+    /// The host's hook on sent commands (watch mode's journal).
+    hook: Option<Rc<dyn Hook>>,
     /// Files `require` found (recorded once [`LuaHost::track_requires`] is on); shared with
     /// the watcher, which sees a module from the moment it is required.
     modules: Rc<RefCell<BTreeSet<PathBuf>>>,
@@ -97,33 +97,40 @@ struct HostData {
     opened: RefCell<Vec<String>>,
 }
 
-/// A watch-mode notice (resume, divergence): printed on its own line, apart from the script's
-/// output.
-fn notice(text: &str) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "watch: {text}");
-    let _ = out.flush();
+/// A host's hook on what a Lua state sends: watch mode's journal replays, hands tasks over
+/// and records. Without a hook, commands go straight to the executor.
+pub trait Hook {
+    /// Sends one command.
+    fn send<'a>(
+        &'a self,
+        executor: &'a Executor,
+        task: Option<TaskId>,
+        method: &'a str,
+        params: serde_json::Value,
+    ) -> LocalBoxFuture<'a, Receipt>;
+
+    /// Whether commands are being answered from memory (a sleep does not wait then).
+    fn replaying(&self) -> bool;
+
+    /// `browser.checkpoint(name)` reached at `line` of the main script.
+    fn checkpoint<'a>(
+        &'a self,
+        executor: &'a Executor,
+        name: String,
+        line: usize,
+    ) -> LocalBoxFuture<'a, ()>;
 }
 
-/// Whether a task is alive in the engine.
-fn alive(lua: &Lua, task: TaskId) -> bool {
-    lua.app_data_ref::<HostData>()
-        .is_some_and(|h| h.executor.engine().task(task).is_some())
+/// The live task a command that opens tasks would take over instead (`browser.start{id = N}`
+/// with N alive): the spec says whether the command opens one.
+pub fn adoptable(executor: &Executor, task: Option<TaskId>, method: &str) -> Option<TaskId> {
+    let opens_task = crate::commands::registry()
+        .lookup(method)
+        .is_some_and(|s| s.opens == Opens::Task);
+    task.filter(|t| opens_task && executor.engine().task(*t).is_some())
 }
 
-/// The task a `start` receipt names (`data.id`, a decimal string on the wire).
-fn started_task(receipt: &Receipt) -> Option<TaskId> {
-    match receipt.data.get("id")? {
-        serde_json::Value::String(s) => s.parse().ok().map(TaskId),
-        serde_json::Value::Number(n) => n.as_u64().map(TaskId),
-        _ => None,
-    }
-}
-
-/// Sends one command, through the watch journal when there is one: replayed from it while a
-/// re-run is resuming, a task of the previous run handed over for `start`, and recorded in the
-/// order commands were sent.
+/// Sends one command, through the host's hook when there is one.
 async fn send(
     lua: &Lua,
     executor: &Executor,
@@ -131,82 +138,16 @@ async fn send(
     method: &str,
     params: serde_json::Value,
 ) -> Receipt {
-    let journal = lua
-        .app_data_ref::<HostData>()
-        .and_then(|h| h.journal.clone());
-    // `browser.start{ id = N }` with N alive takes the task over: no command is sent.
-    let opens_task = crate::commands::registry()
-        .lookup(method)
-        .is_some_and(|s| s.opens == Opens::Task);
-    let adopt = opens_task
-        .then_some(task)
-        .flatten()
-        .filter(|t| alive(lua, *t));
-    let Some(journal) = journal else {
-        return match adopt {
-            Some(t) => adopted(method, t),
-            None => executor.execute(task, method, params).await,
-        };
-    };
-    let anonymous_start = opens_task && task.is_none();
-    let replayed = journal.borrow_mut().replay_next(task, method, &params);
-    match replayed {
-        Replayed::Hit(receipt) => {
-            let started = opens_task.then(|| started_task(&receipt)).flatten();
-            match started {
-                Some(t) if !alive(lua, t) => {
-                    notice(&format!(
-                        "task {t} of the journal is gone; going on live from command {}",
-                        journal.borrow().commands + 1
-                    ));
-                    journal.borrow_mut().stop_replay();
-                }
-                _ => {
-                    let mut j = journal.borrow_mut();
-                    if anonymous_start {
-                        j.anonymous_start();
-                    }
-                    if let Some(t) = started {
-                        j.started(t, anonymous_start);
-                    }
-                    j.record(task, method, &params, &receipt);
-                    return receipt;
-                }
-            }
-        }
-        Replayed::Diverged { at, expected } => notice(&format!(
-            "the script asked for `{method}` where the journal has `{expected}` (command {at}); \
-             going on live — the page is where the last run left it"
-        )),
-        Replayed::Live => {}
+    let hook = lua.app_data_ref::<HostData>().and_then(|h| h.hook.clone());
+    match (hook, adoptable(executor, task, method)) {
+        (Some(hook), _) => hook.send(executor, task, method, params).await,
+        (None, Some(t)) => adopted(method, t),
+        (None, None) => executor.execute(task, method, params).await,
     }
-    let handed_over = if anonymous_start {
-        let candidate = journal.borrow_mut().anonymous_start();
-        candidate.filter(|t| alive(lua, *t))
-    } else {
-        adopt
-    };
-    if let Some(t) = handed_over {
-        let receipt = adopted(method, t);
-        let mut j = journal.borrow_mut();
-        j.started(t, anonymous_start);
-        j.record(task, method, &params, &receipt);
-        return receipt;
-    }
-    let slot = journal.borrow_mut().reserve(task, method, &params);
-    let receipt = executor.execute(task, method, params).await;
-    let mut j = journal.borrow_mut();
-    if opens_task && receipt.ok {
-        if let Some(t) = started_task(&receipt) {
-            j.started(t, anonymous_start);
-        }
-    }
-    j.complete(slot, &receipt);
-    receipt
 }
 
 /// The receipt of a `start` that took a live task over instead of creating one.
-fn adopted(method: &str, task: TaskId) -> Receipt {
+pub fn adopted(method: &str, task: TaskId) -> Receipt {
     Receipt::success(
         method,
         serde_json::json!({"id": task.0.to_string(), "reused": true}),
@@ -375,8 +316,8 @@ impl LuaHost {
     }
 
     /// A fresh Lua state over the same executor and args as `self`, sending its commands through
-    /// `journal` (watch mode: one state per run, one journal per session).
-    pub fn renew(&self, journal: Rc<RefCell<Journal>>) -> mlua::Result<LuaHost> {
+    /// `hook` (watch mode: one state per run, one journal per session).
+    pub fn renew(&self, hook: Rc<dyn Hook>) -> mlua::Result<LuaHost> {
         let (executor, args) = {
             let data = self
                 .lua
@@ -384,13 +325,13 @@ impl LuaHost {
                 .ok_or_else(|| mlua::Error::runtime("moonpilot: the engine is gone"))?;
             (data.executor.clone(), data.args.clone())
         };
-        LuaHost::build(executor, args, Some(journal))
+        LuaHost::build(executor, args, Some(hook))
     }
 
     fn build(
         executor: Executor,
         args: BTreeMap<String, String>,
-        journal: Option<Rc<RefCell<Journal>>>,
+        hook: Option<Rc<dyn Hook>>,
     ) -> mlua::Result<LuaHost> {
         let lua = Lua::new();
         lua.set_app_data(HostData {
@@ -398,7 +339,7 @@ impl LuaHost {
             epoch: Instant::now(),
             args: args.clone(),
             jobs: RefCell::new(Vec::new()),
-            journal,
+            hook,
             modules: Rc::default(),
             script: RefCell::new(None),
             opened: RefCell::new(Vec::new()),
@@ -512,8 +453,8 @@ impl LuaHost {
                 // A re-run replaying the journal does not wait: the page already moved on.
                 let replaying = lua
                     .app_data_ref::<HostData>()
-                    .and_then(|h| h.journal.clone())
-                    .is_some_and(|j| j.borrow().replaying());
+                    .and_then(|h| h.hook.clone())
+                    .is_some_and(|hook| hook.replaying());
                 if replaying {
                     tokio::task::yield_now().await;
                     return Ok(());
@@ -584,64 +525,13 @@ impl LuaHost {
         core.set(
             "checkpoint",
             lua.create_async_function(|lua, (name, line): (String, Option<usize>)| async move {
-                let (journal, executor) = match lua.app_data_ref::<HostData>() {
-                    Some(h) => (h.journal.clone(), h.executor.clone()),
+                let (hook, executor) = match lua.app_data_ref::<HostData>() {
+                    Some(h) => (h.hook.clone(), h.executor.clone()),
                     None => return Ok(()),
                 };
                 // Outside watch mode, or called from outside the main script: nothing to do.
-                let (Some(journal), Some(line)) = (journal, line) else {
-                    return Ok(());
-                };
-                let (index, outcome) = journal.borrow_mut().checkpoint(&name, line);
-                let live = matches!(
-                    outcome,
-                    journal::AtCheckpoint::Recorded { live: true }
-                        | journal::AtCheckpoint::Diverged
-                );
-                if live {
-                    // Where each task is now, for a later run that resumes here.
-                    let tasks: Vec<TaskId> = journal.borrow().tasks().to_vec();
-                    let mut urls = Vec::new();
-                    for t in tasks {
-                        let r = executor
-                            .execute(Some(t), "get_url", serde_json::json!({}))
-                            .await;
-                        if let Some(url) = r.data.get("url").and_then(serde_json::Value::as_str) {
-                            urls.push((t, url.to_string()));
-                        }
-                    }
-                    journal.borrow_mut().set_urls(index, urls);
-                }
-                match outcome {
-                    journal::AtCheckpoint::Recorded { .. } => {}
-                    journal::AtCheckpoint::Diverged => notice(&format!(
-                        "reached checkpoint `{name}` before the one to resume at; going on live"
-                    )),
-                    journal::AtCheckpoint::Resumed { urls } => {
-                        // The page moved on after the previous run passed here: put each task
-                        // back where it was (a GET), so the code below sees what it saw then.
-                        let mut moved = Vec::new();
-                        for (t, url) in urls {
-                            let now = executor
-                                .execute(Some(t), "get_url", serde_json::json!({}))
-                                .await;
-                            let here = now.data.get("url").and_then(serde_json::Value::as_str);
-                            if now.ok && here != Some(url.as_str()) {
-                                executor
-                                    .execute(Some(t), "navigate", serde_json::json!({ "url": url }))
-                                    .await;
-                                moved.push(url);
-                            }
-                        }
-                        let back = if moved.is_empty() {
-                            String::new()
-                        } else {
-                            format!("; back to {}", moved.join(", "))
-                        };
-                        notice(&format!(
-                            "resumed after checkpoint `{name}` (line {line}){back}"
-                        ));
-                    }
+                if let (Some(hook), Some(line)) = (hook, line) {
+                    hook.checkpoint(&executor, name, line).await;
                 }
                 Ok(())
             })?,
