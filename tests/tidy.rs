@@ -94,3 +94,138 @@ fn probe_files_are_referenced_and_never_assembled() {
         }
     }
 }
+
+/// The shipped lines of a file that are code, not comments.
+fn code_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    shipped(text)
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim_start().starts_with("//"))
+        .map(|(i, l)| (i + 1, l))
+}
+
+/// CDP method names as string literals: `"Page.navigate"`, `"Runtime.evaluate"`…
+fn names_cdp_method(line: &str) -> bool {
+    const DOMAINS: &[&str] = &[
+        "Accessibility",
+        "Browser",
+        "CSS",
+        "DOM",
+        "DOMDebugger",
+        "DOMSnapshot",
+        "Emulation",
+        "Fetch",
+        "Input",
+        "Log",
+        "Network",
+        "Overlay",
+        "Page",
+        "Runtime",
+        "Security",
+        "Storage",
+        "Target",
+    ];
+    DOMAINS.iter().any(|d| {
+        line.match_indices(&format!("\"{d}.")).any(|(i, m)| {
+            line[i + m.len()..]
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_lowercase())
+        })
+    })
+}
+
+#[test]
+fn only_browser_imports_chromiumoxide_or_names_cdp_methods() {
+    assert!(names_cdp_method(
+        r#"tab.call("Page.getNavigationHistory", json!({}))"#
+    ));
+    assert!(!names_cdp_method(r#"format!("Page {n}")"#));
+    let mut rs = Vec::new();
+    files(&src(), "rs", &mut rs);
+    let browser = src().join("browser");
+    for path in rs.iter().filter(|p| !p.starts_with(&browser)) {
+        let text = std::fs::read_to_string(path).unwrap();
+        for (n, line) in code_lines(&text) {
+            assert!(
+                !line.contains("chromiumoxide"),
+                "{}:{n} uses chromiumoxide outside src/browser/",
+                path.display()
+            );
+            assert!(
+                !names_cdp_method(line),
+                "{}:{n} names a CDP method outside src/browser/: {line}",
+                path.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn the_human_state_machine_is_pure() {
+    let text = std::fs::read_to_string(src().join("human.rs")).unwrap();
+    for (n, line) in code_lines(&text) {
+        for bad in [
+            "tokio",
+            "chromiumoxide",
+            "crate::browser",
+            "std::fs",
+            "std::io",
+            "std::net",
+            "Instant::now",
+            "SystemTime::now",
+        ] {
+            assert!(!line.contains(bad), "human.rs:{n} uses {bad}: {line}");
+        }
+    }
+}
+
+#[test]
+fn no_import_circle_between_registry_commands_and_executor() {
+    let read = |p: &str| std::fs::read_to_string(src().join(p)).unwrap();
+    let command = read("command.rs");
+    for bad in ["crate::registry", "crate::commands", "crate::executor"] {
+        assert!(
+            !shipped(&command).contains(bad),
+            "command.rs must sit below the registry, the commands and the executor ({bad})"
+        );
+    }
+    assert!(
+        !shipped(&read("registry.rs")).contains("crate::commands"),
+        "registry.rs must not import commands/"
+    );
+    let mut rs = Vec::new();
+    files(&src().join("commands"), "rs", &mut rs);
+    for path in rs {
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            !shipped(&text).contains("crate::executor"),
+            "{} imports the executor",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn page_javascript_is_never_assembled_at_run_time() {
+    let mut rs = Vec::new();
+    files(&src(), "rs", &mut rs);
+    // `execute_js` wraps the caller's own script: the one exception.
+    let execute_js = src().join("commands").join("extract.rs");
+    for path in rs.iter().filter(|p| **p != execute_js) {
+        let text = std::fs::read_to_string(path).unwrap();
+        for (n, line) in code_lines(&text) {
+            let Some(at) = line.find("format!(\"") else {
+                continue;
+            };
+            let literal = &line[at..];
+            for js in ["=>", "function", "document.", "window.", "querySelector"] {
+                assert!(
+                    !literal.contains(js),
+                    "{}:{n} assembles page JavaScript at run time: {line}",
+                    path.display()
+                );
+            }
+        }
+    }
+}

@@ -7,6 +7,7 @@
 //! command fails fast with `BROWSER_GONE`. Commands never see chromiumoxide types: they go through
 //! [`Tab`] and [`task::Task`].
 
+pub mod cdp_error;
 pub mod events;
 pub mod raw;
 pub mod tab;
@@ -351,7 +352,7 @@ impl Browser {
             while let Some(event) = handler.next().await {
                 match event {
                     Ok(()) => {}
-                    Err(e) if crate::error::is_connection_lost(&e) => {
+                    Err(e) if cdp_error::is_connection_lost(&e) => {
                         tracing::info!(target: "moonpilot::cdp", "browser connection lost: {e}");
                         break;
                     }
@@ -433,7 +434,7 @@ impl Browser {
             let res = cdp
                 .execute(raw::Raw::new(method, params))
                 .await
-                .map_err(|e| crate::error::from_cdp(method, e))?;
+                .map_err(|e| cdp_error::from_cdp(method, e))?;
             Ok(res.result)
         })
         .await
@@ -450,7 +451,7 @@ impl Browser {
                 let cdp = guard.as_ref().ok_or_else(CommandError::browser_gone)?;
                 cdp.new_page("about:blank")
                     .await
-                    .map_err(|e| crate::error::from_cdp("Target.createTarget", e))
+                    .map_err(|e| cdp_error::from_cdp("Target.createTarget", e))
             })
             .await?;
         Tab::attach(self.clone(), page, events).await

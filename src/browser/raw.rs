@@ -17,7 +17,8 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::error::{from_protocol_error, CommandError};
+use super::cdp_error::from_protocol_error;
+use crate::error::CommandError;
 
 /// A CDP command given by name, with JSON params and a JSON response.
 #[derive(Debug, Clone)]

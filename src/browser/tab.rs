@@ -16,10 +16,11 @@ use chromiumoxide::Page;
 use futures::{FutureExt, StreamExt};
 use serde_json::{json, Value};
 
+use super::cdp_error::from_cdp;
 use super::events::TabEvents;
 use super::raw::{Raw, RawConnection};
 use super::Browser;
-use crate::error::{from_cdp, CommandError};
+use crate::error::CommandError;
 use crate::js;
 use crate::protocol::ErrorCode;
 
@@ -845,6 +846,70 @@ impl Tab {
             .call("Target.closeTarget", json!({"targetId": self.target_id}))
             .await
             .map(drop)
+    }
+
+    /// A PNG of the box `[x, y, width, height]` (CSS pixels of the main viewport).
+    /// `Page.captureScreenshot` clips in document coordinates, so the visual viewport's scroll
+    /// offset (`Page.getLayoutMetrics`) is added.
+    pub async fn screenshot_box(&self, rect: [f64; 4]) -> Result<Vec<u8>, CommandError> {
+        let metrics = self.call("Page.getLayoutMetrics", json!({})).await?;
+        let scroll = |k: &str| metrics["cssVisualViewport"][k].as_f64().unwrap_or(0.0);
+        let shot = self
+            .call(
+                "Page.captureScreenshot",
+                json!({"format": "png", "clip": {
+                    "x": rect[0] + scroll("pageX"), "y": rect[1] + scroll("pageY"),
+                    "width": rect[2], "height": rect[3], "scale": 1,
+                }}),
+            )
+            .await?;
+        shot["data"]
+            .as_str()
+            .and_then(decode_base64)
+            .ok_or_else(|| CommandError::failed("the element screenshot came back empty"))
+    }
+
+    /// Brings the tab to the front (`Page.bringToFront`).
+    pub async fn bring_to_front(&self) -> Result<(), CommandError> {
+        self.call("Page.bringToFront", json!({})).await.map(drop)
+    }
+
+    /// The tab's history: the current entry's position and every entry's `(id, url)`
+    /// (`Page.getNavigationHistory`).
+    pub async fn history(&self) -> Result<(i64, Vec<(Value, String)>), CommandError> {
+        let history = self.call("Page.getNavigationHistory", json!({})).await?;
+        let current = history["currentIndex"].as_i64().unwrap_or(0);
+        let entries = history["entries"]
+            .as_array()
+            .map(|all| {
+                all.iter()
+                    .map(|e| {
+                        let url = e["url"].as_str().unwrap_or_default().to_string();
+                        (e["id"].clone(), url)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok((current, entries))
+    }
+
+    /// Steps to history entry `entry_id` (from `old_url`) and answers the document's status.
+    pub async fn go_to_history_entry(
+        &self,
+        entry_id: Value,
+        old_url: &str,
+    ) -> Result<i64, CommandError> {
+        self.navigate_with(
+            "Page.navigateToHistoryEntry",
+            json!({ "entryId": entry_id }),
+            Some(old_url),
+        )
+        .await
+    }
+
+    /// Reloads the main frame and answers the document's status.
+    pub async fn reload(&self) -> Result<i64, CommandError> {
+        self.navigate_with("Page.reload", json!({}), None).await
     }
 }
 

@@ -236,27 +236,7 @@ async fn element_image(
         })?;
         (tab, rect, json!({"selector": selector, "frame": frame}))
     };
-    // The box is in viewport coordinates; a screenshot clip is in document coordinates.
-    let metrics = tab.call("Page.getLayoutMetrics", json!({})).await?;
-    let scroll_x = metrics["cssVisualViewport"]["pageX"]
-        .as_f64()
-        .unwrap_or(0.0);
-    let scroll_y = metrics["cssVisualViewport"]["pageY"]
-        .as_f64()
-        .unwrap_or(0.0);
-    let shot = tab
-        .call(
-            "Page.captureScreenshot",
-            json!({"format": "png", "clip": {
-                "x": rect[0] + scroll_x, "y": rect[1] + scroll_y,
-                "width": rect[2], "height": rect[3], "scale": 1,
-            }}),
-        )
-        .await?;
-    let png = shot["data"]
-        .as_str()
-        .and_then(crate::browser::tab::decode_base64)
-        .ok_or_else(|| CommandError::failed("the element screenshot came back empty"))?;
+    let png = tab.screenshot_box(rect).await?;
     let size = json!({"width": rect[2].round(), "height": rect[3].round()});
     Ok((png, size, target))
 }
@@ -334,7 +314,7 @@ fn request_human_input(p: &mut Params) -> Prepared<TaskCx> {
             );
         }
         // Bring the tab to the front (the person has to see it).
-        let _ = tab.call("Page.bringToFront", json!({})).await;
+        let _ = tab.bring_to_front().await;
         if index.is_some() || selector.is_some() {
             match element_image(&cx, index, selector, frame).await {
                 Ok((png, size, target)) => {

@@ -112,9 +112,7 @@ fn go_to_url(p: &mut Params) -> Prepared<TaskCx> {
 async fn history_step(cx: TaskCx, delta: i64, what: &'static str) -> Result<Value, CommandError> {
     let task = cx.task.clone();
     let tab = task.tab()?;
-    let history = tab.call("Page.getNavigationHistory", json!({})).await?;
-    let current = history["currentIndex"].as_i64().unwrap_or(0);
-    let entries = history["entries"].as_array().cloned().unwrap_or_default();
+    let (current, entries) = tab.history().await?;
     let target = usize::try_from(current + delta)
         .ok()
         .and_then(|i| entries.get(i));
@@ -124,19 +122,13 @@ async fn history_step(cx: TaskCx, delta: i64, what: &'static str) -> Result<Valu
             "cannot go {what}: no usable history"
         )));
     };
-    if entry["url"] == old_url.as_str() {
+    if entry.1 == old_url {
         return Err(CommandError::failed(format!(
             "cannot go {what}: no usable history (the entry has the same URL)"
         )));
     }
     task.set_snapshot(None);
-    let status = tab
-        .navigate_with(
-            "Page.navigateToHistoryEntry",
-            json!({"entryId": entry["id"]}),
-            Some(&old_url),
-        )
-        .await?;
+    let status = tab.go_to_history_entry(entry.0.clone(), &old_url).await?;
     // The step went through: a URL unreadable mid-redirect is reported as null, never as a
     // failure (a retry would step twice).
     Ok(json!({"status": status, "url": tab.url().await.ok()}))
@@ -155,7 +147,7 @@ fn reload(_p: &mut Params) -> Prepared<TaskCx> {
         let task = cx.task.clone();
         let tab = task.tab()?;
         task.set_snapshot(None);
-        let status = tab.navigate_with("Page.reload", json!({}), None).await?;
+        let status = tab.reload().await?;
         Ok(json!({"status": status, "url": tab.url().await.ok()}))
     })
 }
