@@ -83,6 +83,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print the LuaLS definition file of the API (`moonpilot stubs > moonpilot.d.lua`).
+    Stubs,
 }
 
 fn main() -> ExitCode {
@@ -96,6 +98,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Methods { json } => methods(json),
+        Command::Stubs => {
+            print(moonpilot::lua::stubs::generate(moonpilot::commands::registry().all()).trim_end())
+        }
         Command::Repl { no_start, browser } => {
             moonpilot::repl::run(engine_config(browser), !no_start)
         }
@@ -131,9 +136,13 @@ fn methods(json: bool) -> ExitCode {
             .collect::<Vec<_>>()
             .join("\n")
     };
+    print(&out)
+}
+
+/// Prints `text` and a newline; a closed stdout (`moonpilot methods | head`) is not an error.
+fn print(text: &str) -> ExitCode {
     use std::io::Write;
-    // A closed stdout (`moonpilot methods | head`) is not an error.
-    let _ = writeln!(std::io::stdout(), "{out}");
+    let _ = writeln!(std::io::stdout(), "{text}");
     ExitCode::SUCCESS
 }
 

@@ -229,3 +229,46 @@ fn page_javascript_is_never_assembled_at_run_time() {
         }
     }
 }
+
+/// Generated files are tests (CONVENTIONS.md): the checked-in LuaLS stubs equal what
+/// `moonpilot stubs` prints; a difference rewrites the file and fails, so the diff shows it.
+#[test]
+fn lua_stubs_are_generated_from_the_registry() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("lua/moonpilot.d.lua");
+    let want = moonpilot::lua::stubs::generate(moonpilot::commands::registry().all());
+    let want = format!("{}\n", want.trim_end());
+    let got = std::fs::read_to_string(&path).unwrap_or_default();
+    if got != want {
+        std::fs::write(&path, &want).unwrap();
+        panic!(
+            "{} was out of date and has been regenerated: review and commit it",
+            path.display()
+        );
+    }
+    for spec in moonpilot::commands::registry().all() {
+        let method = format!("function Task:{}(params) end", spec.name);
+        assert_eq!(
+            want.contains(&method),
+            spec.needs_task(),
+            "{}: a Task method exactly when it needs a task",
+            spec.name
+        );
+    }
+}
+
+/// `luacheck` (Debian's `lua-check`; `tools/test` installs it) finds nothing in `examples/`
+/// and `lua/`, with the globals the stubs declare (`.luacheckrc`).
+#[test]
+fn luacheck_is_clean_on_examples_and_lua() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = std::process::Command::new("luacheck")
+        .args(["--no-color", "--codes", "examples", "lua"])
+        .current_dir(root)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("luacheck did not run ({e}): install Debian's `lua-check` (tools/test does)")
+        });
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "luacheck found problems:\n{text}");
+    assert!(text.contains("0 warnings / 0 errors"), "{text}");
+}

@@ -8,6 +8,7 @@
 
 pub mod convert;
 pub mod journal;
+pub mod stubs;
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
