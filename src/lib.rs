@@ -2,13 +2,14 @@
 //!
 //! Crate map (see ARCHITECTURE.md):
 //! - [`protocol`]: receipts, error codes, the params reader — the wire vocabulary.
-//! - [`registry`]: the one table of commands; [`commands`] holds one file per group.
+//! - [`command`]: what a command is (spec, params, contexts); [`registry`]: the table;
+//!   [`commands`] holds one file per group.
 //! - [`executor`]: the one path every command takes.
 //! - [`engine`]: the shared browser slot and the live tasks; [`human`]: the human-input
 //!   state machine.
 //! - [`browser`]: everything that touches chromiumoxide (launch, pump, tabs, frames, events).
 //! - [`dom`]: the snapshot model and its text rendering; [`js`]: the page-side probes.
-//! - [`lua`]: the Lua bridge used by `moonpilot run` and [`repl`] (and later watch mode).
+//! - [`lua`]: the Lua bridge used by `moonpilot run`, [`repl`] and [`watch`].
 
 #![warn(missing_docs)]
 
