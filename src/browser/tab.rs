@@ -8,9 +8,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use chromiumoxide::cdp::browser_protocol::network::EventResponseReceived;
+use chromiumoxide::cdp::browser_protocol::network::{EventLoadingFailed, EventResponseReceived};
 use chromiumoxide::cdp::browser_protocol::page::{
-    EventFrameNavigated, EventLoadEventFired, FrameId,
+    EventFrameNavigated, EventLifecycleEvent, EventLoadEventFired, EventNavigatedWithinDocument,
+    FrameId,
 };
 use chromiumoxide::Page;
 use futures::{FutureExt, StreamExt};
@@ -104,10 +105,16 @@ pub fn same_origin(main: &str, origin: &str) -> bool {
 /// What a navigation produced.
 #[derive(Debug, Clone)]
 pub struct NavOutcome {
-    /// HTTP status of the main response, 0 when there was none.
+    /// HTTP status of the main response, 0 when there was none (a same-document navigation);
+    /// also set for a failed navigation that got a response (204 No Content).
     pub status: i64,
     /// Chrome's error text (`net::ERR_…`) when the navigation failed.
     pub error_text: Option<String>,
+    /// Whether the navigation stayed in the current document (a fragment change, also of a
+    /// URL reached by `history.pushState`): no request, same document, same elements.
+    pub same_document: bool,
+    /// Whether the response was a download instead of a document.
+    pub is_download: bool,
 }
 
 /// A page target owned by one task.
@@ -121,6 +128,9 @@ pub struct Tab {
     /// True once the renderer crashed (a crashed page answers nothing: commands would wait for
     /// chromiumoxide's 60 s request timeout).
     crashed: Arc<tokio::sync::watch::Sender<bool>>,
+    /// This page's session on the raw connection, which `Page.navigate` goes through (see
+    /// [`Tab::navigate`]); attached on first use.
+    nav_session: tokio::sync::OnceCell<String>,
 }
 
 /// How long an out-of-process frame may take to be attached and listed before it is skipped.
@@ -128,6 +138,10 @@ pub const REMOTE_FRAME_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// How long a navigation may take to reach `load`.
 pub const NAVIGATION_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a same-document navigation may take to report its new URL after `Page.navigate`
+/// answered (a few ms in practice; the event only confirms what already happened).
+const SAME_DOCUMENT_BOUND: Duration = Duration::from_secs(2);
 
 impl Tab {
     pub(super) async fn attach(
@@ -187,6 +201,7 @@ impl Tab {
             remote_sessions: Mutex::new(HashMap::new()),
             remote_worlds: Mutex::new(HashMap::new()),
             crashed,
+            nav_session: tokio::sync::OnceCell::new(),
         })
     }
 
@@ -680,48 +695,149 @@ impl Tab {
 
     /// Navigates the main frame to `url` and waits for its `load` (bounded by
     /// [`NAVIGATION_TIMEOUT`]).
+    ///
+    /// `Page.navigate` answers once the navigation is ready to commit, or has failed
+    /// (`errorText`), or stayed in the document (no `loaderId`); Chromium 156 answers a 204, a
+    /// download and a cancelled navigation with `net::ERR_ABORTED`. It goes over the raw
+    /// connection because chromiumoxide holds back the answer of a `Page.navigate` sent on its own
+    /// session until its frame tracker sees a new document's `load`: same-document navigations
+    /// and navigations that never commit then hang until its 30 s request timeout.
     pub async fn navigate(&self, url: &str) -> Result<NavOutcome, CommandError> {
+        // One deadline for the answer and the load together.
+        let deadline = tokio::time::Instant::now() + NAVIGATION_TIMEOUT;
         let mut responses = self
             .page
             .event_listener::<EventResponseReceived>()
             .await
             .map_err(|e| from_cdp("Network.responseReceived", e))?;
-        // chromiumoxide treats `Page.navigate` as a navigation: the answer comes once the frame
-        // reached `load` (or failed).
-        let nav = tokio::time::timeout(
-            NAVIGATION_TIMEOUT,
-            self.call("Page.navigate", json!({"url": url})),
+        let mut lifecycle = self
+            .page
+            .event_listener::<EventLifecycleEvent>()
+            .await
+            .map_err(|e| from_cdp("Page.lifecycleEvent", e))?;
+        let mut failures = self
+            .page
+            .event_listener::<EventLoadingFailed>()
+            .await
+            .map_err(|e| from_cdp("Network.loadingFailed", e))?;
+        let mut within = self
+            .page
+            .event_listener::<EventNavigatedWithinDocument>()
+            .await
+            .map_err(|e| from_cdp("Page.navigatedWithinDocument", e))?;
+        // Listeners are registered by messages on the page's command channel, and the navigation
+        // goes over another connection: one round trip on that channel (answered by the browser
+        // process, so an open dialog cannot hold it) puts them in place first.
+        self.call("Page.getNavigationHistory", json!({})).await?;
+        let conn = self.browser.raw().await?;
+        let session = self
+            .nav_session
+            .get_or_try_init(|| conn.attach(&self.target_id))
+            .await?;
+        let nav = tokio::time::timeout_at(
+            deadline,
+            self.browser
+                .guard(conn.call(Some(session), "Page.navigate", json!({"url": url}))),
         )
         .await
         .map_err(|_| {
             CommandError::new(
                 ErrorCode::ActionTimeout,
                 format!(
-                    "navigation to `{url}` did not finish loading within {} s",
+                    "navigation to `{url}` did not commit within {} s (no response from the server)",
                     NAVIGATION_TIMEOUT.as_secs()
                 ),
             )
         })??;
-        let loader = nav
-            .get("loaderId")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        let mut status = 0;
-        while let Some(Some(ev)) = responses.next().now_or_never() {
-            let is_document = ev.r#type.as_ref() == "Document";
-            let same_loader = loader
-                .as_deref()
-                .is_some_and(|l| ev.loader_id.as_ref() == l);
-            if is_document && same_loader {
-                status = ev.response.status;
-            }
-        }
-        let error_text = nav
+        let frame_id = nav["frameId"].as_str().unwrap_or(&self.target_id);
+        let loader = nav.get("loaderId").and_then(Value::as_str);
+        let is_download = nav["isDownload"] == true;
+        let mut error_text = nav
             .get("errorText")
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty())
             .map(str::to_string);
-        Ok(NavOutcome { status, error_text })
+        if is_download && error_text.is_none() {
+            // Older Chromium answered downloads without an error; the document never changes.
+            error_text = Some("net::ERR_ABORTED".to_string());
+        }
+        let Some(loader) = loader.filter(|_| error_text.is_none()) else {
+            if error_text.is_none() {
+                // Same document: the URL changed in place. Wait for the event that reports it
+                // so that reads right after see the new URL; it is not worth a failure.
+                let reported = async {
+                    while let Some(ev) = within.next().await {
+                        if ev.frame_id.as_ref() == frame_id {
+                            break;
+                        }
+                    }
+                };
+                let _ = tokio::time::timeout(SAME_DOCUMENT_BOUND, reported).await;
+            }
+            let same_document = error_text.is_none();
+            let loaders: Vec<&str> = loader.into_iter().collect();
+            return Ok(NavOutcome {
+                status: document_status(&mut responses, &loaders),
+                error_text,
+                same_document,
+                is_download,
+            });
+        };
+        // Committing documents: ours, then any that replaced it (a script redirect while it
+        // loaded). The `load` of the last one ends the wait.
+        let mut documents = Vec::new();
+        let wait = async {
+            loop {
+                tokio::select! {
+                    ev = lifecycle.next() => {
+                        let Some(ev) = ev else {
+                            return Err(CommandError::new(
+                                ErrorCode::PageNavigating,
+                                "the tab went away while the page was loading",
+                            ));
+                        };
+                        if lifecycle_step(&ev, frame_id, loader, &mut documents) {
+                            return Ok(None);
+                        }
+                    }
+                    Some(ev) = failures.next() => {
+                        if ev.request_id.as_ref() != loader {
+                            continue;
+                        }
+                        // A document request that fails before it commits leaves the old page
+                        // in place and no `load` ever comes. Events reach each listener in the
+                        // order they arrived, so a commit that came first is in `lifecycle` now.
+                        while let Some(Some(ev)) = lifecycle.next().now_or_never() {
+                            if lifecycle_step(&ev, frame_id, loader, &mut documents) {
+                                return Ok(None);
+                            }
+                        }
+                        if documents.is_empty() {
+                            return Ok(Some(ev.error_text.clone()));
+                        }
+                    }
+                }
+            }
+        };
+        let failed = tokio::time::timeout_at(deadline, wait)
+            .await
+            .map_err(|_| {
+                CommandError::new(
+                    ErrorCode::ActionTimeout,
+                    format!(
+                        "navigation to `{url}` did not finish loading within {} s",
+                        NAVIGATION_TIMEOUT.as_secs()
+                    ),
+                )
+            })??;
+        let mut loaders = vec![loader];
+        loaders.extend(documents.iter().map(String::as_str));
+        Ok(NavOutcome {
+            status: document_status(&mut responses, &loaders),
+            error_text: failed,
+            same_document: false,
+            is_download,
+        })
     }
 
     /// Runs a history or reload step (`method`) and waits until the page has loaded again;
@@ -920,6 +1036,48 @@ fn navigating() -> CommandError {
     )
 }
 
+/// Follows the main frame's lifecycle during a navigation to `loader`: records documents that
+/// commit (`init`: ours, then any that replace it) in `documents`, and answers true at the `load`
+/// of the newest one.
+fn lifecycle_step(
+    ev: &EventLifecycleEvent,
+    frame_id: &str,
+    loader: &str,
+    documents: &mut Vec<String>,
+) -> bool {
+    if ev.frame_id.as_ref() != frame_id {
+        return false;
+    }
+    let ev_loader = ev.loader_id.as_ref();
+    match ev.name.as_str() {
+        "init" if ev_loader == loader || !documents.is_empty() => {
+            documents.push(ev_loader.to_string());
+            false
+        }
+        "load" => match documents.last() {
+            Some(last) => last == ev_loader,
+            // A `load` before the `init` was seen can only be ours if it names our loader.
+            None => ev_loader == loader,
+        },
+        _ => false,
+    }
+}
+
+/// The HTTP status of the last main-document response of one of `loaders` that has arrived,
+/// 0 when none has.
+fn document_status(
+    responses: &mut chromiumoxide::listeners::EventStream<EventResponseReceived>,
+    loaders: &[&str],
+) -> i64 {
+    let mut status = 0;
+    while let Some(Some(ev)) = responses.next().now_or_never() {
+        if ev.r#type.as_ref() == "Document" && loaders.contains(&ev.loader_id.as_ref()) {
+            status = ev.response.status;
+        }
+    }
+    status
+}
+
 fn frame_ref(
     frame: &Value,
     ordinal: usize,
@@ -1100,6 +1258,89 @@ mod tests {
         assert_eq!(j["name"], "TypeError");
         assert_eq!(j["message"], "x is not a function");
         assert_eq!(j["stack"].as_array().unwrap().len(), 2);
+    }
+
+    fn lifecycle(frame: &str, loader: &str, name: &str) -> EventLifecycleEvent {
+        serde_json::from_value(json!({
+            "frameId": frame, "loaderId": loader, "name": name, "timestamp": 1.0
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn navigation_waits_for_the_load_of_its_own_document() {
+        let mut docs = Vec::new();
+        // The old document's late events and other frames' events do not count.
+        assert!(!lifecycle_step(
+            &lifecycle("F", "OLD", "load"),
+            "F",
+            "L",
+            &mut docs
+        ));
+        assert!(!lifecycle_step(
+            &lifecycle("C", "L", "load"),
+            "F",
+            "L",
+            &mut docs
+        ));
+        assert!(!lifecycle_step(
+            &lifecycle("F", "L", "init"),
+            "F",
+            "L",
+            &mut docs
+        ));
+        assert!(!lifecycle_step(
+            &lifecycle("F", "L", "DOMContentLoaded"),
+            "F",
+            "L",
+            &mut docs
+        ));
+        assert!(lifecycle_step(
+            &lifecycle("F", "L", "load"),
+            "F",
+            "L",
+            &mut docs
+        ));
+        assert_eq!(docs, ["L"]);
+    }
+
+    #[test]
+    fn navigation_follows_a_document_that_replaced_its_own() {
+        let mut docs = Vec::new();
+        // A document before ours committed is not ours, nor one that replaces it.
+        assert!(!lifecycle_step(
+            &lifecycle("F", "X", "init"),
+            "F",
+            "L",
+            &mut docs
+        ));
+        assert!(docs.is_empty());
+        assert!(!lifecycle_step(
+            &lifecycle("F", "L", "init"),
+            "F",
+            "L",
+            &mut docs
+        ));
+        // A script redirect while ours loaded: its load ends the wait, ours would not.
+        assert!(!lifecycle_step(
+            &lifecycle("F", "M", "init"),
+            "F",
+            "L",
+            &mut docs
+        ));
+        assert!(!lifecycle_step(
+            &lifecycle("F", "L", "load"),
+            "F",
+            "L",
+            &mut docs
+        ));
+        assert!(lifecycle_step(
+            &lifecycle("F", "M", "load"),
+            "F",
+            "L",
+            &mut docs
+        ));
+        assert_eq!(docs, ["L", "M"]);
     }
 
     #[test]

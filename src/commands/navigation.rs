@@ -6,6 +6,7 @@
 
 use serde_json::{json, Value};
 
+use crate::browser::tab::Tab;
 use crate::command::*;
 use crate::error::CommandError;
 use crate::protocol::{ErrorCode, Params};
@@ -80,33 +81,69 @@ fn go_to_url(p: &mut Params) -> Prepared<TaskCx> {
     run(move |cx: TaskCx| async move {
         let task = cx.task.clone();
         let tab = task.tab()?;
+        // Dropped before navigating, so that a navigation cut short leaves no stale indices, and
+        // put back when the document stayed (its elements are the same ones).
+        let snapshot = task.snapshot();
         task.set_snapshot(None);
         let nav = tab.navigate(&url).await?;
         if let Some(error) = nav.error_text {
-            if let Some(code) = error.strip_prefix("net::") {
-                let error_page = tab.url().await.unwrap_or_default();
-                return Err(CommandError::new(
-                    ErrorCode::NetworkError,
-                    format!("loading `{url}` failed with {error}"),
-                )
-                .with_details(json!({
-                    "netError": code,
-                    "errorPageUrl": error_page,
-                    "networkErrorPage": true,
-                    "urlRequested": url,
-                    "hint": if code == "ERR_ABORTED" {
-                        "the navigation was replaced or cancelled (a redirect, a download or another navigation)"
-                    } else {
-                        "the browser could not reach the site: check the address, the server, a proxy or VPN"
-                    },
-                })));
-            }
-            return Err(CommandError::failed(format!(
-                "loading `{url}` failed: {error}"
-            )));
+            return Err(network_error(&tab, &url, &error, nav.status, nav.is_download).await);
         }
-        Ok(json!({"status": nav.status, "url": tab.url().await?}))
+        if nav.same_document {
+            task.set_snapshot(snapshot.map(|s| (*s).clone()));
+        }
+        Ok(json!({
+            "status": nav.status,
+            "url": tab.url().await?,
+            "sameDocument": nav.same_document,
+        }))
     })
+}
+
+/// The failure of a navigation that Chromium answered with `error` (`net::ERR_…`): the
+/// browser's error page, or for `ERR_ABORTED` (a 204, a download, a cancelled navigation) the
+/// old page, which stays.
+async fn network_error(
+    tab: &Tab,
+    url: &str,
+    error: &str,
+    status: i64,
+    is_download: bool,
+) -> CommandError {
+    let Some(code) = error.strip_prefix("net::") else {
+        return CommandError::failed(format!("loading `{url}` failed: {error}"));
+    };
+    let page_url = tab.url().await.unwrap_or_default();
+    let error_page = page_url.starts_with("chrome-error://");
+    let mut details = json!({
+        "netError": code,
+        "networkErrorPage": error_page,
+        "urlRequested": url,
+        "hint": if code == "ERR_ABORTED" {
+            "the navigation was replaced or cancelled (no content, a download, a redirect or another navigation); the previous page stays"
+        } else {
+            "the browser could not reach the site: check the address, the server, a proxy or VPN"
+        },
+    });
+    if error_page {
+        details["errorPageUrl"] = json!(page_url);
+    }
+    if status > 0 {
+        details["status"] = json!(status);
+    }
+    if is_download {
+        details["isDownload"] = json!(true);
+    }
+    let why = match (is_download, status) {
+        (true, _) => " (the response is a download)".to_string(),
+        (false, 204) => " (the server answered 204 No Content)".to_string(),
+        _ => String::new(),
+    };
+    CommandError::new(
+        ErrorCode::NetworkError,
+        format!("loading `{url}` failed with {error}{why}"),
+    )
+    .with_details(details)
 }
 
 async fn history_step(cx: TaskCx, delta: i64, what: &'static str) -> Result<Value, CommandError> {

@@ -3,8 +3,9 @@
 //! the other is out-of-process, as on real sites.
 //!
 //! Paths are confined to the fixture directory. Scripted routes put timing in the server's hands:
-//! `/slow?ms=N`, `/redirect?to=URL`, `/status/N`, `/post` (counts POSTs), `/count?key=K` (counts POSTs per key). In served HTML the
-//! placeholders `{{A}}` and `{{B}}` become the two origins.
+//! `/slow?ms=N`, `/redirect?to=URL`, `/status/N` (204 and 304 without a body), `/post` (counts
+//! POSTs), `/count?key=K` (counts POSTs per key). In served HTML the placeholders `{{A}}` and
+//! `{{B}}` become the two origins.
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
@@ -143,10 +144,17 @@ async fn serve(mut stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
         let method = first.next().unwrap_or_default().to_string();
         let target = first.next().unwrap_or("/").to_string();
         let (path, q) = target.split_once('?').unwrap_or((target.as_str(), ""));
-        let (status, ctype, body, extra) = route(&method, path, &query(q), shared).await;
+        let (status, ctype, mut body, extra) = route(&method, path, &query(q), shared).await;
+        // 204 and 304 responses have neither a body nor a length (RFC 9110 §8.6): bytes after
+        // them would be read as the start of the next response on this connection.
+        let length = if matches!(status, 204 | 304) {
+            body.clear();
+            String::new()
+        } else {
+            format!("Content-Length: {}\r\n", body.len())
+        };
         let mut resp = format!(
-            "HTTP/1.1 {status} X\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nCache-Control: no-store\r\n{extra}\r\n",
-            body.len()
+            "HTTP/1.1 {status} X\r\nContent-Type: {ctype}\r\n{length}Cache-Control: no-store\r\n{extra}\r\n"
         )
         .into_bytes();
         resp.extend_from_slice(&body);
