@@ -136,20 +136,18 @@ impl Group {
     pub const fn read(
         self,
         name: &'static str,
-        summary: &'static str,
         handler: fn(&mut Params) -> Prepared<TaskCx>,
     ) -> CommandSpec {
-        CommandSpec::new(name, self, summary, Handler::Task(handler))
+        CommandSpec::new(name, self, Handler::Task(handler))
     }
 
     /// A task command that acts on the page: may change it, never resent, screenshot after it.
     pub const fn action(
         self,
         name: &'static str,
-        summary: &'static str,
         handler: fn(&mut Params) -> Prepared<TaskCx>,
     ) -> CommandSpec {
-        CommandSpec::new(name, self, summary, Handler::Task(handler))
+        CommandSpec::new(name, self, Handler::Task(handler))
             .mutates(true)
             .retry_safe(false)
             .capture()
@@ -159,10 +157,9 @@ impl Group {
     pub const fn engine(
         self,
         name: &'static str,
-        summary: &'static str,
         handler: fn(&mut Params) -> Prepared<Cx>,
     ) -> CommandSpec {
-        CommandSpec::new(name, self, summary, Handler::Engine(handler))
+        CommandSpec::new(name, self, Handler::Engine(handler))
     }
 }
 
@@ -243,16 +240,11 @@ pub const fn alias(spec: &CommandSpec, name: &'static str) -> CommandSpec {
 
 impl CommandSpec {
     /// The read-only defaults; the presets on [`Group`] start from here.
-    const fn new(
-        name: &'static str,
-        group: Group,
-        summary: &'static str,
-        handler: Handler,
-    ) -> CommandSpec {
+    const fn new(name: &'static str, group: Group, handler: Handler) -> CommandSpec {
         CommandSpec {
             name,
             group,
-            summary,
+            summary: "",
             doc: "",
             params: &[],
             mutates_page: false,
@@ -266,6 +258,12 @@ impl CommandSpec {
             example: "",
             handler,
         }
+    }
+
+    /// With its one-line summary (at most 79 columns).
+    pub const fn summary(mut self, summary: &'static str) -> Self {
+        self.summary = summary;
+        self
     }
 
     /// With its long text.

@@ -14,11 +14,8 @@ use crate::protocol::Params;
 const CONSUME: ParamSpec = boolean("consume", "clear the record after reading").or("false");
 
 const GET_DIALOG: CommandSpec = Group::Dialogs
-    .read(
-        "get_dialog",
-        "The last native dialog (alert, confirm, prompt) the task's tabs showed",
-        get_dialog,
-    )
+    .read("get_dialog", get_dialog)
+    .summary("The last native dialog (alert, confirm, prompt) the task's tabs showed")
     .doc(
         "Dialogs are answered the moment they open (accepted unless set_dialog_behavior \
               says dismiss) and only the last one is remembered, with a per-task `seq`: compare \
@@ -28,11 +25,8 @@ const GET_DIALOG: CommandSpec = Group::Dialogs
     .example("local d = page:get_dialog{ consume = true }.data.dialog");
 
 const CLEAR_DIALOG: CommandSpec = Group::Dialogs
-    .read(
-        "clear_dialog",
-        "Forget the last native dialog record (closes nothing on screen)",
-        clear_dialog,
-    )
+    .read("clear_dialog", clear_dialog)
+    .summary("Forget the last native dialog record (closes nothing on screen)")
     .doc("Clears the record only; answers cleared = whether there was one.")
     .example("page:clear_dialog()");
 
@@ -43,11 +37,8 @@ pub const SPECS: &[CommandSpec] = &[
     alias(&GET_DIALOG, "get_js_dialog"),
     alias(&CLEAR_DIALOG, "clear_js_dialog").retry_safe(false),
     Group::Dialogs
-        .read(
-            "set_dialog_behavior",
-            "Accept (default) or dismiss the native dialogs that open from now on",
-            set_dialog_behavior,
-        )
+        .read("set_dialog_behavior", set_dialog_behavior)
+        .summary("Accept (default) or dismiss the native dialogs that open from now on")
         .doc(
             "Per task; affects only dialogs that appear afterwards and never replays earlier \
               ones. A dismissed prompt returns null to the page, a dismissed confirm false.",

@@ -18,7 +18,8 @@ use crate::protocol::{ErrorCode, Params};
 /// The extract/script group.
 pub const SPECS: &[CommandSpec] = &[
     Group::ExtractJs
-        .action("execute_js", "Run JavaScript in the page or a frame and return its JSON result", execute_js)
+        .action("execute_js", execute_js)
+        .summary("Run JavaScript in the page or a frame and return its JSON result")
         .doc("`body` is an expression, a function (called and awaited) or statements with `return` \
           (wrapped into an async function). Promises are awaited. A thrown exception fails the \
           command with data.error {name, message, stack}; an exceeded budget (also a synchronous \

@@ -28,7 +28,8 @@ const EXPIRES_AT: ParamSpec = int("expiresAt", "absolute expiry epoch ms; wins o
 /// The human group.
 pub const SPECS: &[CommandSpec] = &[
     Group::Human
-        .action("request_human_input", "Ask a person to act in the page (log in, solve a captcha); answers a request id", request_human_input)
+        .action("request_human_input", request_human_input)
+        .summary("Ask a person to act in the page (log in, solve a captcha); answers a request id")
         .doc("Opens a request (pending until answered or expired) with a prompt or a checklist of \
               steps s1..sN, brings the tab to the front and, with index/selector, attaches an \
               image of the element. Returns at once: wait with get_human_input. The host shows \
@@ -52,7 +53,8 @@ pub const SPECS: &[CommandSpec] = &[
         .long()
         .opens(Opens::HumanRequest),
     Group::Human
-        .read("ask_user", "Ask a person for values or choices (a code, pick one); answers a request id", ask_user)
+        .read("ask_user", ask_user)
+        .summary("Ask a person for values or choices (a code, pick one); answers a request id")
         .doc("Each question {id, question, header?, options?, multiSelect?} becomes a step whose \
               id is the question's. Does not touch the page or steal focus. Wait with \
               get_human_input, which adds answers [{id, selected[], custom?}].")
@@ -68,7 +70,8 @@ pub const SPECS: &[CommandSpec] = &[
         .lane_free()
         .opens(Opens::HumanRequest),
     Group::Human
-        .read("submit_human_input", "Answer a human-input request (a single answer, one step, or {stepId: value})", submit_human_input)
+        .read("submit_human_input", submit_human_input)
+        .summary("Answer a human-input request (a single answer, one step, or {stepId: value})")
         .doc("Single-step requests take answer (\"\" allowed); step requests take stepId + answer \
               or answers {stepId: value} (arrays for multi-select). A bare answer on a step \
               request fails and lists the pending steps; unknown step ids fail and are listed \
@@ -84,7 +87,8 @@ pub const SPECS: &[CommandSpec] = &[
         .long()
         .lane_free(),
     Group::Human
-        .read("get_human_input", "Read a human-input request; with timeoutSeconds, wait while it is pending", get_human_input)
+        .read("get_human_input", get_human_input)
+        .summary("Read a human-input request; with timeoutSeconds, wait while it is pending")
         .doc("status is pending, partial, answered or expired (computed when read). With \
               timeoutSeconds > 0 it returns as soon as the status leaves pending (an answer \
               lands, or the deadline passes), else when the time is up — not a failure.")

@@ -30,7 +30,8 @@ const INDEX_PARAM: ParamSpec = int(
 /// The index-interaction group.
 pub const SPECS: &[CommandSpec] = &[
     Group::InteractIndex
-        .action("click_element_by_index", "Click the element with this snapshot index and report what changed", click_element_by_index)
+        .action("click_element_by_index", click_element_by_index)
+        .summary("Click the element with this snapshot index and report what changed")
         .doc("Modes: auto (real click with actionability checks, then a real mouse click at the \
               box centre, then JS dispatch; never through a covering element: ELEMENT_OBSCURED), \
               native, mouse, js. The receipt compares URL, tab count and a page fingerprint \
@@ -43,7 +44,8 @@ pub const SPECS: &[CommandSpec] = &[
         ])
         .example("local r = page:click_element_by_index{ index = 3 }\nif r.ok and not r.data.changed then print(r.data.hint) end"),
     Group::InteractIndex
-        .action("input_text", "Replace the value of the field with this index (real input, any script)", input_text)
+        .action("input_text", input_text)
+        .summary("Replace the value of the field with this index (real input, any script)")
         .doc("auto fills for real (focus, select all, insert text: frameworks see trusted input \
               events; non-ASCII text works) when the field is visible, else sets the value through \
               the native setter with input/change events (mode js, committed false). Disabled \
@@ -55,7 +57,8 @@ pub const SPECS: &[CommandSpec] = &[
         ])
         .example("page:input_text{ index = 2, text = \"alice\" }"),
     Group::InteractIndex
-        .action("type_text", "Type text key by key after the field's existing content", type_text)
+        .action("type_text", type_text)
+        .summary("Type text key by key after the field's existing content")
         .doc("Focuses the field with this index, puts the caret at the end and types each \
               character (ASCII as key events, other characters as text input). Does not clear.")
         .params(&[INDEX_PARAM, string("text", "text typed key by key after existing content").req().secret(Secrecy::Typed)])

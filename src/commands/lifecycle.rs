@@ -13,7 +13,8 @@ use crate::protocol::{ErrorCode, Params};
 /// The lifecycle group.
 pub const SPECS: &[CommandSpec] = &[
     Group::Lifecycle
-        .engine("start", "Create a task with its own tab, launching the shared browser if needed", start)
+        .engine("start", start)
+        .summary("Create a task with its own tab, launching the shared browser if needed")
         .doc("Creates a task (the seed's browser instance) that owns one fresh tab. The first task \
               launches the shared Chromium; later tasks open a tab in it. With an envelope id that \
               is already live the call fails: close it first or use another id.")
@@ -27,7 +28,8 @@ pub const SPECS: &[CommandSpec] = &[
         .retry_safe(false)
         .opens(Opens::Task),
     Group::Lifecycle
-        .action("close", "Close the task's tabs and forget the task; the last task stops the browser", close)
+        .action("close", close)
+        .summary("Close the task's tabs and forget the task; the last task stops the browser")
         .doc("Closes only this task's tabs. A command still running on the task ends with \
               TASK_NOT_FOUND; close never queues behind it. When no task is left the shared \
               browser exits (a persistent --profile keeps its login state).")
@@ -36,7 +38,8 @@ pub const SPECS: &[CommandSpec] = &[
         .lane_free()
         .way_out(),
     Group::Lifecycle
-        .engine("shutdown", "Close every task and the shared browser", shutdown)
+        .engine("shutdown", shutdown)
+        .summary("Close every task and the shared browser")
         .doc("Closes every task and stops the shared browser; the host keeps running.")
         .example("browser.call(\"shutdown\")")
         .mutates(true)

@@ -9,29 +9,24 @@ use crate::protocol::Params;
 /// The meta group.
 pub const SPECS: &[CommandSpec] = &[
     Group::Meta
-        .engine(
-            "list_methods",
-            "List the registered command names, optionally filtered",
-            list_methods,
-        )
+        .engine("list_methods", list_methods)
+        .summary("List the registered command names, optionally filtered")
         .doc("Names in registry order. `filter` is a substring, matched case-insensitively.")
         .params(&[string("filter", "substring; lower-cased before matching")])
         .example(
             "local names = browser.call(\"list_methods\", { filter = \"click\" }).data.methods",
         ),
     Group::Meta
-        .engine("get_config", "Show the effective configuration", get_config)
+        .engine("get_config", get_config)
+        .summary("Show the effective configuration")
         .doc(
             "Timeouts, directories, the browser settings and the registered commands. With a \
               task id, also that task's browser descriptor.",
         )
         .example("print(browser.call(\"get_config\").data.command.timeoutMs)"),
     Group::Meta
-        .engine(
-            "list_tasks",
-            "List the live tasks with their tabs, URL and title",
-            list_tasks,
-        )
+        .engine("list_tasks", list_tasks)
+        .summary("List the live tasks with their tabs, URL and title")
         .doc(
             "Every live task with its tab count, capture sequence, current URL and title, plus \
               the shared browser (or null) and a `launching` block while it starts.",
@@ -40,11 +35,8 @@ pub const SPECS: &[CommandSpec] = &[
             "for _, t in ipairs(browser.call(\"list_tasks\").data.tasks) do print(t.id, t.url) end",
         ),
     Group::Meta
-        .engine(
-            "cleanup",
-            "Delete old screenshots, state files and trace logs (a dry run unless told)",
-            cleanup,
-        )
+        .engine("cleanup", cleanup)
+        .summary("Delete old screenshots, state files and trace logs (a dry run unless told)")
         .doc(
             "Explicit only: moonpilot never deletes these files on its own. Scans the data \
               directory and/or the trace directory (every day in it) for files older than \

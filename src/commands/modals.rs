@@ -22,7 +22,8 @@ use crate::protocol::{ErrorCode, Params};
 /// The modals group.
 pub const SPECS: &[CommandSpec] = &[
     Group::Modals
-        .read("get_modals", "List the DOM modals (overlays, drawers, agreement layers) of every frame", get_modals)
+        .read("get_modals", get_modals)
+        .summary("List the DOM modals (overlays, drawers, agreement layers) of every frame")
         .doc("Three scan rounds in every frame: framework selectors (confidence strict), \
               class-name hints and fixed-overlay geometry (heuristic). Each modal has its title, \
               text, button labels with click points, the close (x) point and whether it blocks \
@@ -31,7 +32,8 @@ pub const SPECS: &[CommandSpec] = &[
               (alert/confirm) are not DOM modals: see get_dialog.")
         .example("local m = page:get_modals():unwrap()\nif m.count > 0 then print(m.top.title, m.top.closePoint) end"),
     Group::Modals
-        .action("close_modal", "Close a DOM modal with a real mouse click and check that the count went down", close_modal)
+        .action("close_modal", close_modal)
+        .summary("Close a DOM modal with a real mouse click and check that the count went down")
         .doc("Picks the target (title, else which; class:/title pick the last match), clicks the \
               requested button, else the close (x) point, else the first of 取消, 关闭, 知道了, \
               我接受, 确定 (confirm-like labels last) with a trusted mouse click, waits 400 ms \

@@ -18,11 +18,8 @@ const URL_PARAM: &[ParamSpec] = &[string(
 .req()];
 
 const GO_TO_URL: CommandSpec = Group::Navigation
-    .read(
-        "go_to_url",
-        "Open a URL in the current tab and wait for it to load",
-        go_to_url,
-    )
+    .read("go_to_url", go_to_url)
+    .summary("Open a URL in the current tab and wait for it to load")
     .doc(
         "Navigates the current tab and waits for the load event (30 s at most). Answers the \
               HTTP status of the main response (0 when there is none, as for about:blank). \
@@ -38,7 +35,8 @@ pub const SPECS: &[CommandSpec] = &[
     alias(&GO_TO_URL, "navigate"),
     GO_TO_URL,
     Group::Navigation
-        .read("go_back", "Go one step back in the tab's history", go_back)
+        .read("go_back", go_back)
+        .summary("Go one step back in the tab's history")
         .doc(
             "Fails with 'cannot go back: no usable history' when there is no earlier entry or the \
               URL did not change.",
@@ -47,31 +45,27 @@ pub const SPECS: &[CommandSpec] = &[
         .mutates(true)
         .capture(),
     Group::Navigation
-        .read(
-            "go_forward",
-            "Go one step forward in the tab's history",
-            go_forward,
-        )
+        .read("go_forward", go_forward)
+        .summary("Go one step forward in the tab's history")
         .doc("Fails with 'cannot go forward: no usable history' when there is no later entry.")
         .example("page:go_forward()")
         .mutates(true)
         .capture(),
     Group::Navigation
-        .read(
-            "reload",
-            "Reload the current page and wait for it to load",
-            reload,
-        )
+        .read("reload", reload)
+        .summary("Reload the current page and wait for it to load")
         .doc("Reloads the main frame and waits for the load event; answers the document's status.")
         .example("page:reload()")
         .mutates(true)
         .capture(),
     Group::Navigation
-        .read("get_url", "Read the current tab's URL", get_url)
+        .read("get_url", get_url)
+        .summary("Read the current tab's URL")
         .doc("The URL of the current tab's main frame.")
         .example("print(page:get_url().data.url)"),
     Group::Navigation
-        .read("get_title", "Read the current tab's title", get_title)
+        .read("get_title", get_title)
+        .summary("Read the current tab's title")
         .doc("The document title of the current tab ('' when unreadable).")
         .example("print(page:get_title().data.title)"),
 ];

@@ -21,7 +21,8 @@ use crate::protocol::{ErrorCode, Params};
 /// The page-state group.
 pub const SPECS: &[CommandSpec] = &[
     Group::PageState
-        .read("get_browser_state", "Read the page as indexed text and elements; replaces the index snapshot", get_browser_state)
+        .read("get_browser_state", get_browser_state)
+        .summary("Read the page as indexed text and elements; replaces the index snapshot")
         .doc("Runs the DOM index builder in every included frame (one index space across frames), \
               renders `[index]<tag attr='v'>text/>` lines, lists tabs and elements, writes a \
               screenshot and a state text file, and reports whether the indices are usable. \
@@ -36,7 +37,8 @@ pub const SPECS: &[CommandSpec] = &[
         ])
         .example("local s = page:get_browser_state{ includeFrames = true }:unwrap()\nprint(s.text)"),
     Group::PageState
-        .read("list_frames", "List the frames of the current tab (0 = main frame, depth-first)", list_frames)
+        .read("list_frames", list_frames)
+        .summary("List the frames of the current tab (0 = main frame, depth-first)")
         .doc("With `refresh` (default) an all-frames snapshot without highlight is taken first, so \
               element counts and index ranges are current and indices become global across \
               frames.")

@@ -10,11 +10,8 @@ use crate::protocol::Params;
 
 /// The wait group.
 pub const SPECS: &[CommandSpec] = &[Group::Wait
-    .read(
-        "wait",
-        "Pause for a whole number of seconds (prefer the wait_for_* conditions)",
-        wait,
-    )
+    .read("wait", wait)
+    .summary("Pause for a whole number of seconds (prefer the wait_for_* conditions)")
     .doc("Sleeps without blocking anything else; `seconds` must be a positive integer.")
     .params(&[int("seconds", "fixed sleep in whole seconds; must be > 0").req()])
     .example("page:wait{ seconds = 1 }")

@@ -394,7 +394,7 @@ mod tests {
     const N: &[ParamSpec] = &[int("n", "n")];
 
     const fn spec(name: &'static str, handler: fn(&mut Params) -> Prepared<Cx>) -> CommandSpec {
-        Group::Meta.engine(name, "test", handler).params(N)
+        Group::Meta.engine(name, handler).summary("test").params(N)
     }
 
     use std::sync::atomic::{AtomicU32, Ordering};
@@ -434,7 +434,8 @@ mod tests {
 
     const fn flaky_spec(name: &'static str, retry_safe: bool) -> CommandSpec {
         Group::Meta
-            .engine(name, "test", flaky)
+            .engine(name, flaky)
+            .summary("test")
             .params(FLAKY)
             .mutates(!retry_safe)
             .retry_safe(retry_safe)
