@@ -57,6 +57,18 @@ fn wrong_types_and_missing_params_are_invalid_argument() {
             "expected integer, got number",
         ),
         (
+            "wait",
+            json!({"seconds": 0}),
+            "seconds",
+            "param `seconds`: must be >= 1, got 0",
+        ),
+        (
+            "request_human_input",
+            json!({"prompt": "x", "index": -2}),
+            "index",
+            "param `index`: must be >= 0, got -2",
+        ),
+        (
             "get_browser_state",
             json!({"highlight": 3}),
             "highlight",

@@ -38,7 +38,7 @@ pub const SPECS: &[CommandSpec] = &[
         .params(&[
             string("prompt", "what the human must do; may be empty string; required when steps absent"),
             array("steps", "checklist [{prompt, index?, selector?, frame?}] -> step ids s1..sN"),
-            int("index", "element index from the latest snapshot (its image is attached)"),
+            int("index", "element index from the latest snapshot (its image is attached)").range(0.0, f64::INFINITY),
             string("selector", "CSS selector of the element to attach (no snapshot needed)"),
             string("frame", "frame for selector: ordinal (0 = main) or a substring of its URL or name"),
             TIMEOUT,
