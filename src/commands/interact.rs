@@ -309,7 +309,7 @@ async fn observe(task: &Task, target: &Target) -> Observation {
     } else {
         target
             .tab
-            .call_function(&target.frame, js::PAGE_STATUS_JS, Value::Null)
+            .call_probe::<Value>(&target.frame, js::PAGE_STATUS_JS, Value::Null)
             .await
             .ok()
             .and_then(|v| v["url"].as_str().map(str::to_string))
