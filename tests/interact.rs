@@ -182,3 +182,96 @@ fn a_shifted_element_is_recovered_by_tag_and_text_never_swapped() {
         eq(js("window.clicks"), 1)
     "#);
 }
+
+/// Issue 9, defect 1: a click aimed at the centre of an element's bounding box landed on the
+/// element's parent when the centre lies outside the element (a link wrapping onto two lines,
+/// an L-shaped element), and the receipt said ok. A click now goes to a point inside the
+/// element's own boxes where the hit test finds the element.
+#[test]
+fn clicks_land_inside_the_element_not_on_what_its_box_centre_shows() {
+    run(r#"
+        page:navigate{ url = A .. "/hit_targets.html" }:unwrap()
+        -- The whole page: the L-shaped button's centre is not its own, so it is not "top-most".
+        local s = page:get_browser_state{ viewportExpansion = -1 }:unwrap()
+        local link = index_of(s, function(el) return el.id == "wrap" end)
+        local boxes = js("Array.from(document.getElementById('wrap').getClientRects(), r => [r.left, r.top, r.right, r.bottom])")
+        assert(#boxes >= 2, "the link wraps onto two lines")
+        local c = page:click_element_by_index{ index = link }
+        eq(c.ok, true, tostring(c))
+        eq(js("window.hits.link"), 1, "the link got the click"); eq(js("window.hits.para"), 0, "the paragraph did not")
+        eq(c.data.mode, "native"); eq(c.data.hit.tag, "A"); eq(c.data.coveredBy, nil)
+        local x, y = c.data.clickPoint[1], c.data.clickPoint[2]
+        local inside = false
+        for _, b in ipairs(boxes) do
+          if x >= b[1] and x <= b[3] and y >= b[2] and y <= b[4] then inside = true end
+        end
+        assert(inside, string.format("click point %s,%s lies in one of the link's line boxes", x, y))
+
+        local ell = index_of(s, function(el) return el.id == "ell" end)
+        local l = page:click_element_by_index{ index = ell }
+        eq(l.ok, true, tostring(l)); eq(l.data.hit.tag, "BUTTON")
+        eq(js("window.hits.ell"), 1, "the L-shaped button got the click"); eq(js("window.hits.frame"), 0)
+    "#);
+}
+
+/// Issue 9, defect 1 (the other half): a cover over the centre only leaves the element's
+/// edges clickable; a cover over all of it is ELEMENT_OBSCURED naming the cover.
+#[test]
+fn a_partly_covered_element_is_clicked_where_it_shows_and_a_covered_one_never() {
+    run(r#"
+        page:navigate{ url = A .. "/hit_targets.html" }:unwrap()
+        local s = page:get_browser_state{ viewportExpansion = -1 }:unwrap()
+        local badged = index_of(s, function(el) return el.id == "badged" end)
+        local c = page:click_element_by_index{ index = badged }
+        eq(c.ok, true, tostring(c)); eq(c.data.hit.tag, "BUTTON")
+        eq(js("window.hits.badged"), 1, "the button got the click"); eq(js("window.hits.badge"), 0, "the badge did not")
+        js("Object.assign(document.getElementById('badge').style, { left: '-4px', top: '-4px', width: '260px', height: '60px' })")
+        for _, mode in ipairs({ "auto", "native", "mouse" }) do
+          local o = page:click_element_by_index{ index = badged, mode = mode }
+          eq(o.ok, false, mode .. ": " .. tostring(o)); eq(o.code, "ELEMENT_OBSCURED", mode); eq(o.started, false)
+          eq(o.data.coveredBy.id, "badge", mode); eq(o.data.coveredBy.tag, "SPAN"); eq(o.data.mouseSkipped, "target-covered")
+        end
+        eq(js("window.hits.badged"), 1, "no click reached the button"); eq(js("window.hits.badge"), 0, "nor the badge")
+    "#);
+}
+
+/// Issue 9, defect 4: auto mode on a disabled button fell back to a mouse click and said ok;
+/// a button under pointer-events:none said ok with no `coveredBy`. A click that cannot reach
+/// its target now fails, and mode js (the explicit bypass) only dispatches to an element that
+/// can get events.
+#[test]
+fn clicks_that_cannot_reach_the_element_fail() {
+    run(r#"
+        page:navigate{ url = A .. "/unclickable.html" }:unwrap()
+        local s = page:get_browser_state{}:unwrap()
+        local off = index_of(s, function(el) return el.id == "off" end)
+        local d = page:click_element_by_index{ index = off, timeoutMs = 300 }
+        eq(d.ok, false, tostring(d)); eq(d.code, "ELEMENT_DISABLED"); eq(d.started, false)
+        eq(d.data.fallbackReason, nil); eq(d.data.disabled, true)
+        for _, mode in ipairs({ "native", "mouse", "js" }) do
+          eq(page:click_element_by_index{ index = off, mode = mode, timeoutMs = 300 }.code, "ELEMENT_DISABLED", mode)
+        end
+        eq(js("window.clicks.off"), 0); eq(js("window.clicks.missed"), 0, "no click landed next to it either")
+
+        -- Auto waits for a button that becomes enabled, then clicks it for real.
+        local later = index_of(s, function(el) return el.id == "later" end)
+        js("window.busyFor(200)")
+        local l = page:click_element_by_index{ index = later }
+        eq(l.ok, true, tostring(l)); eq(l.data.mode, "native"); eq(l.data.fallbackReason, nil)
+        eq(js("window.clicks.later"), 1); eq(js("document.getElementById('state').textContent"), "later clicked")
+
+        local ghost = index_of(s, function(el) return el.id == "ghost" end)
+        js("window.ghostOff()")
+        for _, mode in ipairs({ "auto", "mouse" }) do
+          local g = page:click_element_by_index{ index = ghost, mode = mode }
+          eq(g.ok, false, mode .. ": " .. tostring(g)); eq(g.code, "ELEMENT_OBSCURED", mode)
+          eq(g.data.pointerEventsNone, true); eq(g.data.coveredBy.tag, "BODY", "the click would land on the body")
+          has(g.msg, "pointer-events: none")
+        end
+        eq(js("window.clicks.ghost"), 0); eq(js("window.clicks.missed"), 0)
+        local forced = page:click_element_by_index{ index = ghost, mode = "js" }
+        eq(forced.ok, true, tostring(forced)); eq(forced.data.mode, "js")
+        eq(forced.data.coveredBy.tag, "BODY", "the receipt says what a real click would have hit")
+        eq(js("window.clicks.ghost"), 1, "js mode dispatched to the button itself")
+    "#);
+}

@@ -8,7 +8,9 @@ pub mod lifecycle;
 pub mod meta;
 pub mod modals;
 pub mod navigation;
+pub mod observe;
 pub mod page_state;
+pub mod target;
 pub mod wait;
 
 use crate::registry::CommandSpec;

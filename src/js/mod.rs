@@ -4,7 +4,8 @@
 //! one-liners marked below) a plain expression. Values reach probes as call arguments, never
 //! spliced into source.
 //!
-//! The element probes share `probe_lib.js` (the one locator resolver and the identity rule). It is joined in front of each of them at
+//! The element probes share `probe_lib.js` (the one locator resolver, the identity rule, the hit
+//! test, value read-back and the page fingerprint). It is joined in front of each of them at
 //! compile time with `concat!`: the library is an expression that takes the probe, written as
 //! `((args, lib) => ...)`, and answers the one-argument function Chromium calls. Nothing is
 //! assembled at run time.
@@ -26,10 +27,14 @@ pub const DOM_INDEX_JS: &str = include_str!("dom_index.js");
 pub const SNAPSHOT_WATCH_JS: &str = include_str!("snapshot_watch.js");
 /// Re-resolution of snapshot locators with the identity check (§6).
 pub const RESOLVE_JS: &str = concat!(include_str!("probe_lib.js"), include_str!("resolve.js"));
-/// Interaction fingerprint (§7).
-pub const FINGERPRINT_JS: &str = include_str!("fingerprint.js");
-/// Element inspection, hit test, JS click, value setter and focus helpers (§8, §9).
-pub const ELEMENT_PROBE_JS: &str = include_str!("element_probe.js");
+/// Interaction fingerprint (§7): the page mark `{url, textLength, fingerprint}`.
+pub const FINGERPRINT_JS: &str =
+    concat!(include_str!("probe_lib.js"), include_str!("fingerprint.js"));
+/// Element inspection with hit test, JS click, value setter, focus and read-back (§8, §9).
+pub const ELEMENT_PROBE_JS: &str = concat!(
+    include_str!("probe_lib.js"),
+    include_str!("element_probe.js")
+);
 /// DOM modal scan of one frame (§12).
 pub const MODALS_JS: &str = include_str!("modals.js");
 /// Origin of an iframe element's content box (called on the element).
@@ -89,13 +94,14 @@ mod tests {
 
     #[test]
     fn joined_probes_start_with_the_library() {
-        let probe = RESOLVE_JS;
-        assert!(probe.starts_with(PROBE_LIB_JS));
-        // The probe half is a parenthesised function, so the library's function is called with
-        // it: `lib(probe)`.
-        assert!(probe[PROBE_LIB_JS.len()..]
-            .trim_start()
-            .starts_with("((args, lib) =>"));
+        for probe in [RESOLVE_JS, FINGERPRINT_JS, ELEMENT_PROBE_JS] {
+            assert!(probe.starts_with(PROBE_LIB_JS));
+            // The probe half is a parenthesised function, so the library's function is called
+            // with it: `lib(probe)`.
+            assert!(probe[PROBE_LIB_JS.len()..]
+                .trim_start()
+                .starts_with("((args, lib) =>"));
+        }
         assert!(PROBE_LIB_JS.trim_end().ends_with(')'));
     }
 
