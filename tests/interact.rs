@@ -275,3 +275,83 @@ fn clicks_that_cannot_reach_the_element_fail() {
         eq(js("window.clicks.ghost"), 1, "js mode dispatched to the button itself")
     "#);
 }
+
+/// Issue 9, defects 2 and 3: `input_text` on date-like inputs answered ok with
+/// `committed:true` while the field stayed empty, and refused colour and range inputs. They
+/// are now filled through the value setter with input/change events and read back.
+#[test]
+fn date_time_colour_and_range_inputs_are_filled_and_read_back() {
+    run(r##"
+        page:navigate{ url = A .. "/fields.html" }:unwrap()
+        local s = page:get_browser_state{}:unwrap()
+        local function field(id) return index_of(s, function(el) return el.id == id end) end
+        local function value(id) return js("document.getElementById('" .. id .. "').value") end
+        local cases = { { "date", "2024-02-29" }, { "time", "13:45" }, { "dtl", "2024-02-29T13:45" },
+          { "month", "2024-02" }, { "week", "2024-W09" }, { "color", "#ff8800" }, { "range", "6" } }
+        for _, case in ipairs(cases) do
+          local id, text = case[1], case[2]
+          local r = page:input_text{ index = field(id), text = text }
+          eq(r.ok, true, id .. ": " .. tostring(r))
+          eq(r.data.mode, "fill", id); eq(r.data.committed, true, id)
+          eq(value(id), text, id .. " holds the value")
+          eq(js("window.eventsOf('" .. id .. "')"), id .. ":input:" .. text .. " | " .. id .. ":change:" .. text,
+            id .. ": the page saw one input and one change event")
+        end
+        -- Colours are reported in lower case by the browser: upper case is accepted as such.
+        eq(page:input_text{ index = field("color"), text = "#00FF00" }.ok, true)
+        eq(value("color"), "#00ff00")
+        -- mode js sets these fields the same way (committed:false as for every JS set).
+        local viajs = page:input_text{ index = field("date"), text = "2024-03-01", mode = "js" }
+        eq(viajs.ok, true, tostring(viajs)); eq(viajs.data.mode, "js"); eq(viajs.data.committed, false)
+        eq(value("date"), "2024-03-01")
+        -- type_text has no text to type into them.
+        eq(page:type_text{ index = field("date"), text = "1" }.code, "ELEMENT_NOT_EDITABLE")
+    "##);
+}
+
+/// Issue 9, defect 2 (the other half): a malformed value is refused before the field is touched
+/// (INVALID_ARGUMENT, as Playwright's fill refuses it), in every mode.
+#[test]
+fn malformed_values_are_refused_and_leave_the_field_alone() {
+    run(r##"
+        page:navigate{ url = A .. "/fields.html" }:unwrap()
+        local s = page:get_browser_state{}:unwrap()
+        local function field(id) return index_of(s, function(el) return el.id == id end) end
+        local function value(id) return js("document.getElementById('" .. id .. "').value") end
+        local bad = page:input_text{ index = field("date"), text = "29/02/2024" }
+        eq(bad.ok, false); eq(bad.code, "INVALID_ARGUMENT"); eq(bad.started, false)
+        has(bad.msg, "yyyy-mm-dd"); eq(bad.data.expectedFormat, "yyyy-mm-dd")
+        eq(page:input_text{ index = field("date"), text = "2024-02-30", mode = "js" }.code, "INVALID_ARGUMENT", "no such day")
+        eq(page:input_text{ index = field("color"), text = "red" }.code, "INVALID_ARGUMENT")
+        local step = page:input_text{ index = field("range"), text = "5" }
+        eq(step.code, "INVALID_ARGUMENT", "off the field's step"); eq(step.data.wouldBecome, "6")
+        eq(page:input_text{ index = field("range"), text = "11" }.code, "INVALID_ARGUMENT", "above max")
+        eq(value("date"), ""); eq(value("color"), "#000000"); eq(value("range"), "4")
+        eq(js("window.events.length"), 0, "no event reached the page")
+    "##);
+}
+
+/// Issue 9: ordinary fills are read back too; a field that ends up with something other than
+/// the text sent (a max length, a rewriting listener) is never ok.
+#[test]
+fn a_fill_whose_read_back_differs_is_a_failure() {
+    run(r#"
+        page:navigate{ url = A .. "/fields.html" }:unwrap()
+        local s = page:get_browser_state{}:unwrap()
+        local function field(id) return index_of(s, function(el) return el.id == id end) end
+        local function value(id) return js("document.getElementById('" .. id .. "').value") end
+        local short = page:input_text{ index = field("short"), text = "abcdefgh" }
+        eq(short.ok, false, tostring(short)); eq(short.code, "ACTION_FAILED")
+        eq(short.data.readBack, "abcde"); eq(short.data.expected, "abcdefgh"); eq(value("short"), "abcde")
+        local more = page:type_text{ index = field("short"), text = "x" }
+        eq(more.code, "ACTION_FAILED", "a full field takes no more keys"); eq(more.data.readBack, "abcde")
+        local upper = page:input_text{ index = field("upper"), text = "abc" }
+        eq(upper.code, "ACTION_FAILED"); eq(upper.data.readBack, "ABC"); eq(upper.data.inputMode, "fill")
+        eq(page:input_text{ index = field("upper"), text = "xyz", mode = "js" }.code, "ACTION_FAILED", "js mode is read back too")
+        -- The browser's own normalisation is not a mismatch: a textarea keeps \n for \r\n.
+        local notes = page:input_text{ index = field("notes"), text = "one\r\ntwo" }
+        eq(notes.ok, true, tostring(notes)); eq(value("notes"), "one\ntwo")
+        eq(page:type_text{ index = field("notes"), text = " three" }.ok, true)
+        eq(value("notes"), "one\ntwo three")
+    "#);
+}

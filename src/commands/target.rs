@@ -65,6 +65,9 @@ pub struct Read {
 pub enum FillKind {
     /// Typed (text-like inputs, textareas, content-editable elements).
     Text,
+    /// Set through the value setter with input/change events: inputs of type color, date,
+    /// time, datetime-local, month, range and week have no text to type into.
+    Set,
 }
 
 /// An element as the probes describe it (JS-PROBES.md §8).
@@ -362,17 +365,23 @@ impl InputMode {
     }
 }
 
-/// The answer of the `set_value` op: the live value afterwards.
+/// A value read back after an input (`probe_lib.js` `readBack`).
 #[derive(Debug, Clone, Deserialize)]
-struct SetValue {
-    #[allow(dead_code)] // Read to check the reply's shape.
+struct ReadBack {
+    /// The live value (`[redacted]` for passwords, at most 200 characters).
     value: Option<String>,
+    /// Its full length.
+    length: Option<usize>,
+    /// Whether it is what was sent (as the browser itself normalises it).
+    matches: bool,
 }
 
 /// The answer of the `focus` op.
 #[derive(Debug, Clone, Deserialize)]
 struct Focused {
     focused: bool,
+    /// Length of the value before typing.
+    length: Option<usize>,
 }
 
 /// The answer of the `js_click` op.
@@ -748,8 +757,9 @@ impl Target {
         Ok(())
     }
 
-    /// Replaces the field's value with `text` (input_text). Answers the result data (`mode`,
-    /// `committed`, notes).
+    /// Replaces the field's value with `text` (input_text) and checks by reading it back: a
+    /// value that differs afterwards is `ACTION_FAILED` with the read-back in `data`. Answers
+    /// the result data (`mode`, `committed`, notes).
     pub async fn input(
         &self,
         state: &ElementState,
@@ -762,23 +772,44 @@ impl Target {
             InputMode::Js => false,
         };
         let mut data = if !real {
-            self.probe::<SetValue>("set_value", json!({"value": text}))
+            let back = self
+                .set_value(text, state.fill == Some(FillKind::Set), false)
                 .await?;
+            self.verify(state, &back, text, "js")?;
             json!({
                 "mode": "js",
                 "committed": false,
                 "note": "the value was set through the DOM setter with input/change events",
                 "hint": "framework models (Vue/React) may not see it; for visible fields use mode=native",
             })
-        } else if mode == InputMode::Type {
-            self.type_after(state, text).await?;
-            json!({"mode": "type", "committed": true})
         } else {
             self.check_editable(state)?;
-            let focused: Focused = self.probe("focus", json!({"at": "all"})).await?;
-            self.require_focus(&focused)?;
-            self.tab.insert_text(text).await?;
-            json!({"mode": "fill", "committed": true})
+            match (mode, state.fill) {
+                (InputMode::Type, _) => {
+                    self.type_after(state, text).await?;
+                    json!({"mode": "type", "committed": true})
+                }
+                (_, Some(FillKind::Set)) => {
+                    let back = self.set_value(text, true, true).await?;
+                    self.verify(state, &back, text, "fill")?;
+                    json!({
+                        "mode": "fill",
+                        "committed": true,
+                        "setter": true,
+                        "note": format!("an input of type {} has no text to type: its value was set with input/change events, as Playwright's fill does", state.control_type.as_deref().unwrap_or("?")),
+                    })
+                }
+                _ => {
+                    let focused: Focused = self.probe("focus", json!({"at": "all"})).await?;
+                    self.require_focus(&focused)?;
+                    self.tab.insert_text(text).await?;
+                    let back: ReadBack = self
+                        .probe("read_back", json!({"text": text, "mode": "exact"}))
+                        .await?;
+                    self.verify(state, &back, text, "fill")?;
+                    json!({"mode": "fill", "committed": true})
+                }
+            }
         };
         if state.is_password() {
             data["password"] = json!(true);
@@ -787,12 +818,30 @@ impl Target {
     }
 
     /// Types `text` key by key after the field's content (type_text, input_text mode type),
-    /// checking the editable state first.
+    /// checking the editable state first and the read-back after (the field must end with the
+    /// text, and have grown by exactly its length).
     pub async fn type_after(&self, state: &ElementState, text: &str) -> Result<(), CommandError> {
         self.check_editable(state)?;
+        if state.fill == Some(FillKind::Set) {
+            return Err(CommandError::new(
+                ErrorCode::ElementNotEditable,
+                format!(
+                    "{} (<input type={}>) has no text to type into; input_text sets its value",
+                    self.label,
+                    state.control_type.as_deref().unwrap_or("?")
+                ),
+            ));
+        }
         let focused: Focused = self.probe("focus", json!({"at": "end"})).await?;
         self.require_focus(&focused)?;
-        self.tab.type_keys(text).await
+        self.tab.type_keys(text).await?;
+        let back: ReadBack = self
+            .probe(
+                "read_back",
+                json!({"text": text, "mode": "append", "before": focused.length}),
+            )
+            .await?;
+        self.verify(state, &back, text, "type")
     }
 
     fn require_focus(&self, focused: &Focused) -> Result<(), CommandError> {
@@ -803,6 +852,63 @@ impl Target {
             "{} did not take the focus, so typed text would go elsewhere; nothing was typed",
             self.label
         )))
+    }
+
+    /// The value setter with input/change events; `validate` refuses (INVALID_ARGUMENT, the
+    /// field untouched) a value the browser would change or drop, `focus` focuses first.
+    async fn set_value(
+        &self,
+        text: &str,
+        validate: bool,
+        focus: bool,
+    ) -> Result<ReadBack, CommandError> {
+        self.probe(
+            "set_value",
+            json!({"value": text, "validate": validate, "focus": focus}),
+        )
+        .await
+        .map_err(|e| {
+            if e.code != ErrorCode::InvalidArgument {
+                return e;
+            }
+            let details = e.details.as_deref().cloned();
+            let err = CommandError::invalid("text", format!("param `text`: {}", e.msg));
+            match details {
+                Some(d) => err.with_details(d),
+                None => err,
+            }
+        })
+    }
+
+    /// A read-back that is not what was sent is `ACTION_FAILED`, with what the field shows
+    /// (`mode` says how it was sent; for `type` the text was to be appended).
+    fn verify(
+        &self,
+        state: &ElementState,
+        back: &ReadBack,
+        text: &str,
+        mode: &str,
+    ) -> Result<(), CommandError> {
+        if back.matches {
+            return Ok(());
+        }
+        let password = state.is_password();
+        let shown = match (&back.value, back.length) {
+            (Some(_), Some(n)) if password => format!("a value of {n} characters"),
+            (Some(v), _) => format!("`{v}`"),
+            (None, _) => "no value".to_string(),
+        };
+        Err(CommandError::failed(format!(
+            "{} shows {shown} after the input, not the text that was sent: the page or the browser changed or refused it",
+            self.label
+        ))
+        .with_details(json!({
+            "readBack": back.value,
+            "readBackLength": back.length,
+            "expected": if password { "[redacted]" } else { text },
+            "inputMode": mode,
+            "hint": "read the field before retrying; input masks, max lengths and formats change what a field accepts",
+        })))
     }
 }
 

@@ -10,10 +10,15 @@
   //             once more when no point was found), and with `observe` the page mark
   //             {page: lib.pageMark()} taken after the read, for the action's "before";
   //   js_click  {}: pointer and mouse events at its centre (§9 JS click) → {tag};
-  //   set_value {value}: the native setter and input/change events (§9) → {value, length}
-  //             (the live value afterwards; "[redacted]" for passwords);
+  //   set_value {value, validate, focus}: the native setter and input/change events (§9) →
+  //             the read-back (lib.readBack). With `validate` (inputs whose value is set, such as
+  //             dates and colours) the value is first tried on a detached input of the same type
+  //             and bounds: a value the browser would change or drop is INVALID_ARGUMENT and the
+  //             field is left alone. Date-like values are trimmed and colours lower-cased first,
+  //             as the browser itself reports them;
   //   focus     {at: "all" | "end"}: focus, then select everything or put the caret at the end
-  //             → {focused, length} (length of the value before typing).
+  //             → {focused, length} (length of the value before typing);
+  //   read_back {text, mode: "exact" | "append", before} → lib.readBack.
   const found = lib.locate(args && args.target);
   if (found.failure) return found.failure;
   const el = found.el;
@@ -75,16 +80,44 @@
     return lib.ok({ tag: el.localName });
   };
 
+  const FORMATS = {
+    color: '#rrggbb (hex digits)',
+    date: 'yyyy-mm-dd',
+    time: 'hh:mm, hh:mm:ss or hh:mm:ss.sss (24 h)',
+    'datetime-local': 'yyyy-mm-ddThh:mm[:ss]',
+    month: 'yyyy-mm',
+    week: 'yyyy-Www (e.g. 2024-W05)',
+    range: 'a number within the field\'s min, max and step',
+  };
   const setValue = () => {
-    const text = opts.value === undefined || opts.value === null ? '' : String(opts.value);
+    let text = opts.value === undefined || opts.value === null ? '' : String(opts.value);
+    const type = lib.typeOf(el);
+    if (lib.fillKind(el) === 'set') {
+      text = text.trim();
+      if (type === 'color') text = text.toLowerCase();
+    }
+    if (opts.validate && el.localName === 'input') {
+      // A detached input with the same type and bounds shows what the browser makes of the
+      // value without touching the page's field (no events, no listeners, no constructor).
+      const probe = document.createElement('input');
+      for (const a of ['type', 'min', 'max', 'step']) {
+        const v = el.getAttribute(a);
+        if (v !== null) probe.setAttribute(a, v);
+      }
+      probe.value = text;
+      if (probe.value !== text) {
+        return lib.fail('INVALID_ARGUMENT',
+          '`' + text + '` is not a valid value for an input of type ' + type
+          + (FORMATS[type] ? ' (expected ' + FORMATS[type] + ')' : '')
+          + (probe.value !== '' ? '; the field would show `' + probe.value + '`' : ''),
+          { expectedFormat: FORMATS[type] || null, wouldBecome: probe.value });
+      }
+    }
+    if (opts.focus) el.focus();
     lib.nativeSet(el, text);
     el.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
     el.dispatchEvent(new Event('change', { bubbles: true }));
-    const live = lib.liveValue(el);
-    return lib.ok({
-      value: live === null ? null : (lib.isPassword(el) ? '[redacted]' : live.slice(0, 200)),
-      length: live === null ? null : live.length,
-    });
+    return lib.ok(lib.readBack(el, text, 'exact'));
   };
 
   const isFocused = () => {
@@ -126,6 +159,7 @@
     case 'js_click': return jsClick();
     case 'set_value': return setValue();
     case 'focus': return focus();
+    case 'read_back': return lib.ok(lib.readBack(el, opts.text, opts.mode, opts.before));
     default: return lib.fail('PROBE_FAILED', 'unknown op: ' + String(opts.op));
   }
 })

@@ -260,18 +260,23 @@
     return { point: null, hit: cover, coveredBy: cover, reason: 'covered' };
   };
 
-  // Input types that take no typed text.
-  const NOT_FILLABLE = new Set(['checkbox', 'radio', 'button', 'submit', 'reset', 'file', 'hidden',
-    'image', 'color', 'range']);
+  // Input types that have no text to type into: Playwright's fill sets their value (with
+  // input and change events) and so do we.
+  const SET_TYPES = new Set(['color', 'date', 'time', 'datetime-local', 'month', 'range', 'week']);
+  const NOT_FILLABLE = new Set(['checkbox', 'radio', 'button', 'submit', 'reset', 'file', 'hidden', 'image']);
   // Only form controls have a meaningful `type` property (an anchor's is a MIME type hint).
   const typeOf = (el) => {
     const tag = el.localName;
     return (tag === 'input' || tag === 'button' || tag === 'select' || tag === 'textarea')
       ? String(el.type).toLowerCase() : null;
   };
-  // How text gets into the element: 'text' (typed), or null (it takes none).
+  // How text gets into the element: 'text' (typed), 'set' (value setter), or null (it takes none).
   const fillKind = (el) => {
-    if (el.localName === 'input') return NOT_FILLABLE.has(typeOf(el)) ? null : 'text';
+    if (el.localName === 'input') {
+      const t = typeOf(el);
+      if (SET_TYPES.has(t)) return 'set';
+      return NOT_FILLABLE.has(t) ? null : 'text';
+    }
     return el.localName === 'textarea' || el.isContentEditable ? 'text' : null;
   };
   const isPassword = (el) => el.localName === 'input' && String(el.type).toLowerCase() === 'password';
@@ -284,6 +289,39 @@
     if (el.isContentEditable) return String(el.innerText);
     return null;
   };
+  // What the browser itself makes of `text` in this element (value sanitisation, HTML §4.10.5):
+  // single-line inputs drop line breaks, email and url inputs also trim; textareas normalise
+  // line breaks; content-editable text is compared with collapsed whitespace.
+  const expected = (el, text) => {
+    const t = String(text);
+    if (el.localName === 'textarea') return t.replace(/\r\n?/g, '\n');
+    if (el.localName === 'input') {
+      const single = t.replace(/[\r\n]/g, '');
+      const type = typeOf(el);
+      return type === 'email' || type === 'url' ? single.trim() : single;
+    }
+    return 'value' in el ? t : collapse(t);
+  };
+  // Reads the value back after an input: `matches` says whether it is `text` (mode "exact") or
+  // ends with it after `before` characters (mode "append"). Passwords are "[redacted]".
+  const readBack = (el, text, mode, before) => {
+    const raw = liveValue(el);
+    const live = raw !== null && !('value' in el) ? collapse(raw) : raw;
+    const want = expected(el, text);
+    let matches = false;
+    if (live !== null) {
+      if (mode !== 'append') matches = live === want;
+      else if (!live.endsWith(want)) matches = false;
+      // Appended text must also be all that was added (no autocompletion, no doubled keys).
+      else matches = typeof before !== 'number' || !('value' in el) || live.length === before + want.length;
+    }
+    return {
+      value: live === null ? null : (isPassword(el) ? '[redacted]' : live.slice(0, 200)),
+      length: live === null ? null : live.length,
+      matches,
+    };
+  };
+
   // The prototype's native value setter (frameworks patch the instance's one; in this isolated
   // world the page's patches are not even visible).
   const nativeSet = (el, text) => {
@@ -349,7 +387,7 @@
   const lib = Object.freeze({
     ok, fail, resolver, identity, sameIdentity, locate, collapse, classOf, textOf, summary,
     rectOf, hasBox, viewport, fullyInView, scrollToCenter, contains, deepHit, clickPoint,
-    typeOf, fillKind, isPassword, liveValue, nativeSet, pageMark,
+    typeOf, fillKind, isPassword, liveValue, readBack, nativeSet, pageMark,
   });
   return (args) => {
     try {
