@@ -223,3 +223,67 @@ pub async fn click_receipt(task: &Task, target: &Target, clicked: Clicked) -> Va
     }
     receipt
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seen(url: &str, text_length: i64, fingerprint: &str) -> Observation {
+        Observation {
+            url: url.into(),
+            tab_count: 1,
+            frame_url: None,
+            text_length: Some(text_length),
+            fingerprint: Some(fingerprint.into()),
+            probe_error: None,
+        }
+    }
+
+    #[test]
+    fn a_new_fingerprint_url_or_tab_is_a_change() {
+        let before = seen("http://a/", 10, "1");
+        let r = compare(&before, &seen("http://a/", 10, "1"), false, None);
+        assert_eq!(
+            (r["changed"].clone(), r["changeStatus"].clone()),
+            (json!(false), json!("not_observed"))
+        );
+        assert_eq!(r["effective"], false);
+        assert!(r["hint"].is_string());
+        assert_eq!(
+            compare(&before, &seen("http://a/", 12, "2"), false, None)["changed"],
+            true
+        );
+        assert_eq!(
+            compare(&before, &seen("http://b/", 10, "1"), false, None)["changed"],
+            true
+        );
+        let mut tabs = seen("http://a/", 10, "1");
+        tabs.tab_count = 2;
+        assert_eq!(
+            compare(&before, &tabs, false, None)["changeStatus"],
+            "observed"
+        );
+    }
+
+    #[test]
+    fn an_unreadable_or_blank_page_is_not_trusted() {
+        let before = seen("http://a/", 10, "1");
+        let blank = seen("http://a/", 0, "2");
+        let r = compare(&before, &blank, false, None);
+        assert_eq!(r["probeTrustworthy"], false);
+        assert_eq!(r["page_appears_blank"], true);
+        assert_eq!(r["effective"], true, "a change is still a change");
+        let failed = Observation {
+            text_length: None,
+            fingerprint: None,
+            probe_error: Some("navigating".into()),
+            ..before.clone()
+        };
+        let r = compare(&before, &failed, false, None);
+        assert_eq!(
+            (r["changeStatus"].clone(), r["effective"].clone()),
+            (json!("unknown"), Value::Null)
+        );
+        assert_eq!(r["probeError"], "navigating");
+    }
+}
