@@ -162,7 +162,7 @@ function Task:list_frames(params) end
 
 ---Click the element with this snapshot index and report what changed
 ---
----Modes: auto (real click with actionability checks, then a real mouse click at the box centre, then JS dispatch; never through a covering element: ELEMENT_OBSCURED), native, mouse, js. The receipt compares URL, tab count and a page fingerprint before and after (changed, effective). ok means the click happened, not that the business goal was reached; never resend only because changed is false.
+---Modes: auto and native (a real click once the element is visible, stable and enabled, at a point of its own boxes that hit-tests to it; never through a covering element: ELEMENT_OBSCURED with coveredBy; disabled: ELEMENT_DISABLED), mouse (a real click at once), js (dispatch, the explicit bypass of covers). The receipt compares URL, tab count and a page fingerprint before and after (changed, effective). ok means the click happened, not that the business goal was reached; never resend only because changed is false.
 ---@param params moonpilot.click_element_by_index.params
 ---@return moonpilot.Result
 function Task:click_element_by_index(params) end
@@ -174,7 +174,7 @@ function Task:click_element_by_index(params) end
 
 ---Replace the value of the field with this index (real input, any script)
 ---
----auto fills for real (focus, select all, insert text: frameworks see trusted input events; non-ASCII text works) when the field is visible, else sets the value through the native setter with input/change events (mode js, committed false). Disabled fields fail with ELEMENT_DISABLED, read-only ones with ELEMENT_READ_ONLY.
+---auto fills for real (focus, select all, insert text: frameworks see trusted input events; non-ASCII text works) when the field is visible, else sets the value through the native setter with input/change events (mode js, committed false). Date, time, colour and range inputs are set like Playwright's fill (a malformed value is INVALID_ARGUMENT). Every fill is read back: a field that does not show the text is ACTION_FAILED. Disabled fields fail with ELEMENT_DISABLED, read-only ones with ELEMENT_READ_ONLY.
 ---@param params moonpilot.input_text.params
 ---@return moonpilot.Result
 function Task:input_text(params) end

@@ -55,6 +55,8 @@ fn click_and_type_inside_a_cross_site_frame_by_index() {
         eq(c.ok, true, tostring(c))
         eq(c.data.changed, true, "the frame changed")
         eq(c.data.probedFrameUrl, B .. "/child.html")
+        eq(c.data.mode, "native"); eq(c.data.hit.id, "child-btn", "the hit test ran in the frame")
+        eq(c.data.urlBefore, A .. "/frames.html"); eq(c.data.urlAfter, A .. "/frames.html")
         eq(page:execute_js{ body = "document.getElementById('child-btn').textContent", frame = "localhost" }.data.result, "child clicked 1")
         eq(page:execute_js{ body = "document.getElementById('top-btn').textContent" }.data.result, "Top button", "top untouched")
         eq(page:execute_js{ body = "window.n", frame = "1" }.data.result, 0, "same-site frame untouched")

@@ -182,3 +182,176 @@ fn a_shifted_element_is_recovered_by_tag_and_text_never_swapped() {
         eq(js("window.clicks"), 1)
     "#);
 }
+
+/// Issue 9, defect 1: a click aimed at the centre of an element's bounding box landed on the
+/// element's parent when the centre lies outside the element (a link wrapping onto two lines,
+/// an L-shaped element), and the receipt said ok. A click now goes to a point inside the
+/// element's own boxes where the hit test finds the element.
+#[test]
+fn clicks_land_inside_the_element_not_on_what_its_box_centre_shows() {
+    run(r#"
+        page:navigate{ url = A .. "/hit_targets.html" }:unwrap()
+        -- The whole page: the L-shaped button's centre is not its own, so it is not "top-most".
+        local s = page:get_browser_state{ viewportExpansion = -1 }:unwrap()
+        local link = index_of(s, function(el) return el.id == "wrap" end)
+        local boxes = js("Array.from(document.getElementById('wrap').getClientRects(), r => [r.left, r.top, r.right, r.bottom])")
+        assert(#boxes >= 2, "the link wraps onto two lines")
+        local c = page:click_element_by_index{ index = link }
+        eq(c.ok, true, tostring(c))
+        eq(js("window.hits.link"), 1, "the link got the click"); eq(js("window.hits.para"), 0, "the paragraph did not")
+        eq(c.data.mode, "native"); eq(c.data.hit.tag, "A"); eq(c.data.coveredBy, nil)
+        local x, y = c.data.clickPoint[1], c.data.clickPoint[2]
+        local inside = false
+        for _, b in ipairs(boxes) do
+          if x >= b[1] and x <= b[3] and y >= b[2] and y <= b[4] then inside = true end
+        end
+        assert(inside, string.format("click point %s,%s lies in one of the link's line boxes", x, y))
+
+        local ell = index_of(s, function(el) return el.id == "ell" end)
+        local l = page:click_element_by_index{ index = ell }
+        eq(l.ok, true, tostring(l)); eq(l.data.hit.tag, "BUTTON")
+        eq(js("window.hits.ell"), 1, "the L-shaped button got the click"); eq(js("window.hits.frame"), 0)
+    "#);
+}
+
+/// Issue 9, defect 1 (the other half): a cover over the centre only leaves the element's
+/// edges clickable; a cover over all of it is ELEMENT_OBSCURED naming the cover.
+#[test]
+fn a_partly_covered_element_is_clicked_where_it_shows_and_a_covered_one_never() {
+    run(r#"
+        page:navigate{ url = A .. "/hit_targets.html" }:unwrap()
+        local s = page:get_browser_state{ viewportExpansion = -1 }:unwrap()
+        local badged = index_of(s, function(el) return el.id == "badged" end)
+        local c = page:click_element_by_index{ index = badged }
+        eq(c.ok, true, tostring(c)); eq(c.data.hit.tag, "BUTTON")
+        eq(js("window.hits.badged"), 1, "the button got the click"); eq(js("window.hits.badge"), 0, "the badge did not")
+        js("Object.assign(document.getElementById('badge').style, { left: '-4px', top: '-4px', width: '260px', height: '60px' })")
+        for _, mode in ipairs({ "auto", "native", "mouse" }) do
+          local o = page:click_element_by_index{ index = badged, mode = mode }
+          eq(o.ok, false, mode .. ": " .. tostring(o)); eq(o.code, "ELEMENT_OBSCURED", mode); eq(o.started, false)
+          eq(o.data.coveredBy.id, "badge", mode); eq(o.data.coveredBy.tag, "SPAN"); eq(o.data.mouseSkipped, "target-covered")
+        end
+        eq(js("window.hits.badged"), 1, "no click reached the button"); eq(js("window.hits.badge"), 0, "nor the badge")
+    "#);
+}
+
+/// Issue 9, defect 4: auto mode on a disabled button fell back to a mouse click and said ok;
+/// a button under pointer-events:none said ok with no `coveredBy`. A click that cannot reach
+/// its target now fails, and mode js (the explicit bypass) only dispatches to an element that
+/// can get events.
+#[test]
+fn clicks_that_cannot_reach_the_element_fail() {
+    run(r#"
+        page:navigate{ url = A .. "/unclickable.html" }:unwrap()
+        local s = page:get_browser_state{}:unwrap()
+        local off = index_of(s, function(el) return el.id == "off" end)
+        local d = page:click_element_by_index{ index = off, timeoutMs = 300 }
+        eq(d.ok, false, tostring(d)); eq(d.code, "ELEMENT_DISABLED"); eq(d.started, false)
+        eq(d.data.fallbackReason, nil); eq(d.data.disabled, true)
+        for _, mode in ipairs({ "native", "mouse", "js" }) do
+          eq(page:click_element_by_index{ index = off, mode = mode, timeoutMs = 300 }.code, "ELEMENT_DISABLED", mode)
+        end
+        eq(js("window.clicks.off"), 0); eq(js("window.clicks.missed"), 0, "no click landed next to it either")
+
+        -- Auto waits for a button that becomes enabled, then clicks it for real.
+        local later = index_of(s, function(el) return el.id == "later" end)
+        js("window.busyFor(200)")
+        local l = page:click_element_by_index{ index = later }
+        eq(l.ok, true, tostring(l)); eq(l.data.mode, "native"); eq(l.data.fallbackReason, nil)
+        eq(js("window.clicks.later"), 1); eq(js("document.getElementById('state').textContent"), "later clicked")
+
+        local ghost = index_of(s, function(el) return el.id == "ghost" end)
+        js("window.ghostOff()")
+        for _, mode in ipairs({ "auto", "mouse" }) do
+          local g = page:click_element_by_index{ index = ghost, mode = mode }
+          eq(g.ok, false, mode .. ": " .. tostring(g)); eq(g.code, "ELEMENT_OBSCURED", mode)
+          eq(g.data.pointerEventsNone, true); eq(g.data.coveredBy.tag, "BODY", "the click would land on the body")
+          has(g.msg, "pointer-events: none")
+        end
+        eq(js("window.clicks.ghost"), 0); eq(js("window.clicks.missed"), 0)
+        local forced = page:click_element_by_index{ index = ghost, mode = "js" }
+        eq(forced.ok, true, tostring(forced)); eq(forced.data.mode, "js")
+        eq(forced.data.coveredBy.tag, "BODY", "the receipt says what a real click would have hit")
+        eq(js("window.clicks.ghost"), 1, "js mode dispatched to the button itself")
+    "#);
+}
+
+/// Issue 9, defects 2 and 3: `input_text` on date-like inputs answered ok with
+/// `committed:true` while the field stayed empty, and refused colour and range inputs. They
+/// are now filled through the value setter with input/change events and read back.
+#[test]
+fn date_time_colour_and_range_inputs_are_filled_and_read_back() {
+    run(r##"
+        page:navigate{ url = A .. "/fields.html" }:unwrap()
+        local s = page:get_browser_state{}:unwrap()
+        local function field(id) return index_of(s, function(el) return el.id == id end) end
+        local function value(id) return js("document.getElementById('" .. id .. "').value") end
+        local cases = { { "date", "2024-02-29" }, { "time", "13:45" }, { "dtl", "2024-02-29T13:45" },
+          { "month", "2024-02" }, { "week", "2024-W09" }, { "color", "#ff8800" }, { "range", "6" } }
+        for _, case in ipairs(cases) do
+          local id, text = case[1], case[2]
+          local r = page:input_text{ index = field(id), text = text }
+          eq(r.ok, true, id .. ": " .. tostring(r))
+          eq(r.data.mode, "fill", id); eq(r.data.committed, true, id)
+          eq(value(id), text, id .. " holds the value")
+          eq(js("window.eventsOf('" .. id .. "')"), id .. ":input:" .. text .. " | " .. id .. ":change:" .. text,
+            id .. ": the page saw one input and one change event")
+        end
+        -- Colours are reported in lower case by the browser: upper case is accepted as such.
+        eq(page:input_text{ index = field("color"), text = "#00FF00" }.ok, true)
+        eq(value("color"), "#00ff00")
+        -- mode js sets these fields the same way (committed:false as for every JS set).
+        local viajs = page:input_text{ index = field("date"), text = "2024-03-01", mode = "js" }
+        eq(viajs.ok, true, tostring(viajs)); eq(viajs.data.mode, "js"); eq(viajs.data.committed, false)
+        eq(value("date"), "2024-03-01")
+        -- type_text has no text to type into them.
+        eq(page:type_text{ index = field("date"), text = "1" }.code, "ELEMENT_NOT_EDITABLE")
+    "##);
+}
+
+/// Issue 9, defect 2 (the other half): a malformed value is refused before the field is touched
+/// (INVALID_ARGUMENT, as Playwright's fill refuses it), in every mode.
+#[test]
+fn malformed_values_are_refused_and_leave_the_field_alone() {
+    run(r##"
+        page:navigate{ url = A .. "/fields.html" }:unwrap()
+        local s = page:get_browser_state{}:unwrap()
+        local function field(id) return index_of(s, function(el) return el.id == id end) end
+        local function value(id) return js("document.getElementById('" .. id .. "').value") end
+        local bad = page:input_text{ index = field("date"), text = "29/02/2024" }
+        eq(bad.ok, false); eq(bad.code, "INVALID_ARGUMENT"); eq(bad.started, false)
+        has(bad.msg, "yyyy-mm-dd"); eq(bad.data.expectedFormat, "yyyy-mm-dd")
+        eq(page:input_text{ index = field("date"), text = "2024-02-30", mode = "js" }.code, "INVALID_ARGUMENT", "no such day")
+        eq(page:input_text{ index = field("color"), text = "red" }.code, "INVALID_ARGUMENT")
+        local step = page:input_text{ index = field("range"), text = "5" }
+        eq(step.code, "INVALID_ARGUMENT", "off the field's step"); eq(step.data.wouldBecome, "6")
+        eq(page:input_text{ index = field("range"), text = "11" }.code, "INVALID_ARGUMENT", "above max")
+        eq(value("date"), ""); eq(value("color"), "#000000"); eq(value("range"), "4")
+        eq(js("window.events.length"), 0, "no event reached the page")
+    "##);
+}
+
+/// Issue 9: ordinary fills are read back too; a field that ends up with something other than
+/// the text sent (a max length, a rewriting listener) is never ok.
+#[test]
+fn a_fill_whose_read_back_differs_is_a_failure() {
+    run(r#"
+        page:navigate{ url = A .. "/fields.html" }:unwrap()
+        local s = page:get_browser_state{}:unwrap()
+        local function field(id) return index_of(s, function(el) return el.id == id end) end
+        local function value(id) return js("document.getElementById('" .. id .. "').value") end
+        local short = page:input_text{ index = field("short"), text = "abcdefgh" }
+        eq(short.ok, false, tostring(short)); eq(short.code, "ACTION_FAILED")
+        eq(short.data.readBack, "abcde"); eq(short.data.expected, "abcdefgh"); eq(value("short"), "abcde")
+        local more = page:type_text{ index = field("short"), text = "x" }
+        eq(more.code, "ACTION_FAILED", "a full field takes no more keys"); eq(more.data.readBack, "abcde")
+        local upper = page:input_text{ index = field("upper"), text = "abc" }
+        eq(upper.code, "ACTION_FAILED"); eq(upper.data.readBack, "ABC"); eq(upper.data.inputMode, "fill")
+        eq(page:input_text{ index = field("upper"), text = "xyz", mode = "js" }.code, "ACTION_FAILED", "js mode is read back too")
+        -- The browser's own normalisation is not a mismatch: a textarea keeps \n for \r\n.
+        local notes = page:input_text{ index = field("notes"), text = "one\r\ntwo" }
+        eq(notes.ok, true, tostring(notes)); eq(value("notes"), "one\ntwo")
+        eq(page:type_text{ index = field("notes"), text = " three" }.ok, true)
+        eq(value("notes"), "one\ntwo three")
+    "#);
+}

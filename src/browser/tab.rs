@@ -15,6 +15,7 @@ use chromiumoxide::cdp::browser_protocol::page::{
 };
 use chromiumoxide::Page;
 use futures::{FutureExt, StreamExt};
+use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 use super::cdp_error::from_cdp;
@@ -364,6 +365,18 @@ impl Tab {
         remote_value("Runtime.callFunctionOn", res?)
     }
 
+    /// Calls a probe that answers the reply envelope (`{ok:true, value}` or
+    /// `{ok:false, code, msg, data}`, see [`js::reply`]) and deserialises its value as `T`; a
+    /// failure keeps the probe's code.
+    pub async fn call_probe<T: DeserializeOwned>(
+        &self,
+        frame: &FrameRef,
+        function: &'static str,
+        arg: Value,
+    ) -> Result<T, CommandError> {
+        js::reply(self.call_function(frame, function, arg).await?)
+    }
+
     /// Evaluates caller-supplied script text in `frame`'s main world (`execute_js`): promises
     /// awaited, the user gesture flag set. `timeout_ms` asks Chromium to terminate synchronous
     /// execution after that long. Primitives come back inline; objects stay remote (in the
@@ -421,7 +434,7 @@ impl Tab {
                 json!({"objectId": object_id, "functionDeclaration": js::IDENTITY_JS, "returnByValue": true}),
             )
             .await?;
-        remote_value("Runtime.callFunctionOn", res)
+        js::reply(remote_value("Runtime.callFunctionOn", res)?)
     }
 
     /// Releases the objects `execute_js` results left in `frame`'s page (object group
@@ -441,6 +454,23 @@ impl Tab {
         self.call_in(frame, "Runtime.terminateExecution", json!({}))
             .await
             .map(drop)
+    }
+
+    /// The main frame without asking the browser: enough for probes, input and the main
+    /// session, which address it by session and not by frame id (its `frame_id`, `url`, `name`
+    /// and `origin` are empty).
+    pub fn main_frame_local(&self) -> FrameRef {
+        FrameRef {
+            ordinal: 0,
+            frame_id: String::new(),
+            url: String::new(),
+            name: String::new(),
+            parent: None,
+            depth: 0,
+            origin: String::new(),
+            out_of_process: false,
+            session: FrameSession::Page,
+        }
     }
 
     /// The main frame (ordinal 0) without walking the tree.
@@ -570,10 +600,43 @@ impl Tab {
         frames: &[FrameRef],
         frame: &FrameRef,
     ) -> Result<(f64, f64), CommandError> {
+        self.offset_up_to(frames, frame, false).await
+    }
+
+    /// The origin of `frame`'s content box in the viewport of the session its input events go
+    /// to (see [`Tab::mouse_click_in`]): the main viewport for frames of the page session, the
+    /// out-of-process iframe's own viewport for frames of its session. `(0, 0)` for the main
+    /// frame and for the root of an out-of-process session, without a CDP call.
+    pub async fn offset_in_session(
+        &self,
+        frames: &[FrameRef],
+        frame: &FrameRef,
+    ) -> Result<(f64, f64), CommandError> {
+        self.offset_up_to(frames, frame, true).await
+    }
+
+    /// Sums the content-box origins of `frame`'s iframe elements up to the main frame, or with
+    /// `session_root` up to the root frame of `frame`'s session.
+    async fn offset_up_to(
+        &self,
+        frames: &[FrameRef],
+        frame: &FrameRef,
+        session_root: bool,
+    ) -> Result<(f64, f64), CommandError> {
+        #[derive(serde::Deserialize)]
+        struct Origin {
+            x: f64,
+            y: f64,
+        }
         let mut x = 0.0;
         let mut y = 0.0;
         let mut current = frame.clone();
         while let Some(parent_ordinal) = current.parent {
+            if session_root
+                && matches!(&current.session, FrameSession::Remote { root_frame_id, .. } if *root_frame_id == current.frame_id)
+            {
+                break;
+            }
             let parent = frames
                 .iter()
                 .find(|f| f.ordinal == parent_ordinal)
@@ -586,9 +649,13 @@ impl Tab {
                 )
                 .await?;
             let backend = owner.get("backendNodeId").cloned().ok_or_else(navigating)?;
-            let node = self
-                .call_in(parent, "DOM.resolveNode", json!({"backendNodeId": backend}))
-                .await?;
+            // The iframe element is read from the isolated world, where the page's patches of
+            // `getBoundingClientRect` and `getComputedStyle` are not seen.
+            let mut resolve = json!({"backendNodeId": backend});
+            if let Ok(ctx) = self.probe_context(parent, false).await {
+                resolve["executionContextId"] = ctx;
+            }
+            let node = self.call_in(parent, "DOM.resolveNode", resolve).await?;
             let object_id = node
                 .pointer("/object/objectId")
                 .and_then(Value::as_str)
@@ -601,9 +668,9 @@ impl Tab {
                     json!({"objectId": object_id, "functionDeclaration": js::FRAME_OFFSET_JS, "returnByValue": true}),
                 )
                 .await?;
-            let v = remote_value("Runtime.callFunctionOn", res)?;
-            x += v["x"].as_f64().unwrap_or(0.0);
-            y += v["y"].as_f64().unwrap_or(0.0);
+            let origin: Origin = js::reply(remote_value("Runtime.callFunctionOn", res)?)?;
+            x += origin.x;
+            y += origin.y;
             current = parent.clone();
         }
         Ok((x, y))
@@ -904,18 +971,7 @@ impl Tab {
 
     /// `{url, readyState, title}` of the main frame.
     pub async fn call_page_status(&self) -> Result<Value, CommandError> {
-        let main = FrameRef {
-            ordinal: 0,
-            frame_id: String::new(),
-            url: String::new(),
-            name: String::new(),
-            parent: None,
-            depth: 0,
-            origin: String::new(),
-            out_of_process: false,
-            session: FrameSession::Page,
-        };
-        self.call_function(&main, js::PAGE_STATUS_JS, Value::Null)
+        self.call_probe(&self.main_frame_local(), js::PAGE_STATUS_JS, Value::Null)
             .await
     }
 

@@ -9,7 +9,9 @@ pub mod lifecycle;
 pub mod meta;
 pub mod modals;
 pub mod navigation;
+pub mod observe;
 pub mod page_state;
+pub mod target;
 pub mod wait;
 
 use std::sync::OnceLock;

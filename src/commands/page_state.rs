@@ -229,44 +229,40 @@ async fn read_once(tab: &Tab, opts: SnapshotOptions) -> Result<SnapshotRead, Com
             continue;
         }
         let paths: Vec<&str> = dom.elements.iter().map(|e| e.xpath.as_str()).collect();
+        // What the snapshot saw at each locator; the probe applies the one identity rule
+        // that actions apply too (probe_lib.js `sameIdentity`).
+        let expect: Vec<(&str, Option<&str>, Option<&str>)> = dom
+            .elements
+            .iter()
+            .map(|e| (e.tag.as_str(), e.id.as_deref(), e.name.as_deref()))
+            .collect();
         let detail = detail_left.min(paths.len());
         detail_left -= detail;
         let res = tab
-            .call_function(
+            .call_probe::<Resolved>(
                 &read.frame,
                 js::RESOLVE_JS,
-                json!({"paths": paths, "detail": detail}),
+                json!({"paths": paths, "expect": expect, "detail": detail}),
             )
             .await;
-        let list = match res {
-            Ok(Value::Array(list)) => list,
-            _ => {
+        let resolved = match res {
+            Ok(r) => r,
+            Err(_) => {
                 issues.push(format!("frame_read_failed:{}", read.frame.ordinal));
-                Vec::new()
+                Resolved::default()
             }
         };
-        for (i, el) in dom.elements.iter().enumerate() {
-            let got = list.get(i).cloned().unwrap_or(Value::Null);
-            if got.is_null() {
-                unresolved = true;
-            } else {
-                let tag_ok = got["tag"]
-                    .as_str()
-                    .is_some_and(|t| t.eq_ignore_ascii_case(&el.tag));
-                let id_ok = match (got["id"].as_str(), el.id.as_deref()) {
-                    (Some(a), Some(b)) if !a.is_empty() && !b.is_empty() => a == b,
-                    _ => true,
-                };
-                let name_ok = match (got["name"].as_str(), el.name.as_deref()) {
-                    (Some(a), Some(b)) if !a.is_empty() && !b.is_empty() => a == b,
-                    _ => true,
-                };
-                if !(tag_ok && id_ok && name_ok) {
-                    changed_identity.push(el.index.to_string());
-                }
-            }
-            read.resolved.push(got);
-        }
+        read.resolved = (0..dom.elements.len())
+            .map(|i| resolved.items.get(i).cloned().unwrap_or(Value::Null))
+            .collect();
+        unresolved |= read.resolved.iter().any(Value::is_null);
+        changed_identity.extend(
+            resolved
+                .changed
+                .iter()
+                .filter_map(|&i| dom.elements.get(i))
+                .map(|el| el.index.to_string()),
+        );
     }
     if unresolved {
         issues.push("elements_unresolved".into());
@@ -331,17 +327,19 @@ async fn read_once(tab: &Tab, opts: SnapshotOptions) -> Result<SnapshotRead, Com
     })
 }
 
-/// Unwraps a tagged probe result `{ok:true, value}` / `{ok:false, msg}`.
+/// Unwraps a probe reply `{ok:true, value}` / `{ok:false, code, msg}` (see [`js::reply`]) into
+/// its value or its message.
 pub fn probe_value(v: Value) -> Result<Value, String> {
-    match v.get("ok").and_then(Value::as_bool) {
-        Some(true) => Ok(v.get("value").cloned().unwrap_or(Value::Null)),
-        Some(false) => Err(v
-            .get("msg")
-            .and_then(Value::as_str)
-            .unwrap_or("probe failed")
-            .to_string()),
-        None => Err("probe returned no result".into()),
-    }
+    js::reply(v).map_err(|e| e.msg)
+}
+
+/// The reply of the re-resolution probe (`resolve.js`): one entry per locator (null when it no
+/// longer resolves, else the live item of `get_interactive_map`), and the positions whose
+/// element is not the one the snapshot saw.
+#[derive(Debug, Default, serde::Deserialize)]
+struct Resolved {
+    items: Vec<Value>,
+    changed: Vec<usize>,
 }
 
 /// Reads a snapshot, re-reading once on any issue (never replaying actions).

@@ -1,159 +1,68 @@
-(args) => {
-  // Element probe for click and input (JS-PROBES.md §8, §9). `args.path` is a locator produced
-  // by dom_index.js (positional XPath without the leading slash; `/#shadow-root/` enters the
-  // open shadow root of the element before it); `args.op` is one of
-  //   inspect      {found, tag, id, name, rect, center, visible, disabled, readOnly, editable,
-  //                 isContentEditable, type, hit, covered, coveredBy[, reason]} after scrolling
-  //                 the element to the centre of the viewport when it is not fully in view (or
-  //                 when something covers its centre);
-  //   js_click     {found, clicked, tag}: pointer/mouse events at its centre (§9 JS click);
-  //   set_value    {found, value, matches}: native value setter + input/change (§9);
-  //   focus_select {found, focused}: focus and select all of its content;
-  //   focus_end    {found, focused}: focus and put the caret at the end;
-  //   value        {found, value, length[, matches]}: the live value (`args.expect` optional).
-  // Password values are reported as "[redacted]"; `matches` / `length` allow checks anyway.
-  // Never throws: {found:false} when the locator no longer resolves, {found:true, error} when
-  // the operation itself failed.
-  const SHADOW = '#shadow-root';
-  const STEP = /^([^\[\]\/@()]+)(?:\[(\d+)\])?$/;
-  const NO_TYPING = new Set(['checkbox', 'radio', 'button', 'submit', 'reset', 'file', 'hidden',
-    'image', 'color', 'range']);
+((args, lib) => {
+  // Element probe for actions (JS-PROBES.md §8, §9), joined behind probe_lib.js. Every op first
+  // finds `args.target` ({path, expect}, see lib.locate: STALE_ELEMENT when the element is gone
+  // or another one is there), so nothing is done to an element the caller did not mean.
+  // `args.op` is one of
+  //   inspect   {hitTest, observe}: scrolls the element to the centre of the viewport when it is
+  //             not fully in view, then answers {tag, type, rect, visible, disabled,
+  //             ariaDisabled, readOnly, fill, pointerEventsNone} plus, with `hitTest`, the click
+  //             point {point, hit, coveredBy, reason} (lib.clickPoint; scrolled to the centre
+  //             once more when no point was found), and with `observe` the page mark
+  //             {page: lib.pageMark()} taken after the read, for the action's "before";
+  //   js_click  {}: pointer and mouse events at its centre (§9 JS click) → {tag};
+  //   set_value {value, validate, focus}: the native setter and input/change events (§9) →
+  //             the read-back (lib.readBack). With `validate` (inputs whose value is set, such as
+  //             dates and colours) the value is first tried on a detached input of the same type
+  //             and bounds: a value the browser would change or drop is INVALID_ARGUMENT and the
+  //             field is left alone. Date-like values are trimmed and colours lower-cased first,
+  //             as the browser itself reports them;
+  //   focus     {at: "all" | "end"}: focus, then select everything or put the caret at the end
+  //             → {focused, length} (length of the value before typing);
+  //   read_back {text, mode: "exact" | "append", before} → lib.readBack.
+  const found = lib.locate(args && args.target);
+  if (found.failure) return found.failure;
+  const el = found.el;
+  const opts = args || {};
 
-  const resolve = (path) => {
-    if (typeof path !== 'string' || path === '') return null;
-    const rel = path.charAt(0) === '/' ? path.slice(1) : path;
-    let node = document;
-    for (const step of rel.split('/')) {
-      if (!node) return null;
-      if (step === SHADOW) {
-        node = node.shadowRoot || null;
-        continue;
-      }
-      const m = STEP.exec(step);
-      if (!m) {
-        // Not a positional path: evaluate it as a document XPath.
-        if (rel.indexOf(SHADOW) >= 0) return null;
-        const res = document.evaluate('/' + rel, document, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null);
-        node = res.singleNodeValue;
-        break;
-      }
-      const name = m[1].toLowerCase();
-      const k = m[2] ? Number(m[2]) : 1;
-      let seen = 0;
-      let found = null;
-      for (let c = node.firstElementChild; c !== null; c = c.nextElementSibling) {
-        if (c.localName.toLowerCase() === name && ++seen === k) { found = c; break; }
-      }
-      node = found;
-    }
-    return node && node.nodeType === 1 ? node : null;
-  };
-
-  const collapse = (s) => String(s || '').replace(/\s+/g, ' ').trim();
-  const classOf = (el) => {
-    const c = el.className;
-    const v = typeof c === 'string' ? c : (c && typeof c.baseVal === 'string' ? c.baseVal : '');
-    return v === '' ? null : v;
-  };
-  const textOf = (el, max) => collapse(typeof el.innerText === 'string' ? el.innerText : el.textContent).slice(0, max);
-  const rectOf = (r) => [Math.round(r.left), Math.round(r.top), Math.round(r.width), Math.round(r.height)];
-  const centerOf = (r) => [Math.round(r.left + r.width / 2), Math.round(r.top + r.height / 2)];
-  const hasBox = (r) => r.width > 0 && r.height > 0;
-  const isPassword = (el) => el.localName === 'input' && String(el.type).toLowerCase() === 'password';
-  // Whether `outer` contains `inner`, across shadow boundaries.
-  const composedContains = (outer, inner) => {
-    for (let n = inner; n; n = n.parentNode || n.host) {
-      if (n === outer) return true;
-    }
-    return false;
-  };
-  const scrollToCenter = (el) => {
-    try {
-      el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
-    } catch (e) {
-      // Scrolling is best effort (§9).
-    }
-  };
-  const fullyInView = (r) => r.top >= 0 && r.left >= 0 && r.bottom <= window.innerHeight
-    && r.right <= window.innerWidth;
-
-  // §8 hit test at the centre of the element's box.
-  const hitTest = (el, r) => {
-    if (!hasBox(r)) return { covered: false, hit: null, coveredBy: null, reason: 'no-box' };
-    const [x, y] = centerOf(r);
-    const root = el.getRootNode();
-    const scope = root && typeof root.elementFromPoint === 'function' ? root : document;
-    const hit = scope.elementFromPoint(x, y);
-    if (!hit) return { covered: false, hit: null, coveredBy: null, reason: 'no-element-at-point' };
-    const covered = !(hit === el || composedContains(el, hit) || composedContains(hit, el));
-    const html = String(hit.outerHTML || '');
-    return {
-      covered,
-      hit: { tag: hit.tagName, text: textOf(hit, 60), outerHtml: html.length > 300 ? html.slice(0, 300) : html },
-      coveredBy: covered
-        ? { tag: hit.tagName, id: hit.getAttribute('id') || null, className: (classOf(hit) || '').slice(0, 120) || null, text: textOf(hit, 60) }
-        : null,
-    };
-  };
-
-  const state = (el) => {
-    const tag = el.localName;
-    const disabled = el.disabled === true || el.getAttribute('aria-disabled') === 'true'
-      || (typeof el.matches === 'function' && el.matches(':disabled'));
-    const readOnly = el.readOnly === true || el.getAttribute('aria-readonly') === 'true';
-    // Only form controls have a meaningful `type` property (an anchor's is a MIME type hint).
-    const type = (tag === 'input' || tag === 'button' || tag === 'select' || tag === 'textarea')
-      ? String(el.type).toLowerCase() : null;
-    let textCapable = false;
-    if (tag === 'input') textCapable = !NO_TYPING.has(type);
-    else if (tag === 'textarea' || el.isContentEditable) textCapable = true;
-    return { disabled, readOnly, editable: textCapable && !disabled && !readOnly, type };
-  };
-
-  const inspect = (el) => {
+  const inspect = () => {
     let r = el.getBoundingClientRect();
     let scrolled = false;
-    if (hasBox(r) && !fullyInView(r)) {
-      scrollToCenter(el);
+    if (lib.hasBox(r) && !lib.fullyInView(r)) {
+      lib.scrollToCenter(el);
       scrolled = true;
       r = el.getBoundingClientRect();
     }
-    let hit = hitTest(el, r);
-    if (hit.covered && !scrolled) {
-      // Sticky headers and the like cover elements near the edges: try the centre once.
-      scrollToCenter(el);
+    let hit = opts.hitTest ? lib.clickPoint(el) : null;
+    if (hit && hit.point === null && hit.reason !== 'no-box' && !scrolled) {
+      // Sticky headers and the like cover elements near the edges: try from the centre once.
+      lib.scrollToCenter(el);
       r = el.getBoundingClientRect();
-      hit = hitTest(el, r);
+      hit = lib.clickPoint(el);
     }
     const style = getComputedStyle(el);
-    const visible = hasBox(r) && style.visibility !== 'hidden' && style.display !== 'none';
-    const st = state(el);
-    const res = {
-      found: true,
+    const visible = lib.hasBox(r) && style.visibility !== 'hidden' && style.display !== 'none';
+    const value = {
       tag: el.localName,
-      id: el.id || null,
-      name: el.getAttribute('name'),
-      rect: rectOf(r),
-      center: centerOf(r),
+      type: lib.typeOf(el),
+      rect: lib.rectOf(r),
       visible,
-      disabled: st.disabled,
-      readOnly: st.readOnly,
-      editable: st.editable,
-      isContentEditable: el.isContentEditable === true,
-      type: st.type,
-      hit: hit.hit,
-      covered: hit.covered,
-      coveredBy: hit.coveredBy,
+      disabled: el.disabled === true || (typeof el.matches === 'function' && el.matches(':disabled')),
+      ariaDisabled: el.getAttribute('aria-disabled') === 'true',
+      readOnly: el.readOnly === true || el.getAttribute('aria-readonly') === 'true',
+      fill: lib.fillKind(el),
+      pointerEventsNone: style.pointerEvents === 'none',
     };
-    if (hit.reason) res.reason = hit.reason;
-    return res;
+    if (hit) Object.assign(value, hit);
+    if (opts.observe) value.page = lib.pageMark();
+    return lib.ok(value);
   };
 
   // §9 JS click: pointer and mouse events at the centre, then a checkbox/radio safety net.
-  const jsClick = (el) => {
-    scrollToCenter(el);
+  const jsClick = () => {
+    lib.scrollToCenter(el);
     const r = el.getBoundingClientRect();
-    const [x, y] = centerOf(r);
+    const x = Math.round(r.left + r.width / 2);
+    const y = Math.round(r.top + r.height / 2);
     const base = { bubbles: true, cancelable: true, composed: true, view: window, clientX: x, clientY: y, button: 0 };
     const toggles = el.localName === 'input' && (el.type === 'checkbox' || el.type === 'radio');
     const before = toggles ? el.checked : null;
@@ -168,45 +77,57 @@
       el.dispatchEvent(new Event('input', { bubbles: true }));
       el.dispatchEvent(new Event('change', { bubbles: true }));
     }
-    return { found: true, clicked: true, tag: el.localName };
+    return lib.ok({ tag: el.localName });
   };
 
-  const liveValue = (el) => {
-    if ('value' in el && el.value !== undefined && el.value !== null && el.localName !== 'li') {
-      return String(el.value);
+  const FORMATS = {
+    color: '#rrggbb (hex digits)',
+    date: 'yyyy-mm-dd',
+    time: 'hh:mm, hh:mm:ss or hh:mm:ss.sss (24 h)',
+    'datetime-local': 'yyyy-mm-ddThh:mm[:ss]',
+    month: 'yyyy-mm',
+    week: 'yyyy-Www (e.g. 2024-W05)',
+    range: 'a number within the field\'s min, max and step',
+  };
+  const setValue = () => {
+    let text = opts.value === undefined || opts.value === null ? '' : String(opts.value);
+    const type = lib.typeOf(el);
+    if (lib.fillKind(el) === 'set') {
+      text = text.trim();
+      if (type === 'color') text = text.toLowerCase();
     }
-    if (el.isContentEditable) return String(el.innerText);
-    return null;
-  };
-  const reportValue = (el, raw, expect) => {
-    const res = { found: true, value: raw !== null && isPassword(el) ? '[redacted]' : raw };
-    if (raw !== null) res.length = raw.length;
-    if (typeof expect === 'string') res.matches = raw === expect;
-    return res;
-  };
-
-  // §9 JS set value: the prototype's native setter (frameworks patch the instance's one).
-  const setValue = (el, value) => {
-    const text = value === undefined || value === null ? '' : String(value);
-    const proto = el instanceof HTMLTextAreaElement ? HTMLTextAreaElement.prototype
-      : el instanceof HTMLSelectElement ? HTMLSelectElement.prototype
-        : el instanceof HTMLInputElement ? HTMLInputElement.prototype : null;
-    const desc = proto ? Object.getOwnPropertyDescriptor(proto, 'value') : null;
-    if (desc && typeof desc.set === 'function') desc.set.call(el, text);
-    else if (!('value' in el) && el.isContentEditable) el.textContent = text;
-    else el.value = text;
-    el.dispatchEvent(new Event('input', { bubbles: true }));
+    if (opts.validate && el.localName === 'input') {
+      // A detached input with the same type and bounds shows what the browser makes of the
+      // value without touching the page's field (no events, no listeners, no constructor).
+      const probe = document.createElement('input');
+      for (const a of ['type', 'min', 'max', 'step']) {
+        const v = el.getAttribute(a);
+        if (v !== null) probe.setAttribute(a, v);
+      }
+      probe.value = text;
+      if (probe.value !== text) {
+        return lib.fail('INVALID_ARGUMENT',
+          '`' + text + '` is not a valid value for an input of type ' + type
+          + (FORMATS[type] ? ' (expected ' + FORMATS[type] + ')' : '')
+          + (probe.value !== '' ? '; the field would show `' + probe.value + '`' : ''),
+          { expectedFormat: FORMATS[type] || null, wouldBecome: probe.value });
+      }
+    }
+    if (opts.focus) el.focus();
+    lib.nativeSet(el, text);
+    el.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
     el.dispatchEvent(new Event('change', { bubbles: true }));
-    return reportValue(el, liveValue(el), text);
+    return lib.ok(lib.readBack(el, text, 'exact'));
   };
 
-  const isFocused = (el) => {
+  const isFocused = () => {
     const root = el.getRootNode();
     const active = root && root.activeElement !== undefined ? root.activeElement : document.activeElement;
     return active === el || (active !== null && el.contains(active));
   };
-  const focusSelect = (el, atEnd) => {
+  const focus = () => {
     el.focus();
+    const atEnd = opts.at === 'end';
     const tag = el.localName;
     if (tag === 'input' || tag === 'textarea') {
       try {
@@ -229,27 +150,16 @@
         sel.addRange(range);
       }
     }
-    return { found: true, focused: isFocused(el) };
+    const live = lib.liveValue(el);
+    return lib.ok({ focused: isFocused(), length: live === null ? null : live.length });
   };
 
-  let el = null;
-  try {
-    el = resolve(args && args.path);
-  } catch (e) {
-    return { found: false, error: String((e && e.message) || e) };
+  switch (opts.op) {
+    case 'inspect': return inspect();
+    case 'js_click': return jsClick();
+    case 'set_value': return setValue();
+    case 'focus': return focus();
+    case 'read_back': return lib.ok(lib.readBack(el, opts.text, opts.mode, opts.before));
+    default: return lib.fail('PROBE_FAILED', 'unknown op: ' + String(opts.op));
   }
-  if (!el) return { found: false };
-  try {
-    switch (args.op) {
-      case 'inspect': return inspect(el);
-      case 'js_click': return jsClick(el);
-      case 'set_value': return setValue(el, args.value);
-      case 'focus_select': return focusSelect(el, false);
-      case 'focus_end': return focusSelect(el, true);
-      case 'value': return reportValue(el, liveValue(el), args.expect);
-      default: return { found: true, error: 'unknown op: ' + String(args.op) };
-    }
-  } catch (e) {
-    return { found: true, error: String((e && e.message) || e) };
-  }
-}
+})

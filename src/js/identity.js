@@ -1,1 +1,1 @@
-function () { return this; }
+function () { return { ok: true, value: this }; }

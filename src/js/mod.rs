@@ -1,19 +1,40 @@
-//! The page-side probes, one real `.js` file each (JS-PROBES.md).
+//! The page-side probes, one real `.js` file each (JS-PROBES.md), and their reply envelope.
 //!
 //! A probe file is a function expression that takes one JSON argument, or (for the few
 //! one-liners marked below) a plain expression. Values reach probes as call arguments, never
 //! spliced into source.
+//!
+//! The element probes share `probe_lib.js` (the one locator resolver, the identity rule, the hit
+//! test, value read-back and the page fingerprint). It is joined in front of each of them at
+//! compile time with `concat!`: the library is an expression that takes the probe, written as
+//! `((args, lib) => ...)`, and answers the one-argument function Chromium calls. Nothing is
+//! assembled at run time.
+//!
+//! Every function probe answers one envelope, `{ok:true, value}` or
+//! `{ok:false, code, msg[, data]}`; [`reply`] turns it into a typed `Result`.
 
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::error::CommandError;
+use crate::protocol::ErrorCode;
+
+/// The helpers joined in front of the element probes (exposed alone for the tests below).
+pub const PROBE_LIB_JS: &str = include_str!("probe_lib.js");
 /// DOM index builder with overlay and media hint (§1, §3, §15).
 pub const DOM_INDEX_JS: &str = include_str!("dom_index.js");
 /// Snapshot consistency stamp (§5).
 pub const SNAPSHOT_WATCH_JS: &str = include_str!("snapshot_watch.js");
-/// Re-resolution of snapshot locators (§6).
-pub const RESOLVE_JS: &str = include_str!("resolve.js");
-/// Interaction fingerprint (§7).
-pub const FINGERPRINT_JS: &str = include_str!("fingerprint.js");
-/// Element inspection, hit test, JS click, value setter and focus helpers (§8, §9).
-pub const ELEMENT_PROBE_JS: &str = include_str!("element_probe.js");
+/// Re-resolution of snapshot locators with the identity check (§6).
+pub const RESOLVE_JS: &str = concat!(include_str!("probe_lib.js"), include_str!("resolve.js"));
+/// Interaction fingerprint (§7): the page mark `{url, textLength, fingerprint}`.
+pub const FINGERPRINT_JS: &str =
+    concat!(include_str!("probe_lib.js"), include_str!("fingerprint.js"));
+/// Element inspection with hit test, JS click, value setter, focus and read-back (§8, §9).
+pub const ELEMENT_PROBE_JS: &str = concat!(
+    include_str!("probe_lib.js"),
+    include_str!("element_probe.js")
+);
 /// DOM modal scan of one frame (§12).
 pub const MODALS_JS: &str = include_str!("modals.js");
 /// Origin of an iframe element's content box (called on the element).
@@ -30,3 +51,78 @@ pub const LOCATION_HREF_JS: &str = include_str!("location_href.js");
 pub const IDENTITY_JS: &str = include_str!("identity.js");
 /// The box of the first element matching a CSS selector, scrolled into view.
 pub const ELEMENT_RECT_JS: &str = include_str!("element_rect.js");
+
+/// Opens a probe's reply envelope: the `value` of `{ok:true, value}` deserialised as `T`, or
+/// the failure of `{ok:false, code, msg, data}` with its code (`PROBE_FAILED` and unknown
+/// codes are `ACTION_FAILED`) and `data` as the error's details. A reply without the envelope,
+/// or a value of the wrong shape, is `ACTION_FAILED`.
+pub fn reply<T: DeserializeOwned>(raw: Value) -> Result<T, CommandError> {
+    let Value::Object(mut map) = raw else {
+        return Err(CommandError::failed("probe returned no result"));
+    };
+    match map.get("ok").and_then(Value::as_bool) {
+        Some(true) => {
+            let value = map.remove("value").unwrap_or(Value::Null);
+            serde_json::from_value(value)
+                .map_err(|e| CommandError::failed(format!("unreadable probe reply: {e}")))
+        }
+        Some(false) => {
+            let code = map
+                .get("code")
+                .and_then(Value::as_str)
+                .and_then(ErrorCode::parse)
+                .unwrap_or(ErrorCode::ActionFailed);
+            let msg = map
+                .get("msg")
+                .and_then(Value::as_str)
+                .unwrap_or("probe failed")
+                .to_string();
+            let err = CommandError::new(code, msg);
+            Err(match map.remove("data") {
+                Some(data @ Value::Object(_)) => err.with_details(data),
+                _ => err,
+            })
+        }
+        None => Err(CommandError::failed("probe returned no result")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn joined_probes_start_with_the_library() {
+        for probe in [RESOLVE_JS, FINGERPRINT_JS, ELEMENT_PROBE_JS] {
+            assert!(probe.starts_with(PROBE_LIB_JS));
+            // The probe half is a parenthesised function, so the library's function is called
+            // with it: `lib(probe)`.
+            assert!(probe[PROBE_LIB_JS.len()..]
+                .trim_start()
+                .starts_with("((args, lib) =>"));
+        }
+        assert!(PROBE_LIB_JS.trim_end().ends_with(')'));
+    }
+
+    #[test]
+    fn replies_are_typed_or_failures_with_their_code() {
+        let v: Vec<u32> = reply(json!({"ok": true, "value": [1, 2]})).unwrap();
+        assert_eq!(v, vec![1, 2]);
+        let e = reply::<Value>(json!({"ok": false, "code": "STALE_ELEMENT", "msg": "gone",
+            "data": {"reason": "gone"}}))
+        .unwrap_err();
+        assert_eq!(e.code, ErrorCode::StaleElement);
+        assert_eq!(e.msg, "gone");
+        assert_eq!(e.details.unwrap()["reason"], "gone");
+        let e = reply::<Value>(json!({"ok": false, "code": "PROBE_FAILED"})).unwrap_err();
+        assert_eq!(
+            (e.code, e.msg.as_str()),
+            (ErrorCode::ActionFailed, "probe failed")
+        );
+        let e = reply::<Value>(json!([1])).unwrap_err();
+        assert_eq!(e.msg, "probe returned no result");
+        let e = reply::<Vec<u32>>(json!({"ok": true, "value": "x"})).unwrap_err();
+        assert!(e.msg.starts_with("unreadable probe reply"), "{}", e.msg);
+    }
+}

@@ -2,8 +2,9 @@
   // DOM modal probe (JS-PROBES.md §12) for one frame's document. Three scan rounds, always all
   // of them and in this order: framework selectors (strict), class-name hints, fixed-overlay
   // geometry. Answers {ok:true, value:{count, countStrict, countHeuristic, countBlocking, modals,
-  // top, topIsBlocking, scannedBy, note}} or {ok:false, msg}; never throws. Points and rects are
-  // in this frame's viewport (CSS px); the engine shifts them for iframes and merges frames.
+  // top, topIsBlocking, scannedBy, note}} or {ok:false, code, msg}; never throws. Points and
+  // rects are in this frame's viewport (CSS px); the engine shifts them for iframes and merges
+  // frames.
   // `args` is unused (kept for the one-argument probe shape).
   void args;
   const OVERLAY_ID = 'playwright-highlight-container';
@@ -273,6 +274,6 @@
       },
     };
   } catch (e) {
-    return { ok: false, msg: String((e && e.message) || e) };
+    return { ok: false, code: 'PROBE_FAILED', msg: String((e && e.message) || e) };
   }
 }

@@ -1,1 +1,1 @@
-() => ({ url: location.href, readyState: document.readyState, title: document.title })
+() => ({ ok: true, value: { url: location.href, readyState: document.readyState, title: document.title } })
