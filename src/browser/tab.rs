@@ -138,6 +138,9 @@ pub const REMOTE_FRAME_TIMEOUT: Duration = Duration::from_secs(3);
 /// How long a navigation may take to reach `load`.
 pub const NAVIGATION_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How many conversions `execute_js` lists in its receipt (the rest are counted).
+const SCRIPT_NOTES: u32 = 20;
+
 /// How long a same-document navigation may take to report its new URL after `Page.navigate`
 /// answered (a few ms in practice; the event only confirms what already happened).
 const SAME_DOCUMENT_BOUND: Duration = Duration::from_secs(2);
@@ -366,8 +369,7 @@ impl Tab {
     /// Evaluates caller-supplied script text in `frame`'s main world (`execute_js`): promises
     /// awaited, the user gesture flag set. `timeout_ms` asks Chromium to terminate synchronous
     /// execution after that long. Primitives come back inline; objects stay remote (in the
-    /// object group `moonpilot-js`) so nodes can be told apart: see [`Tab::object_value`].
-    /// Answers the raw CDP result.
+    /// object group `moonpilot-js`) for [`Tab::script_result`]. Answers the raw CDP result.
     pub async fn evaluate_script(
         &self,
         frame: &FrameRef,
@@ -407,20 +409,33 @@ impl Tab {
         self.call_in(frame, "Runtime.evaluate", params).await
     }
 
-    /// The JSON value of a remote object of `frame`.
-    pub async fn object_value(
+    /// Runs `js/script_result.js` on the remote object `object_id` of `frame` (see
+    /// [`Tab::evaluate_script`]): with `call`, the object is the caller's script as a function,
+    /// called and awaited first. The result is serialised in the page and answered by value in
+    /// the same call (`{value, notes, more, navigation}`), so a navigation the script starts
+    /// cannot lose it. Answers the raw CDP result (`exceptionDetails` when the script threw).
+    ///
+    /// `Runtime.callFunctionOn` has no `timeout`: the caller bounds it and stops the script with
+    /// [`Tab::terminate_execution`].
+    pub async fn script_result(
         &self,
         frame: &FrameRef,
         object_id: &str,
+        call: bool,
     ) -> Result<Value, CommandError> {
-        let res = self
-            .call_in(
-                frame,
-                "Runtime.callFunctionOn",
-                json!({"objectId": object_id, "functionDeclaration": js::IDENTITY_JS, "returnByValue": true}),
-            )
-            .await?;
-        remote_value("Runtime.callFunctionOn", res)
+        self.call_in(
+            frame,
+            "Runtime.callFunctionOn",
+            json!({
+                "objectId": object_id,
+                "functionDeclaration": js::SCRIPT_RESULT_JS,
+                "arguments": [{"value": {"call": call, "maxNotes": SCRIPT_NOTES}}],
+                "returnByValue": true,
+                "awaitPromise": true,
+                "userGesture": true,
+            }),
+        )
+        .await
     }
 
     /// Releases the objects `execute_js` results left in `frame`'s page (object group

@@ -30,3 +30,6 @@ pub const LOCATION_HREF_JS: &str = include_str!("location_href.js");
 pub const IDENTITY_JS: &str = include_str!("identity.js");
 /// The box of the first element matching a CSS selector, scrolled into view.
 pub const ELEMENT_RECT_JS: &str = include_str!("element_rect.js");
+/// Called on a caller's prepared `execute_js` script: runs it and answers its result serialised
+/// in the page (`{value, notes, more, navigation}`).
+pub const SCRIPT_RESULT_JS: &str = include_str!("script_result.js");
