@@ -138,6 +138,10 @@ pub const REMOTE_FRAME_TIMEOUT: Duration = Duration::from_secs(3);
 /// How long a navigation may take to reach `load`.
 pub const NAVIGATION_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long a failed navigation may take to report its request's failure after `Page.navigate`
+/// answered with an error (it follows at once in practice; it only makes the status known).
+const FAILURE_REPORT_BOUND: Duration = Duration::from_secs(1);
+
 /// How many conversions `execute_js` lists in its receipt (the rest are counted).
 const SCRIPT_NOTES: u32 = 20;
 
@@ -787,6 +791,19 @@ impl Tab {
                     }
                 };
                 let _ = tokio::time::timeout(SAME_DOCUMENT_BOUND, reported).await;
+            }
+            if let (Some(loader), Some(_)) = (loader, &error_text) {
+                // The answer comes over another connection than the events: the document's
+                // response (a 204's status) is surely in `responses` once its request's failure
+                // has arrived, which follows it on the page's session.
+                let reported = async {
+                    while let Some(ev) = failures.next().await {
+                        if ev.request_id.as_ref() == loader {
+                            break;
+                        }
+                    }
+                };
+                let _ = tokio::time::timeout(FAILURE_REPORT_BOUND, reported).await;
             }
             let same_document = error_text.is_none();
             let loaders: Vec<&str> = loader.into_iter().collect();
