@@ -142,6 +142,10 @@ pub const NAVIGATION_TIMEOUT: Duration = Duration::from_secs(30);
 /// answered with an error (it follows at once in practice; it only makes the status known).
 const FAILURE_REPORT_BOUND: Duration = Duration::from_secs(1);
 
+/// How long the main document's response may trail the event that ended a navigation's wait
+/// (see `document_status`; microseconds in practice, more on a loaded machine).
+const RESPONSE_TRAIL: Duration = Duration::from_millis(200);
+
 /// How many conversions `execute_js` lists in its receipt (the rest are counted).
 const SCRIPT_NOTES: u32 = 20;
 
@@ -793,9 +797,9 @@ impl Tab {
                 let _ = tokio::time::timeout(SAME_DOCUMENT_BOUND, reported).await;
             }
             if let (Some(loader), Some(_)) = (loader, &error_text) {
-                // The answer comes over another connection than the events: the document's
-                // response (a 204's status) is surely in `responses` once its request's failure
-                // has arrived, which follows it on the page's session.
+                // The answer comes over another connection than the events: wait until the
+                // request's failure has come in on the page's session, after the document's
+                // response (a 204's status) if there was one.
                 let reported = async {
                     while let Some(ev) = failures.next().await {
                         if ev.request_id.as_ref() == loader {
@@ -808,7 +812,7 @@ impl Tab {
             let same_document = error_text.is_none();
             let loaders: Vec<&str> = loader.into_iter().collect();
             return Ok(NavOutcome {
-                status: document_status(&mut responses, &loaders),
+                status: document_status(&mut responses, &loaders).await,
                 error_text,
                 same_document,
                 is_download,
@@ -864,7 +868,7 @@ impl Tab {
         let mut loaders = vec![loader];
         loaders.extend(documents.iter().map(String::as_str));
         Ok(NavOutcome {
-            status: document_status(&mut responses, &loaders),
+            status: document_status(&mut responses, &loaders).await,
             error_text: failed,
             same_document: false,
             is_download,
@@ -922,15 +926,11 @@ impl Tab {
                     ),
                 )
             })?;
-        let mut status = 0;
-        while let Some(Some(ev)) = responses.next().now_or_never() {
-            if ev.r#type.as_ref() == "Document"
+        let is_main = |ev: &EventResponseReceived| {
+            ev.r#type.as_ref() == "Document"
                 && ev.frame_id.as_ref().map(|f| f.as_ref()) == Some(self.target_id.as_str())
-            {
-                status = ev.response.status;
-            }
-        }
-        Ok(status)
+        };
+        Ok(response_status(&mut responses, is_main).await)
     }
 
     /// `{url, readyState, title}` of the main frame.
@@ -1030,19 +1030,51 @@ fn lifecycle_step(
     }
 }
 
-/// The HTTP status of the last main-document response of one of `loaders` that has arrived,
-/// 0 when none has.
-fn document_status(
+/// The HTTP status of the last main-document response of one of `loaders`, 0 when there was
+/// none (`about:blank`, a refused connection, a same-document navigation).
+async fn document_status(
     responses: &mut chromiumoxide::listeners::EventStream<EventResponseReceived>,
     loaders: &[&str],
 ) -> i64 {
-    let mut status = 0;
+    if loaders.is_empty() {
+        return 0;
+    }
+    let is_ours = |ev: &EventResponseReceived| {
+        ev.r#type.as_ref() == "Document" && loaders.contains(&ev.loader_id.as_ref())
+    };
+    response_status(responses, is_ours).await
+}
+
+/// The HTTP status of the last response in `responses` that `is_ours`, 0 when there is none.
+///
+/// chromiumoxide hands each listener its events separately, from the thread that runs its
+/// handler: the response may trail the event that ended a navigation's wait by a moment, so a
+/// missing one is awaited for [`RESPONSE_TRAIL`] at most.
+async fn response_status(
+    responses: &mut chromiumoxide::listeners::EventStream<EventResponseReceived>,
+    is_ours: impl Fn(&EventResponseReceived) -> bool,
+) -> i64 {
+    let mut status = None;
     while let Some(Some(ev)) = responses.next().now_or_never() {
-        if ev.r#type.as_ref() == "Document" && loaders.contains(&ev.loader_id.as_ref()) {
-            status = ev.response.status;
+        if is_ours(&ev) {
+            status = Some(ev.response.status);
         }
     }
-    status
+    if status.is_none() {
+        let trailing = async {
+            while let Some(ev) = responses.next().await {
+                if is_ours(&ev) {
+                    return Some(ev.response.status);
+                }
+            }
+            None
+        };
+        status = tokio::time::timeout(RESPONSE_TRAIL, trailing)
+            .await
+            .ok()
+            .flatten();
+    }
+    status.unwrap_or(0)
 }
 
 fn frame_ref(
