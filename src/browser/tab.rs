@@ -142,8 +142,9 @@ pub const NAVIGATION_TIMEOUT: Duration = Duration::from_secs(30);
 /// answered with an error (it follows at once in practice; it only makes the status known).
 const FAILURE_REPORT_BOUND: Duration = Duration::from_secs(1);
 
-/// How long the main document's response may trail the event that ended a navigation's wait
-/// (see `document_status`; microseconds in practice, more on a loaded machine).
+/// How long a navigation event may trail another one the engine has already seen: chromiumoxide
+/// hands each listener its events separately (see `response_status`). Microseconds in
+/// practice, more on a loaded machine.
 const RESPONSE_TRAIL: Duration = Duration::from_millis(200);
 
 /// How many conversions `execute_js` lists in its receipt (the rest are counted).
@@ -821,6 +822,12 @@ impl Tab {
         // Committing documents: ours, then any that replaced it (a script redirect while it
         // loaded). The `load` of the last one ends the wait.
         let mut documents = Vec::new();
+        // A document request that fails before it commits leaves the old page in place and no
+        // `load` ever comes: that failure ends the wait, unless the commit turns up within
+        // RESPONSE_TRAIL (each listener gets its events separately, see `response_status`).
+        let mut failure: Option<String> = None;
+        let settle = tokio::time::sleep(NAVIGATION_TIMEOUT);
+        tokio::pin!(settle);
         let wait = async {
             loop {
                 tokio::select! {
@@ -835,21 +842,20 @@ impl Tab {
                             return Ok(None);
                         }
                     }
-                    Some(ev) = failures.next() => {
-                        if ev.request_id.as_ref() != loader {
-                            continue;
+                    Some(ev) = failures.next(), if failure.is_none() => {
+                        if ev.request_id.as_ref() == loader && documents.is_empty() {
+                            failure = Some(ev.error_text.clone());
+                            settle
+                                .as_mut()
+                                .reset(tokio::time::Instant::now() + RESPONSE_TRAIL);
                         }
-                        // A document request that fails before it commits leaves the old page
-                        // in place and no `load` ever comes. Events reach each listener in the
-                        // order they arrived, so a commit that came first is in `lifecycle` now.
-                        while let Some(Some(ev)) = lifecycle.next().now_or_never() {
-                            if lifecycle_step(&ev, frame_id, loader, &mut documents) {
-                                return Ok(None);
-                            }
-                        }
+                    }
+                    () = &mut settle, if failure.is_some() => {
                         if documents.is_empty() {
-                            return Ok(Some(ev.error_text.clone()));
+                            return Ok(failure.take());
                         }
+                        // It committed after all (the body failed later): wait for its load.
+                        failure = None;
                     }
                 }
             }
