@@ -140,6 +140,18 @@ pub const REMOTE_FRAME_TIMEOUT: Duration = Duration::from_secs(3);
 /// How long a navigation may take to reach `load`.
 pub const NAVIGATION_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long a failed navigation may take to report its request's failure after `Page.navigate`
+/// answered with an error (it follows at once in practice; it only makes the status known).
+const FAILURE_REPORT_BOUND: Duration = Duration::from_secs(1);
+
+/// How long a navigation event may trail another one the engine has already seen: chromiumoxide
+/// hands each listener its events separately (see `response_status`). Microseconds in
+/// practice, more on a loaded machine.
+const RESPONSE_TRAIL: Duration = Duration::from_millis(200);
+
+/// How many conversions `execute_js` lists in its receipt (the rest are counted).
+const SCRIPT_NOTES: u32 = 20;
+
 /// How long a same-document navigation may take to report its new URL after `Page.navigate`
 /// answered (a few ms in practice; the event only confirms what already happened).
 const SAME_DOCUMENT_BOUND: Duration = Duration::from_secs(2);
@@ -380,8 +392,7 @@ impl Tab {
     /// Evaluates caller-supplied script text in `frame`'s main world (`execute_js`): promises
     /// awaited, the user gesture flag set. `timeout_ms` asks Chromium to terminate synchronous
     /// execution after that long. Primitives come back inline; objects stay remote (in the
-    /// object group `moonpilot-js`) so nodes can be told apart: see [`Tab::object_value`].
-    /// Answers the raw CDP result.
+    /// object group `moonpilot-js`) for [`Tab::script_result`]. Answers the raw CDP result.
     pub async fn evaluate_script(
         &self,
         frame: &FrameRef,
@@ -421,20 +432,33 @@ impl Tab {
         self.call_in(frame, "Runtime.evaluate", params).await
     }
 
-    /// The JSON value of a remote object of `frame`.
-    pub async fn object_value(
+    /// Runs `js/script_result.js` on the remote object `object_id` of `frame` (see
+    /// [`Tab::evaluate_script`]): with `call`, the object is the caller's script as a function,
+    /// called and awaited first. The result is serialised in the page and answered by value in
+    /// the same call (`{value, notes, more, navigation}`), so a navigation the script starts
+    /// cannot lose it. Answers the raw CDP result (`exceptionDetails` when the script threw).
+    ///
+    /// `Runtime.callFunctionOn` has no `timeout`: the caller bounds it and stops the script with
+    /// [`Tab::terminate_execution`].
+    pub async fn script_result(
         &self,
         frame: &FrameRef,
         object_id: &str,
+        call: bool,
     ) -> Result<Value, CommandError> {
-        let res = self
-            .call_in(
-                frame,
-                "Runtime.callFunctionOn",
-                json!({"objectId": object_id, "functionDeclaration": js::IDENTITY_JS, "returnByValue": true}),
-            )
-            .await?;
-        js::reply(remote_value("Runtime.callFunctionOn", res)?)
+        self.call_in(
+            frame,
+            "Runtime.callFunctionOn",
+            json!({
+                "objectId": object_id,
+                "functionDeclaration": js::SCRIPT_RESULT_JS,
+                "arguments": [{"value": {"call": call, "maxNotes": SCRIPT_NOTES}}],
+                "returnByValue": true,
+                "awaitPromise": true,
+                "userGesture": true,
+            }),
+        )
+        .await
     }
 
     /// Releases the objects `execute_js` results left in `frame`'s page (object group
@@ -841,10 +865,23 @@ impl Tab {
                 };
                 let _ = tokio::time::timeout(SAME_DOCUMENT_BOUND, reported).await;
             }
+            if let (Some(loader), Some(_)) = (loader, &error_text) {
+                // The answer comes over another connection than the events: wait until the
+                // request's failure has come in on the page's session, after the document's
+                // response (a 204's status) if there was one.
+                let reported = async {
+                    while let Some(ev) = failures.next().await {
+                        if ev.request_id.as_ref() == loader {
+                            break;
+                        }
+                    }
+                };
+                let _ = tokio::time::timeout(FAILURE_REPORT_BOUND, reported).await;
+            }
             let same_document = error_text.is_none();
             let loaders: Vec<&str> = loader.into_iter().collect();
             return Ok(NavOutcome {
-                status: document_status(&mut responses, &loaders),
+                status: document_status(&mut responses, &loaders).await,
                 error_text,
                 same_document,
                 is_download,
@@ -853,6 +890,12 @@ impl Tab {
         // Committing documents: ours, then any that replaced it (a script redirect while it
         // loaded). The `load` of the last one ends the wait.
         let mut documents = Vec::new();
+        // A document request that fails before it commits leaves the old page in place and no
+        // `load` ever comes: that failure ends the wait, unless the commit turns up within
+        // RESPONSE_TRAIL (each listener gets its events separately, see `response_status`).
+        let mut failure: Option<String> = None;
+        let settle = tokio::time::sleep(NAVIGATION_TIMEOUT);
+        tokio::pin!(settle);
         let wait = async {
             loop {
                 tokio::select! {
@@ -867,21 +910,20 @@ impl Tab {
                             return Ok(None);
                         }
                     }
-                    Some(ev) = failures.next() => {
-                        if ev.request_id.as_ref() != loader {
-                            continue;
+                    Some(ev) = failures.next(), if failure.is_none() => {
+                        if ev.request_id.as_ref() == loader && documents.is_empty() {
+                            failure = Some(ev.error_text.clone());
+                            settle
+                                .as_mut()
+                                .reset(tokio::time::Instant::now() + RESPONSE_TRAIL);
                         }
-                        // A document request that fails before it commits leaves the old page
-                        // in place and no `load` ever comes. Events reach each listener in the
-                        // order they arrived, so a commit that came first is in `lifecycle` now.
-                        while let Some(Some(ev)) = lifecycle.next().now_or_never() {
-                            if lifecycle_step(&ev, frame_id, loader, &mut documents) {
-                                return Ok(None);
-                            }
-                        }
+                    }
+                    () = &mut settle, if failure.is_some() => {
                         if documents.is_empty() {
-                            return Ok(Some(ev.error_text.clone()));
+                            return Ok(failure.take());
                         }
+                        // It committed after all (the body failed later): wait for its load.
+                        failure = None;
                     }
                 }
             }
@@ -900,7 +942,7 @@ impl Tab {
         let mut loaders = vec![loader];
         loaders.extend(documents.iter().map(String::as_str));
         Ok(NavOutcome {
-            status: document_status(&mut responses, &loaders),
+            status: document_status(&mut responses, &loaders).await,
             error_text: failed,
             same_document: false,
             is_download,
@@ -958,15 +1000,11 @@ impl Tab {
                     ),
                 )
             })?;
-        let mut status = 0;
-        while let Some(Some(ev)) = responses.next().now_or_never() {
-            if ev.r#type.as_ref() == "Document"
+        let is_main = |ev: &EventResponseReceived| {
+            ev.r#type.as_ref() == "Document"
                 && ev.frame_id.as_ref().map(|f| f.as_ref()) == Some(self.target_id.as_str())
-            {
-                status = ev.response.status;
-            }
-        }
-        Ok(status)
+        };
+        Ok(response_status(&mut responses, is_main).await)
     }
 
     /// `{url, readyState, title}` of the main frame.
@@ -1119,19 +1157,51 @@ fn lifecycle_step(
     }
 }
 
-/// The HTTP status of the last main-document response of one of `loaders` that has arrived,
-/// 0 when none has.
-fn document_status(
+/// The HTTP status of the last main-document response of one of `loaders`, 0 when there was
+/// none (`about:blank`, a refused connection, a same-document navigation).
+async fn document_status(
     responses: &mut chromiumoxide::listeners::EventStream<EventResponseReceived>,
     loaders: &[&str],
 ) -> i64 {
-    let mut status = 0;
+    if loaders.is_empty() {
+        return 0;
+    }
+    let is_ours = |ev: &EventResponseReceived| {
+        ev.r#type.as_ref() == "Document" && loaders.contains(&ev.loader_id.as_ref())
+    };
+    response_status(responses, is_ours).await
+}
+
+/// The HTTP status of the last response in `responses` that `is_ours`, 0 when there is none.
+///
+/// chromiumoxide hands each listener its events separately, from the thread that runs its
+/// handler: the response may trail the event that ended a navigation's wait by a moment, so a
+/// missing one is awaited for [`RESPONSE_TRAIL`] at most.
+async fn response_status(
+    responses: &mut chromiumoxide::listeners::EventStream<EventResponseReceived>,
+    is_ours: impl Fn(&EventResponseReceived) -> bool,
+) -> i64 {
+    let mut status = None;
     while let Some(Some(ev)) = responses.next().now_or_never() {
-        if ev.r#type.as_ref() == "Document" && loaders.contains(&ev.loader_id.as_ref()) {
-            status = ev.response.status;
+        if is_ours(&ev) {
+            status = Some(ev.response.status);
         }
     }
-    status
+    if status.is_none() {
+        let trailing = async {
+            while let Some(ev) = responses.next().await {
+                if is_ours(&ev) {
+                    return Some(ev.response.status);
+                }
+            }
+            None
+        };
+        status = tokio::time::timeout(RESPONSE_TRAIL, trailing)
+            .await
+            .ok()
+            .flatten();
+    }
+    status.unwrap_or(0)
 }
 
 fn frame_ref(

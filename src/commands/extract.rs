@@ -3,6 +3,11 @@
 //! Caller scripts are prepared per JS-PROBES.md §15.1 (vars, function or statement or
 //! expression) and evaluated in the chosen frame's main world. This is the one place where
 //! source text is assembled, and it is the caller's own script, never one of our probes.
+//!
+//! The script is made into a function that `js/script_result.js` calls, so its result is
+//! serialised in the page in the call that runs it (a navigation the script starts cannot take
+//! the value away), as JSON.stringify would, with every value JSON cannot hold named in the
+//! receipt (`unserializable`, `resultNote`).
 
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
@@ -10,7 +15,7 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 
 use super::page_state::find_frame;
-use crate::browser::tab::{exception_json, exception_line};
+use crate::browser::tab::{exception_json, exception_line, FrameRef, Tab};
 use crate::command::*;
 use crate::error::CommandError;
 use crate::protocol::{ErrorCode, Params};
@@ -29,7 +34,7 @@ pub const SPECS: &[CommandSpec] = &[
             string("bodyFile", "file inside scripts/js of the working directory; escaping the dir fails"),
             object("vars", "values injected for {{name}} placeholders as JSON literals (\"{{name}}\" with quotes too)"),
             string("frame", "frame ordinal (0 = main, as list_frames) or a substring of the frame URL or name"),
-            int("timeoutMs", "in-page time budget in ms (at most 29000 for now; 0 means that maximum)").or("60000"),
+            int("timeoutMs", "in-page time budget in ms (at most 29000 for now; 0 means that maximum)").or("60000").range(0.0, f64::INFINITY),
             boolean("retryOnSpurious", "framework param: allow an automatic resend (only for side-effect-free scripts)").or("false"),
         ])
         .example("local r = page:execute_js{ body = \"return document.querySelectorAll('a').length\" }\nprint(r.data.result)"),
@@ -142,12 +147,14 @@ fn has_return(body: &str) -> bool {
     false
 }
 
-/// The expression that runs `body` in its form.
+/// The function expression that runs `body` in its form, for `js/script_result.js` to call: the
+/// function itself, statements as the body of an async arrow function, an expression as its
+/// value. Making it runs nothing.
 pub fn wrap_script(body: &str, form: ScriptForm) -> String {
     match form {
-        ScriptForm::Function => format!("({body})()"),
-        ScriptForm::Statements => format!("(async () => {{\n{body}\n}})()"),
-        ScriptForm::Expression => body.to_string(),
+        ScriptForm::Function => format!("({body})"),
+        ScriptForm::Statements => format!("(async () => {{\n{body}\n}})"),
+        ScriptForm::Expression => format!("(async () => (\n{body}\n))"),
     }
 }
 
@@ -179,16 +186,8 @@ fn execute_js(p: &mut Params) -> Prepared<TaskCx> {
     };
     let vars = p.object_opt("vars")?.unwrap_or_default();
     let frame_spec = p.str_opt("frame")?;
-    let budget_ms = match p.int_opt("timeoutMs")? {
-        Some(ms) if ms < 0 => {
-            return Err(CommandError::invalid(
-                "timeoutMs",
-                "param `timeoutMs`: must be >= 0",
-            ))
-        }
-        Some(ms) => Some(ms.unsigned_abs()),
-        None => None,
-    };
+    // Not negative: the executor checked the range.
+    let budget_ms = p.int_opt("timeoutMs")?.map(i64::unsigned_abs);
     p.bool_opt("retryOnSpurious")?;
     let source = match (body, body_file) {
         (Some(b), _) => Ok(b),
@@ -214,7 +213,7 @@ fn execute_js(p: &mut Params) -> Prepared<TaskCx> {
             })?,
         };
         let (body, applied) = apply_vars(&raw_body, &vars);
-        let expression = wrap_script(&body, script_form(&body));
+        let form = script_form(&body);
         let frame = match &frame_spec {
             Some(spec) => find_frame(&tab, spec).await?,
             None => tab.main_frame().await?,
@@ -228,77 +227,204 @@ fn execute_js(p: &mut Params) -> Prepared<TaskCx> {
         } else {
             budget_ms.min(MAX_EVAL_MS)
         };
-        let eval = tab.evaluate_script(&frame, &expression, Some(budget_ms));
-        let res = if budget_ms > 0 {
-            // Chromium terminates synchronous runs itself; the race catches promises that never
-            // settle. The margin lets Chromium's own answer arrive first.
-            match tokio::time::timeout(Duration::from_millis(budget_ms + 250), eval).await {
-                Ok(r) => r,
-                Err(_) => {
-                    let _ = tab.terminate_execution(&frame).await;
-                    return Err(eval_timeout(budget_ms));
-                }
+        // Chromium terminates synchronous runs of `Runtime.evaluate` itself; the race catches
+        // promises that never settle and scripts run by `Runtime.callFunctionOn`, which has no
+        // timeout of its own. The margin lets Chromium's own answer arrive first.
+        let run = run_script(&tab, &frame, &body, form, budget_ms);
+        let res = match tokio::time::timeout(Duration::from_millis(budget_ms + 250), run).await {
+            Ok(r) => r,
+            Err(_) => {
+                let _ = tab.terminate_execution(&frame).await;
+                tab.release_script_objects(&frame).await;
+                return Err(eval_timeout(budget_ms));
             }
-        } else {
-            eval.await
         };
+        // Objects the script answered stayed in the page until they were serialised: free
+        // them whatever happened.
+        tab.release_script_objects(&frame).await;
         // A run that Chromium terminated at the budget answers with an internal error or an
         // exception; either way the time spent is what tells.
-        let over_budget = budget_ms > 0 && started.elapsed() >= Duration::from_millis(budget_ms);
-        let res = match res {
+        let over_budget = started.elapsed() >= Duration::from_millis(budget_ms);
+        let ran = match res {
             Err(_) if over_budget => return Err(eval_timeout(budget_ms)),
             other => other?,
         };
-        if let Some(ex) = res.get("exceptionDetails") {
-            let line = exception_line(ex);
-            if over_budget || line.contains("Execution was terminated") {
-                return Err(eval_timeout(budget_ms));
-            }
-            let preview: String = raw_body.chars().take(400).collect();
-            let mut details = json!({
-                "error": exception_json(ex),
-                "scriptPreview": preview,
-                "scriptLength": raw_body.chars().count(),
-            });
-            let lower = line.to_lowercase();
-            if lower.contains("unexpected end of input") || lower.contains("unterminated") {
-                details["hint"] = json!(
-                    "the script looks truncated (a shell may have cut it at a quote or newline)"
+        let out = match ran {
+            Ran::Threw(ex) => {
+                let line = exception_line(&ex);
+                if over_budget || line.contains("Execution was terminated") {
+                    return Err(eval_timeout(budget_ms));
+                }
+                let preview: String = raw_body.chars().take(400).collect();
+                let mut details = json!({
+                    "error": exception_json(&ex),
+                    "scriptPreview": preview,
+                    "scriptLength": raw_body.chars().count(),
+                });
+                let lower = line.to_lowercase();
+                if lower.contains("unexpected end of input") || lower.contains("unterminated") {
+                    details["hint"] = json!(
+                        "the script looks truncated (a shell may have cut it at a quote or newline)"
+                    );
+                }
+                return Err(
+                    CommandError::failed(format!("executing JavaScript failed: {line}"))
+                        .with_details(details),
                 );
             }
-            return Err(
-                CommandError::failed(format!("executing JavaScript failed: {line}"))
-                    .with_details(details),
-            );
-        }
-        let result = &res["result"];
-        let value = match (
-            result["type"].as_str(),
-            result["subtype"].as_str(),
-            result["objectId"].as_str(),
-        ) {
-            (_, Some("node"), _) => Ok(json!(format!(
-                "ref:{}",
-                result["description"].as_str().unwrap_or("node")
-            ))),
-            (Some("object"), Some("null"), _)
-            | (Some("undefined"), _, _)
-            | (Some("function"), _, _) => Ok(Value::Null),
-            (Some("object"), _, Some(object_id)) => tab.object_value(&frame, object_id).await,
-            _ => Ok(result.get("value").cloned().unwrap_or(Value::Null)),
+            Ran::Value(out) => out,
         };
-        if result.get("objectId").is_some() {
-            // Objects, nodes and functions stayed in the page: free them whatever happened.
-            tab.release_script_objects(&frame).await;
+        let mut data = json!({"result": out["value"], "varsApplied": applied, "awaited": true});
+        let notes = out["notes"].as_array().cloned().unwrap_or_default();
+        if !notes.is_empty() {
+            let more = out["more"].as_u64().unwrap_or(0);
+            data["resultNote"] = json!(result_note(&notes, more));
+            data["unserializable"] = json!(notes);
+            if more > 0 {
+                data["unserializableMore"] = json!(more);
+            }
         }
-        let value = value?;
-        let mut data = json!({"result": value, "varsApplied": applied, "awaited": true});
+        if let Some(nav) = out.get("navigation").filter(|n| n.is_object()) {
+            let same_document = nav["sameDocument"] == true;
+            data["navigationStarted"] = json!(true);
+            data["navigationUrl"] = nav["url"].clone();
+            data["navigationSameDocument"] = json!(same_document);
+            if !same_document && frame.is_main() {
+                // The document the indices were read from is being replaced.
+                task.set_snapshot(None);
+            }
+        }
         if frame_spec.is_some() {
             data["frame"] = json!(frame.ordinal);
             data["frameUrl"] = json!(frame.url);
         }
         Ok(data)
     })
+}
+
+/// What running a caller's script produced.
+enum Ran {
+    /// The script threw (or failed to compile): CDP's `exceptionDetails`.
+    Threw(Value),
+    /// `{value, notes, more, navigation}` (see `js/script_result.js`).
+    Value(Value),
+}
+
+/// Runs `body` (of `form`) in `frame`'s main world and reads its result once, serialised in the
+/// page in the call that runs it (`js/script_result.js`): `Runtime.evaluate` only makes the
+/// script a function, and the serialiser calls it. A script that is not an expression after all
+/// (statements without `return`, say `a(); b()`) runs as a script whose completion value is the
+/// result; an object result is then serialised in a second call.
+async fn run_script(
+    tab: &Tab,
+    frame: &FrameRef,
+    body: &str,
+    form: ScriptForm,
+    budget_ms: u64,
+) -> Result<Ran, CommandError> {
+    let made = tab
+        .evaluate_script(frame, &wrap_script(body, form), Some(budget_ms))
+        .await?;
+    if let Some(ex) = made.get("exceptionDetails") {
+        let syntax =
+            ex.pointer("/exception/className").and_then(Value::as_str) == Some("SyntaxError");
+        if !(syntax && form == ScriptForm::Expression) {
+            return Ok(Ran::Threw(ex.clone()));
+        }
+        // Nothing ran: the wrapper did not compile. Run the text as it is.
+        let direct = tab.evaluate_script(frame, body, Some(budget_ms)).await?;
+        return serialised(tab, frame, direct, false).await;
+    }
+    serialised(tab, frame, made, true).await
+}
+
+/// Serialises the `Runtime.evaluate` answer `made` in the page (`call`: it is the script as a
+/// function, still to be run).
+async fn serialised(
+    tab: &Tab,
+    frame: &FrameRef,
+    made: Value,
+    call: bool,
+) -> Result<Ran, CommandError> {
+    if let Some(ex) = made.get("exceptionDetails") {
+        return Ok(Ran::Threw(ex.clone()));
+    }
+    let result = &made["result"];
+    let Some(object_id) = result["objectId"].as_str() else {
+        return Ok(Ran::Value(inline_value(result)));
+    };
+    let res = tab
+        .script_result(frame, object_id, call)
+        .await
+        .map_err(|e| match (e.code, call) {
+            // The function went with its document before it could run.
+            (ErrorCode::StaleElement, true) => CommandError::new(
+                ErrorCode::PageNavigating,
+                "the page navigated away before the script ran (it did not run)",
+            ),
+            (ErrorCode::StaleElement | ErrorCode::PageNavigating, _) => CommandError::new(
+                ErrorCode::PageNavigating,
+                "the page navigated away before the script returned: its value is lost and it \
+                 may have half-run",
+            )
+            .with_details(json!({"outcomeUnknown": true})),
+            _ => e,
+        })?;
+    if let Some(ex) = res.get("exceptionDetails") {
+        return Ok(Ran::Threw(ex.clone()));
+    }
+    Ok(Ran::Value(
+        res.pointer("/result/value").cloned().unwrap_or(Value::Null),
+    ))
+}
+
+/// A primitive CDP `RemoteObject` as `js/script_result.js` would answer it.
+fn inline_value(result: &Value) -> Value {
+    let note = |kind: &str, as_what: &str| json!([{"path": "$", "type": kind, "as": as_what}]);
+    let (value, notes) = match (
+        result["type"].as_str(),
+        result["unserializableValue"].as_str(),
+    ) {
+        (Some("undefined"), _) => (Value::Null, note("undefined", "null")),
+        (Some("bigint"), Some(text)) => (
+            json!(text.trim_end_matches('n')),
+            note("BigInt", "its decimal string"),
+        ),
+        // JSON.stringify writes -0 as 0.
+        (_, Some("-0")) => (json!(0), json!([])),
+        (_, Some(text)) => (Value::Null, note(text, "null")),
+        _ => (
+            result.get("value").cloned().unwrap_or(Value::Null),
+            json!([]),
+        ),
+    };
+    json!({"value": value, "notes": notes, "more": 0, "navigation": null})
+}
+
+/// One line that says which parts of a result had no JSON form and what became of them.
+fn result_note(notes: &[Value], more: u64) -> String {
+    let shown: Vec<String> = notes
+        .iter()
+        .take(3)
+        .map(|n| {
+            format!(
+                "{} at `{}` became {}",
+                n["type"].as_str().unwrap_or("value"),
+                n["path"].as_str().unwrap_or("$"),
+                n["as"].as_str().unwrap_or("something else")
+            )
+        })
+        .collect();
+    let rest = notes.len().saturating_sub(3) as u64 + more;
+    let tail = if rest > 0 {
+        format!(" (and {rest} more, see `unserializable`)")
+    } else {
+        String::new()
+    };
+    format!(
+        "the result has values JSON cannot hold: {}{tail}",
+        shown.join("; ")
+    )
 }
 
 /// The longest `execute_js` budget: chromiumoxide's fixed per-command limit, less a margin for
@@ -348,6 +474,58 @@ mod tests {
         let (out, applied) = apply_vars(r#"return ["{{name}}", {{n}}, {{missing}}]"#, &vars);
         assert_eq!(out, r#"return ["a\"b", 3, {{missing}}]"#);
         assert_eq!(applied, vec!["name".to_string(), "n".to_string()]);
+    }
+
+    #[test]
+    fn wrapped_scripts_are_functions_still_to_run() {
+        assert_eq!(wrap_script("() => 1", ScriptForm::Function), "(() => 1)");
+        assert_eq!(
+            wrap_script("return 1", ScriptForm::Statements),
+            "(async () => {\nreturn 1\n})"
+        );
+        // The newline keeps a trailing line comment from swallowing the closing parenthesis.
+        assert_eq!(
+            wrap_script("1 // one", ScriptForm::Expression),
+            "(async () => (\n1 // one\n))"
+        );
+    }
+
+    #[test]
+    fn inline_primitives_are_read_as_the_serialiser_would() {
+        let plain = inline_value(&json!({"type": "number", "value": 3}));
+        assert_eq!(
+            plain,
+            json!({"value": 3, "notes": [], "more": 0, "navigation": null})
+        );
+        let big = inline_value(&json!({"type": "bigint", "unserializableValue": "42n"}));
+        assert_eq!(big["value"], "42");
+        assert_eq!(big["notes"][0]["type"], "BigInt");
+        let nan = inline_value(&json!({"type": "number", "unserializableValue": "NaN"}));
+        assert_eq!(nan["value"], Value::Null);
+        assert_eq!(nan["notes"][0]["type"], "NaN");
+        let zero = inline_value(&json!({"type": "number", "unserializableValue": "-0"}));
+        assert_eq!(zero["value"], 0);
+        assert_eq!(zero["notes"], json!([]));
+        let undefined = inline_value(&json!({"type": "undefined"}));
+        assert_eq!(undefined["notes"][0]["type"], "undefined");
+    }
+
+    #[test]
+    fn result_notes_name_the_first_conversions_and_count_the_rest() {
+        let notes: Vec<Value> = (0..4)
+            .map(|i| json!({"path": format!("$[{i}]"), "type": "Map", "as": "an object of its entries"}))
+            .collect();
+        let text = result_note(&notes, 2);
+        assert!(
+            text.contains("Map at `$[0]` became an object of its entries; Map at `$[1]`"),
+            "{text}"
+        );
+        assert!(!text.contains("$[3]"), "{text}");
+        assert!(
+            text.ends_with("(and 3 more, see `unserializable`)"),
+            "{text}"
+        );
+        assert!(!result_note(&notes[..1], 0).contains("more"));
     }
 
     #[test]

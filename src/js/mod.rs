@@ -47,10 +47,11 @@ pub const OVERLAY_TOGGLE_JS: &str = include_str!("overlay_toggle.js");
 pub const DOCUMENT_TITLE_JS: &str = include_str!("document_title.js");
 /// Expression: `location.href`.
 pub const LOCATION_HREF_JS: &str = include_str!("location_href.js");
-/// Called on an object: answers the object itself (to fetch a remote object by value).
-pub const IDENTITY_JS: &str = include_str!("identity.js");
 /// The box of the first element matching a CSS selector, scrolled into view.
 pub const ELEMENT_RECT_JS: &str = include_str!("element_rect.js");
+/// Called on a caller's prepared `execute_js` script: runs it and answers its result serialised
+/// in the page (`{value, notes, more, navigation}`).
+pub const SCRIPT_RESULT_JS: &str = include_str!("script_result.js");
 
 /// Opens a probe's reply envelope: the `value` of `{ok:true, value}` deserialised as `T`, or
 /// the failure of `{ok:false, code, msg, data}` with its code (`PROBE_FAILED` and unknown

@@ -1,1 +1,0 @@
-function () { return { ok: true, value: this }; }
