@@ -480,40 +480,31 @@ impl ParamSpec {
             .unwrap_or(Value::Null)
     }
 
-    /// Checks a sent value against the kind and range (the same leniency as the params reader:
-    /// numeric strings for numbers, `"true"`/`"false"` for booleans, numbers for strings);
-    /// `null` counts as absent.
-    pub fn check(&self, value: Option<&Value>) -> Result<(), CommandError> {
+    /// Checks the value `params` carries for this param against its kind and range, by the
+    /// params reader's own coercions (numeric strings for numbers, `"true"`/`"false"` for
+    /// booleans, numbers for strings, a blank string as an absent integer); `null` is absent.
+    /// Reads nothing: the handler's reads are what `unknownParams` is computed from.
+    pub fn check(&self, params: &Params) -> Result<(), CommandError> {
+        use crate::protocol::params::{coerce, wrong_type};
         let name = self.name;
-        let value = match value {
-            None | Some(Value::Null) if self.required => {
-                return Err(CommandError::invalid(
-                    name,
-                    format!("missing parameter `{name}`"),
-                ))
-            }
+        let value = match params.raw().get(name) {
+            None | Some(Value::Null) if self.required => return Err(params.missing(name)),
             None | Some(Value::Null) => return Ok(()),
             Some(v) => v,
         };
-        let number = match value {
-            Value::Number(n) => n.as_f64(),
-            Value::String(s) => s.trim().parse::<f64>().ok(),
-            _ => None,
-        };
-        let blank = matches!(value, Value::String(s) if s.trim().is_empty());
-        let fits = match self.kind {
-            Kind::String => matches!(value, Value::String(_) | Value::Number(_)),
-            Kind::Int => blank || number.is_some_and(|n| n.fract() == 0.0),
-            Kind::Number => blank || number.is_some_and(f64::is_finite),
-            Kind::Bool => {
-                matches!(value, Value::Bool(_))
-                    || matches!(value, Value::String(s) if s == "true" || s == "false")
-            }
-            Kind::Object => value.is_object(),
-            // Lua cannot tell `{}` from `[]`: an empty object is an empty array.
-            Kind::Array => {
-                value.is_array() || value.as_object().is_some_and(serde_json::Map::is_empty)
-            }
+        let (fits, number) = match self.kind {
+            Kind::String => (coerce::string(value).is_some(), None),
+            Kind::Int => match coerce::int(value) {
+                Some(n) => (true, n.map(|n| n as f64)),
+                None => (false, None),
+            },
+            Kind::Number => match coerce::number(value) {
+                Some(n) => (true, Some(n)),
+                None => (false, None),
+            },
+            Kind::Bool => (coerce::boolean(value).is_some(), None),
+            Kind::Object => (value.is_object(), None),
+            Kind::Array => (coerce::array(value).is_some(), None),
         };
         if !fits {
             let expected = match self.kind {
@@ -524,13 +515,7 @@ impl ParamSpec {
                 Kind::Object => "object",
                 Kind::Array => "array",
             };
-            return Err(CommandError::invalid(
-                name,
-                format!(
-                    "param `{name}`: expected {expected}, got {}",
-                    crate::protocol::params::kind_of(value)
-                ),
-            ));
+            return Err(wrong_type(name, expected, value));
         }
         if let (Some((min, max)), Some(n)) = (self.range, number) {
             if n < min || n > max {
@@ -583,25 +568,38 @@ pub const fn array(name: &'static str, doc: &'static str) -> ParamSpec {
 mod tests {
     use super::*;
 
+    fn check(p: &ParamSpec, value: Value) -> Result<(), CommandError> {
+        p.check(&Params::new(json!({ p.name: value })).unwrap())
+    }
+
     #[test]
     fn params_are_checked_by_kind_and_range() {
         let index = int("index", "i").req().range(0.0, f64::INFINITY);
-        assert!(index.check(Some(&json!(3))).is_ok());
-        assert!(index.check(Some(&json!("3"))).is_ok());
-        let e = index.check(None).unwrap_err();
+        assert!(check(&index, json!(3)).is_ok());
+        assert!(check(&index, json!("3")).is_ok());
+        let e = index.check(&Params::default()).unwrap_err();
         assert_eq!(e.msg, "missing parameter `index`");
-        let e = index.check(Some(&json!(-1))).unwrap_err();
+        let e = check(&index, json!(-1)).unwrap_err();
         assert_eq!(e.msg, "param `index`: must be >= 0, got -1");
-        let e = index.check(Some(&json!(1.5))).unwrap_err();
+        let e = check(&index, json!(1.5)).unwrap_err();
         assert!(e.msg.contains("expected integer, got number"), "{}", e.msg);
-        let e = index.check(Some(&json!({}))).unwrap_err();
+        let e = check(&index, json!({})).unwrap_err();
         assert_eq!(e.param.as_deref(), Some("index"));
+        // The reader's own rules: what it refuses, the check refuses.
+        assert!(check(&index, json!("3.0")).is_err());
+        assert!(check(&int("n", "n"), json!(1e20)).is_err());
+        assert!(check(&number("x", "x"), json!("")).is_err());
         let flag = boolean("inline", "b");
-        assert!(flag.check(Some(&json!("true"))).is_ok());
-        assert!(flag.check(Some(&json!(1))).is_err());
-        assert!(flag.check(Some(&Value::Null)).is_ok());
-        assert!(array("steps", "a").check(Some(&json!({}))).is_ok());
-        assert!(array("steps", "a").check(Some(&json!({"a": 1}))).is_err());
-        assert!(string("url", "u").check(Some(&json!(true))).is_err());
+        assert!(check(&flag, json!("true")).is_ok());
+        assert!(check(&flag, json!(1)).is_err());
+        assert!(check(&flag, Value::Null).is_ok());
+        assert!(check(&array("steps", "a"), json!({})).is_ok());
+        assert!(check(&array("steps", "a"), json!({"a": 1})).is_err());
+        assert!(check(&string("url", "u"), json!(true)).is_err());
+        let page_index = int("pageIndex", "p").req();
+        let e = page_index
+            .check(&Params::new(json!({"index": 1})).unwrap())
+            .unwrap_err();
+        assert!(e.msg.contains("this parameter is `pageIndex`"), "{}", e.msg);
     }
 }

@@ -105,6 +105,11 @@ fn wrong_types_and_missing_params_are_invalid_argument() {
         assert!(!r.started, "{method}: started must be false");
         assert_eq!(r.data["param"], param, "{method}: names the param");
         assert_eq!(r.data["invalidArgument"], true);
+        assert!(
+            r.data.get("unknownParams").is_none(),
+            "{method}: a refused param is not also reported as unknown: {}",
+            r.data
+        );
         let msg = r.msg.unwrap();
         assert!(msg.starts_with(&format!("{method}: ")), "{msg}");
         assert!(msg.contains(text), "{method}: {msg}");

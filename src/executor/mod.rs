@@ -19,6 +19,7 @@ use serde_json::{json, Value};
 use crate::browser::task::TaskId;
 use crate::command::{CommandSpec, Cx, Handler, Lane, TaskCx};
 use crate::engine::Engine;
+use crate::error::CommandError;
 use crate::protocol::{ErrorCode, Params, Receipt};
 
 /// At most this many extra attempts of a retry-safe command (PROTOCOL.md §5: 2).
@@ -126,15 +127,6 @@ impl Executor {
             Ok(p) => p,
             Err(e) => return fail(e.code, e.msg, e.details.map(|d| *d), false),
         };
-        // Every declared param is checked the same way before the handler runs: kind, presence,
-        // range. Nothing has run, so the failure is `started:false`.
-        if let Some(e) = spec
-            .params
-            .iter()
-            .find_map(|p| p.check(params.raw().get(p.name)).err())
-        {
-            return self.failed(method, spec, &params, e, false, t0);
-        }
         let task = match (spec.needs_task(), task_id) {
             (true, None) => {
                 return fail(
@@ -158,6 +150,17 @@ impl Executor {
             (false, Some(id)) => self.engine.task(id),
             (false, None) => None,
         };
+        // Every declared param is checked the same way before the handler runs (kind, presence,
+        // range), and before the lane, so a bad argument is answered at once. Nothing has run:
+        // `started:false`. Nothing was read either, so no param is reported as unknown.
+        if let Some(e) = spec.params.iter().find_map(|p| p.check(&params).err()) {
+            let param = e.param.clone();
+            let mut receipt = fail(e.code, e.msg, e.details.map(|d| *d), false);
+            if let Some(param) = param {
+                receipt.add_data_field("param", json!(param));
+            }
+            return receipt;
+        }
         let _lane = match &task {
             Some(t) if spec.needs_task() && spec.lane == Lane::Queued => {
                 // Fast path without a timer: the lane is usually free.
@@ -216,35 +219,32 @@ impl Executor {
         let mut recovered: Option<(ErrorCode, u32)> = None;
         let outcome = loop {
             // The synchronous part reads params; nothing has touched the browser yet.
-            let prepared = std::panic::catch_unwind(AssertUnwindSafe(|| match spec.handler {
-                Handler::Task(read) => read(&mut params).map(|work| match &task {
-                    Some(task) => Ok(work(TaskCx {
-                        engine: self.engine.clone(),
-                        task: task.clone(),
-                        spec,
-                    })),
-                    None => Err(()),
-                }),
-                Handler::Engine(read) => read(&mut params).map(|work| {
-                    Ok(work(Cx {
-                        engine: self.engine.clone(),
-                        task_id,
-                        task: task.clone(),
-                        spec,
-                    }))
-                }),
+            let prepared = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                match (spec.handler, &task) {
+                    (Handler::Task(read), Some(task)) => read(&mut params).map(|work| {
+                        work(TaskCx {
+                            engine: self.engine.clone(),
+                            task: task.clone(),
+                            spec,
+                        })
+                    }),
+                    // Unreachable: a task command without its task was answered above.
+                    (Handler::Task(_), None) => Err(CommandError::new(
+                        ErrorCode::Internal,
+                        "internal error: a task command without its task",
+                    )),
+                    (Handler::Engine(read), _) => read(&mut params).map(|work| {
+                        work(Cx {
+                            engine: self.engine.clone(),
+                            task_id,
+                            task: task.clone(),
+                            spec,
+                        })
+                    }),
+                }
             }));
             let fut = match prepared {
-                Ok(Ok(Ok(fut))) => fut,
-                // A task command always has its task here (checked above).
-                Ok(Ok(Err(()))) => {
-                    return fail(
-                        ErrorCode::Internal,
-                        "internal error: a task command without its task".into(),
-                        None,
-                        false,
-                    )
-                }
+                Ok(Ok(fut)) => fut,
                 Ok(Err(e)) => return self.failed(method, spec, &params, e, false, t0),
                 Err(panic) => {
                     return fail(

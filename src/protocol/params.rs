@@ -30,7 +30,68 @@ pub(crate) fn kind_of(v: &Value) -> &'static str {
     }
 }
 
-fn wrong_type(name: &str, expected: &str, got: &Value) -> CommandError {
+/// The params reader's coercions, shared with the executor's check of declared params
+/// (`ParamSpec::check`), so the two can never disagree about what a value means.
+pub mod coerce {
+    use serde_json::Value;
+
+    /// A string: a string, or a number's decimal text.
+    pub fn string(v: &Value) -> Option<String> {
+        match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        }
+    }
+
+    /// An integer: `Some(None)` for a blank string (counts as absent); numeric strings are
+    /// parsed, fractions refused.
+    pub fn int(v: &Value) -> Option<Option<i64>> {
+        match v {
+            Value::Number(n) => n
+                .as_i64()
+                .or_else(|| {
+                    n.as_f64()
+                        .filter(|f| f.fract() == 0.0 && f.abs() < 9e15)
+                        .map(|f| f as i64)
+                })
+                .map(Some),
+            Value::String(s) if s.trim().is_empty() => Some(None),
+            Value::String(s) => s.trim().parse::<i64>().ok().map(Some),
+            _ => None,
+        }
+    }
+
+    /// A finite number; numeric strings are parsed.
+    pub fn number(v: &Value) -> Option<f64> {
+        match v {
+            Value::Number(n) => n.as_f64(),
+            Value::String(s) => s.trim().parse::<f64>().ok().filter(|f| f.is_finite()),
+            _ => None,
+        }
+    }
+
+    /// A boolean; `"true"`/`"false"` strings are accepted.
+    pub fn boolean(v: &Value) -> Option<bool> {
+        match v {
+            Value::Bool(b) => Some(*b),
+            Value::String(s) if s == "true" => Some(true),
+            Value::String(s) if s == "false" => Some(false),
+            _ => None,
+        }
+    }
+
+    /// An array; an empty object counts as an empty array (Lua cannot tell `{}` from `[]`).
+    pub fn array(v: &Value) -> Option<Vec<Value>> {
+        match v {
+            Value::Array(a) => Some(a.clone()),
+            Value::Object(m) if m.is_empty() => Some(Vec::new()),
+            _ => None,
+        }
+    }
+}
+
+pub(crate) fn wrong_type(name: &str, expected: &str, got: &Value) -> CommandError {
     CommandError::invalid(
         name,
         format!("param `{name}`: expected {expected}, got {}", kind_of(got)),
@@ -73,7 +134,8 @@ impl Params {
         self.take(name).is_some()
     }
 
-    fn missing(&self, name: &str) -> CommandError {
+    /// The `INVALID_ARGUMENT` for a missing `name` (with the seed's confusable-name hint).
+    pub fn missing(&self, name: &str) -> CommandError {
         let mut msg = format!("missing parameter `{name}`");
         // The seed's one confusable pair (PROTOCOL.md §7).
         if name == "pageIndex" && self.map.contains_key("index") {
@@ -94,9 +156,9 @@ impl Params {
     pub fn str_keep_empty(&mut self, name: &str) -> Result<Option<String>, CommandError> {
         match self.take(name) {
             None => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(Value::Number(n)) => Ok(Some(n.to_string())),
-            Some(other) => Err(wrong_type(name, "string", other)),
+            Some(v) => coerce::string(v)
+                .map(Some)
+                .ok_or_else(|| wrong_type(name, "string", v)),
         }
     }
 
@@ -107,28 +169,10 @@ impl Params {
 
     /// An optional integer; numeric strings are parsed, fractions refused.
     pub fn int_opt(&mut self, name: &str) -> Result<Option<i64>, CommandError> {
-        let v = match self.take(name) {
-            None => return Ok(None),
-            Some(v) => v.clone(),
-        };
-        let parsed = match &v {
-            Value::Number(n) => n.as_i64().or_else(|| {
-                n.as_f64()
-                    .filter(|f| f.fract() == 0.0 && f.abs() < 9e15)
-                    .map(|f| f as i64)
-            }),
-            Value::String(s) => {
-                let t = s.trim();
-                if t.is_empty() {
-                    return Ok(None);
-                }
-                t.parse::<i64>().ok()
-            }
-            _ => None,
-        };
-        parsed
-            .map(Some)
-            .ok_or_else(|| wrong_type(name, "integer", &v))
+        match self.take(name) {
+            None => Ok(None),
+            Some(v) => coerce::int(v).ok_or_else(|| wrong_type(name, "integer", v)),
+        }
     }
 
     /// A required integer.
@@ -138,28 +182,21 @@ impl Params {
 
     /// An optional number; numeric strings are parsed.
     pub fn num_opt(&mut self, name: &str) -> Result<Option<f64>, CommandError> {
-        let v = match self.take(name) {
-            None => return Ok(None),
-            Some(v) => v.clone(),
-        };
-        let parsed = match &v {
-            Value::Number(n) => n.as_f64(),
-            Value::String(s) => s.trim().parse::<f64>().ok().filter(|f| f.is_finite()),
-            _ => None,
-        };
-        parsed
-            .map(Some)
-            .ok_or_else(|| wrong_type(name, "number", &v))
+        match self.take(name) {
+            None => Ok(None),
+            Some(v) => coerce::number(v)
+                .map(Some)
+                .ok_or_else(|| wrong_type(name, "number", v)),
+        }
     }
 
     /// An optional boolean; `"true"`/`"false"` strings are accepted.
     pub fn bool_opt(&mut self, name: &str) -> Result<Option<bool>, CommandError> {
         match self.take(name) {
             None => Ok(None),
-            Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(Value::String(s)) if s == "true" => Ok(Some(true)),
-            Some(Value::String(s)) if s == "false" => Ok(Some(false)),
-            Some(other) => Err(wrong_type(name, "boolean", other)),
+            Some(v) => coerce::boolean(v)
+                .map(Some)
+                .ok_or_else(|| wrong_type(name, "boolean", v)),
         }
     }
 
@@ -182,9 +219,9 @@ impl Params {
     pub fn array_opt(&mut self, name: &str) -> Result<Option<Vec<Value>>, CommandError> {
         match self.take(name) {
             None => Ok(None),
-            Some(Value::Array(a)) => Ok(Some(a.clone())),
-            Some(Value::Object(m)) if m.is_empty() => Ok(Some(Vec::new())),
-            Some(other) => Err(wrong_type(name, "array", other)),
+            Some(v) => coerce::array(v)
+                .map(Some)
+                .ok_or_else(|| wrong_type(name, "array", v)),
         }
     }
 
