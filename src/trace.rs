@@ -197,16 +197,22 @@ fn line_of(r: Record) -> Value {
     let mut request = r.params;
     // Params the spec calls secret: always, or — for text typed into a field — when the field
     // was a password field (the command found out), or the command failed before it could tell.
-    let password_field = r.receipt.data.get("password") == Some(&Value::Bool(true));
+    // Then a typing command's undeclared string params are masked too: a misspelt or
+    // Playwright-style `value` may be the very text.
+    let typed_masked = r.receipt.data.get("password") == Some(&Value::Bool(true)) || !r.receipt.ok;
+    let typing = r.declared.iter().any(|p| p.secrecy == Secrecy::Typed);
     if let Some(obj) = request.as_object_mut() {
-        for p in r.declared {
-            let masked = match p.secrecy {
-                Secrecy::Plain => false,
-                Secrecy::Always => true,
-                Secrecy::Typed => password_field || !r.receipt.ok,
+        for (key, value) in obj.iter_mut() {
+            let masked = match r.declared.iter().find(|p| p.name == key) {
+                Some(p) => match p.secrecy {
+                    Secrecy::Plain => false,
+                    Secrecy::Always => true,
+                    Secrecy::Typed => typed_masked,
+                },
+                None => typing && typed_masked && value.is_string(),
             };
-            if masked && obj.contains_key(p.name) {
-                obj.insert(p.name.into(), json!(MASK));
+            if masked {
+                *value = json!(MASK);
             }
         }
     }
@@ -348,6 +354,7 @@ fn mask_long_digit_runs(s: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::ErrorCode;
 
     #[test]
     fn dates_are_utc_calendar_days() {
@@ -390,24 +397,60 @@ mod tests {
         assert_eq!(v["sessionId"], MASK);
     }
 
-    const TYPED: &[ParamSpec] = &[crate::command::string("text", "t").secret(Secrecy::Typed)];
+    fn traced(method: &str, params: Value, receipt: Receipt) -> Value {
+        let spec = crate::commands::registry()
+            .lookup(method)
+            .expect("a registered command");
+        line_of(Record {
+            seq: 1,
+            ts: 0,
+            task: Some(TaskId(5)),
+            method: method.into(),
+            declared: spec.params,
+            params,
+            receipt,
+        })
+    }
 
     #[test]
     fn text_typed_into_a_password_field_is_masked() {
         let receipt =
             Receipt::success("input_text", json!({"mode": "fill", "password": true}), 1.0);
-        let line = line_of(Record {
-            seq: 1,
-            ts: 0,
-            task: Some(TaskId(5)),
-            method: "input_text".into(),
-            declared: TYPED,
-            params: json!({"index": 3, "text": "hunter2"}),
+        let line = traced(
+            "input_text",
+            json!({"index": 3, "text": "hunter2"}),
             receipt,
-        });
+        );
         assert_eq!(line["request"]["text"], MASK);
         assert_eq!(line["request"]["index"], 3);
         assert_eq!(line["taskId"], "5");
         assert_eq!(line["ok"], true);
+        // Into an ordinary field it is kept.
+        let receipt = Receipt::success("type_text", json!({"mode": "type"}), 1.0);
+        let line = traced("type_text", json!({"index": 3, "text": "hunter2"}), receipt);
+        assert_eq!(line["request"]["text"], "hunter2");
+    }
+
+    #[test]
+    fn a_failed_typing_command_masks_its_text_under_any_name() {
+        for method in ["input_text", "type_text"] {
+            let failed = Receipt::failure(
+                method,
+                ErrorCode::InvalidArgument,
+                "missing parameter `text`".into(),
+                None,
+                false,
+                1.0,
+            );
+            let line = traced(
+                method,
+                json!({"index": 2, "value": "hunter2", "text": "s3cret", "mode": 7}),
+                failed,
+            );
+            assert_eq!(line["request"]["value"], MASK, "{method}");
+            assert_eq!(line["request"]["text"], MASK, "{method}");
+            assert_eq!(line["request"]["index"], 2, "{method}");
+            assert_eq!(line["request"]["mode"], 7, "{method}: not a string");
+        }
     }
 }
