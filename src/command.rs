@@ -153,6 +153,19 @@ impl Group {
             .capture()
     }
 
+    /// A task command that moves the page and is safe to resend (a navigation): may change
+    /// the page, screenshot after it. The engine never resends it by itself (it may follow an
+    /// action); callers may.
+    pub const fn navigating(
+        self,
+        name: &'static str,
+        handler: fn(&mut Params) -> Prepared<TaskCx>,
+    ) -> CommandSpec {
+        CommandSpec::new(name, self, Handler::Task(handler))
+            .mutates(true)
+            .capture()
+    }
+
     /// An engine command: no task, changes no page, safe to resend.
     pub const fn engine(
         self,

@@ -131,7 +131,10 @@ fn methods(json: bool) -> ExitCode {
             .iter()
             .map(|s| {
                 let task = if s.needs_task() { "task" } else { "    " };
-                format!("{:<28} {task}  {}", s.name, s.summary)
+                match s.alias_of {
+                    Some(of) => format!("{:<28} {task}  {} (synonym of {of})", s.name, s.summary),
+                    None => format!("{:<28} {task}  {}", s.name, s.summary),
+                }
             })
             .collect::<Vec<_>>()
             .join("\n")

@@ -308,11 +308,20 @@ mod tests {
             let mut read = HashSet::new();
             for trial in trials {
                 let mut params = Params::new(Value::Object(trial)).unwrap();
-                // The work is dropped unrun: only the reading matters here.
-                let _ = match spec.handler {
+                // The work is dropped unrun: only the reading matters here — and that no value
+                // of a param's declared kind is refused as the wrong kind by its handler.
+                let res = match spec.handler {
                     Handler::Task(h) => h(&mut params).map(drop),
                     Handler::Engine(h) => h(&mut params).map(drop),
                 };
+                if let Err(e) = res {
+                    assert!(
+                        !e.msg.contains(": expected "),
+                        "{} refuses a value of its declared kind: {}",
+                        spec.name,
+                        e.msg
+                    );
+                }
                 read.extend(params.read_keys().iter().cloned());
             }
             for key in &read {

@@ -34,8 +34,11 @@ const CLEAR_DIALOG: CommandSpec = Group::Dialogs
 pub const SPECS: &[CommandSpec] = &[
     GET_DIALOG,
     CLEAR_DIALOG,
-    alias(&GET_DIALOG, "get_js_dialog"),
-    alias(&CLEAR_DIALOG, "clear_js_dialog").retry_safe(false),
+    alias(&GET_DIALOG, "get_js_dialog").example("local d = page:get_js_dialog{}.data.dialog"),
+    // The catalogue marks this synonym, unlike clear_dialog, not retry-safe.
+    alias(&CLEAR_DIALOG, "clear_js_dialog")
+        .retry_safe(false)
+        .example("page:clear_js_dialog()"),
     Group::Dialogs
         .read("set_dialog_behavior", set_dialog_behavior)
         .summary("Accept (default) or dismiss the native dialogs that open from now on")

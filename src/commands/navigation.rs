@@ -18,7 +18,7 @@ const URL_PARAM: &[ParamSpec] = &[string(
 .req()];
 
 const GO_TO_URL: CommandSpec = Group::Navigation
-    .read("go_to_url", go_to_url)
+    .navigating("go_to_url", go_to_url)
     .summary("Open a URL in the current tab and wait for it to load")
     .doc(
         "Navigates the current tab and waits for the load event (30 s at most). Answers the \
@@ -26,38 +26,30 @@ const GO_TO_URL: CommandSpec = Group::Navigation
               Chrome's own network error page is reported as NETWORK_ERROR with `netError`.",
     )
     .params(URL_PARAM)
-    .example("local r = page:go_to_url{ url = \"http://127.0.0.1:8000/\" }\nprint(r.data.status)")
-    .mutates(true)
-    .capture();
+    .example("local r = page:go_to_url{ url = \"http://127.0.0.1:8000/\" }\nprint(r.data.status)");
 
 /// The navigation group.
 pub const SPECS: &[CommandSpec] = &[
-    alias(&GO_TO_URL, "navigate"),
+    alias(&GO_TO_URL, "navigate").example("page:navigate{ url = \"http://127.0.0.1:8000/\" }"),
     GO_TO_URL,
     Group::Navigation
-        .read("go_back", go_back)
+        .navigating("go_back", go_back)
         .summary("Go one step back in the tab's history")
         .doc(
             "Fails with 'cannot go back: no usable history' when there is no earlier entry or the \
               URL did not change.",
         )
-        .example("page:go_back()")
-        .mutates(true)
-        .capture(),
+        .example("page:go_back()"),
     Group::Navigation
-        .read("go_forward", go_forward)
+        .navigating("go_forward", go_forward)
         .summary("Go one step forward in the tab's history")
         .doc("Fails with 'cannot go forward: no usable history' when there is no later entry.")
-        .example("page:go_forward()")
-        .mutates(true)
-        .capture(),
+        .example("page:go_forward()"),
     Group::Navigation
-        .read("reload", reload)
+        .navigating("reload", reload)
         .summary("Reload the current page and wait for it to load")
         .doc("Reloads the main frame and waits for the load event; answers the document's status.")
-        .example("page:reload()")
-        .mutates(true)
-        .capture(),
+        .example("page:reload()"),
     Group::Navigation
         .read("get_url", get_url)
         .summary("Read the current tab's URL")
