@@ -514,7 +514,17 @@ impl Target {
             // element is hidden or disabled.
             let pause = if visible && enabled { 16 } else { 100 };
             tokio::time::sleep(Duration::from_millis(pause)).await;
-            state = self.inspect(read).await?;
+            // The page mark (a fingerprint of the whole page) is taken only by the read that
+            // may end the wait; polls of a hidden or disabled element skip it.
+            let poll = if visible && enabled {
+                read
+            } else {
+                Read {
+                    observe: false,
+                    ..read
+                }
+            };
+            state = self.inspect(poll).await?;
         }
     }
 
