@@ -67,6 +67,8 @@ fn an_image_by_index_and_a_missing_selector() {
         assert(r.imageSize.width > 10 and r.imageSize.height > 5, "a button-sized image")
         local m = page:request_human_input{ prompt = "look", selector = "#nope" }:unwrap()
         has(m.imageError, "#nope"); eq(m.status, "pending", "the request stands without its image")
+        local bad = page:request_human_input{ prompt = "look", selector = "[[" }:unwrap()
+        has(bad.imageError, "no element matches selector `[[`: "); eq(bad.status, "pending")
     "##);
 }
 

@@ -192,6 +192,12 @@ fn read_steps(raw: Vec<Value>) -> Result<Vec<StepSpec>, CommandError> {
         .collect()
 }
 
+/// The reply of `element_rect.js`: the element's box `[x, y, width, height]` in its frame.
+#[derive(serde::Deserialize)]
+struct ElementRect {
+    rect: [f64; 4],
+}
+
 /// An element image for a request: `(png, size, target)` of `index` or `selector` in `frame`.
 async fn element_image(
     cx: &TaskCx,
@@ -204,7 +210,7 @@ async fn element_image(
         let index = u32::try_from(index).map_err(|_| {
             CommandError::invalid("index", format!("param `index`: must be >= 0, got {index}"))
         })?;
-        let (tab, rect) = super::interact::element_box(&task, index).await?;
+        let (tab, rect) = super::target::element_box(&task, index).await?;
         (tab, rect, json!({"index": index}))
     } else {
         let selector = selector.unwrap_or_default();
@@ -214,25 +220,15 @@ async fn element_image(
             Some(spec) => super::page_state::find_frame(&tab, spec).await?,
             None => tab.main_frame().await?,
         };
-        let found = tab
-            .call_function(
+        let found: ElementRect = tab
+            .call_probe(
                 &target_frame,
                 js::ELEMENT_RECT_JS,
                 json!({"selector": selector}),
             )
             .await?;
-        if found["found"] != true {
-            let why = found["error"]
-                .as_str()
-                .map(|e| format!(": {e}"))
-                .unwrap_or_default();
-            return Err(CommandError::new(
-                ErrorCode::ElementNotFound,
-                format!("no element matches selector `{selector}`{why}"),
-            ));
-        }
         let (dx, dy) = tab.frame_offset(&frames, &target_frame).await?;
-        let rect = super::interact::shifted_box(&found["rect"], (dx, dy)).ok_or_else(|| {
+        let rect = super::target::shifted_box(found.rect, (dx, dy)).ok_or_else(|| {
             CommandError::new(
                 ErrorCode::ElementHidden,
                 format!("the element of `{selector}` has no box to capture"),

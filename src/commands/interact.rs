@@ -11,9 +11,6 @@ use crate::commands::target::{self, ClickMode, InputMode, Locator, Read};
 use crate::error::CommandError;
 use crate::protocol::Params;
 
-// `request_human_input` (human.rs) captures element images through these.
-pub(crate) use crate::commands::target::{element_box, shifted_box};
-
 const INDEX_PARAM: ParamSpec = int(
     "index",
     "element index from the latest get_browser_state snapshot (frame routing is automatic)",

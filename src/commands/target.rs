@@ -937,7 +937,7 @@ pub(crate) async fn element_box(
         .tab
         .frame_offset(&target.frames, &target.frame)
         .await?;
-    let rect = shifted_box(&json!(state.rect), offset).ok_or_else(|| {
+    let rect = shifted_box(state.rect, offset).ok_or_else(|| {
         CommandError::new(
             ErrorCode::ElementHidden,
             format!("element {index} has no box to capture"),
@@ -948,15 +948,9 @@ pub(crate) async fn element_box(
 
 /// A probe's `rect` (`[x, y, width, height]` in its frame) moved by the frame's `offset` into
 /// the main viewport; `None` when it is missing or empty.
-pub(crate) fn shifted_box(rect: &Value, offset: (f64, f64)) -> Option<[f64; 4]> {
-    let r: Vec<f64> = rect
-        .as_array()
-        .map(|a| a.iter().filter_map(Value::as_f64).collect())
-        .unwrap_or_default();
-    match r.as_slice() {
-        [x, y, w, h] if *w > 0.0 && *h > 0.0 => Some([x + offset.0, y + offset.1, *w, *h]),
-        _ => None,
-    }
+pub(crate) fn shifted_box(rect: [f64; 4], offset: (f64, f64)) -> Option<[f64; 4]> {
+    let [x, y, w, h] = rect;
+    (w > 0.0 && h > 0.0).then_some([x + offset.0, y + offset.1, w, h])
 }
 
 #[cfg(test)]
@@ -986,10 +980,9 @@ mod tests {
     #[test]
     fn shifted_boxes_need_a_size() {
         assert_eq!(
-            shifted_box(&json!([1, 2, 3, 4]), (10.0, 20.0)),
+            shifted_box([1.0, 2.0, 3.0, 4.0], (10.0, 20.0)),
             Some([11.0, 22.0, 3.0, 4.0])
         );
-        assert_eq!(shifted_box(&json!([1, 2, 0, 4]), (0.0, 0.0)), None);
-        assert_eq!(shifted_box(&Value::Null, (0.0, 0.0)), None);
+        assert_eq!(shifted_box([1.0, 2.0, 0.0, 4.0], (0.0, 0.0)), None);
     }
 }

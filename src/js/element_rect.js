@@ -1,15 +1,22 @@
 (args) => {
   // The box of the first element matching a CSS selector (request_human_input's element image),
-  // scrolled to the centre of the viewport first. Never throws: {found:false} when nothing
-  // matches, {found:false, error} for an invalid selector.
+  // scrolled to the centre of the viewport first. Never throws; answers the probe envelope:
+  // {ok:true, value:{tag, rect}} or {ok:false, code:'ELEMENT_NOT_FOUND', msg} when nothing
+  // matches or the selector is invalid.
   let el;
   try {
     el = document.querySelector(args.selector);
   } catch (e) {
-    return { found: false, error: String(e && e.message || e) };
+    return {
+      ok: false,
+      code: 'ELEMENT_NOT_FOUND',
+      msg: 'no element matches selector `' + args.selector + '`: ' + String(e && e.message || e),
+    };
   }
-  if (!el) return { found: false };
+  if (!el) {
+    return { ok: false, code: 'ELEMENT_NOT_FOUND', msg: 'no element matches selector `' + args.selector + '`' };
+  }
   try { el.scrollIntoView({ block: 'center', inline: 'center' }); } catch (e) { /* detached */ }
   const r = el.getBoundingClientRect();
-  return { found: true, tag: el.tagName.toLowerCase(), rect: [r.left, r.top, r.width, r.height] };
+  return { ok: true, value: { tag: el.tagName.toLowerCase(), rect: [r.left, r.top, r.width, r.height] } };
 }
