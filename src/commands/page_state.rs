@@ -523,8 +523,16 @@ pub(crate) async fn write_data_file(
     tokio::fs::create_dir_all(&dir).await?;
     let path = dir.join(name);
     tokio::fs::write(&path, bytes).await?;
-    let abs = std::path::absolute(&path).unwrap_or(path);
-    Ok(abs.display().to_string())
+    Ok(shown_path(&path))
+}
+
+/// The absolute form of a data file's path, as receipts show it (`absolute` only joins the
+/// working directory: no file system access).
+fn shown_path(path: &std::path::Path) -> String {
+    std::path::absolute(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .display()
+        .to_string()
 }
 
 fn get_browser_state(p: &mut Params) -> Prepared<TaskCx> {
@@ -623,28 +631,37 @@ fn get_browser_state(p: &mut Params) -> Prepared<TaskCx> {
         }
         data["pageAppearsBlank"] = json!(text.trim().is_empty());
         tracing::debug!(target: "moonpilot::snapshot", "receipt built after {:?}", t0.elapsed());
-        // Screenshot + state file (PROTOCOL.md §8, §15); a failure never fails the read.
+        // Screenshot + state file (PROTOCOL.md §8, §15); a failure never fails the read. The
+        // receipt names both files at once; they are written in the background, before the
+        // task's next command starts (Task::defer_evidence), so the caller does not wait for
+        // the PNG encoder.
         data["seq"] = json!(seq);
-        match tab.screenshot().await {
-            Ok(png) => match write_data_file(&cx, &task, &format!("{seq}.png"), &png).await {
-                Ok(path) => {
-                    data["screenshot"] = json!(format!("/data/{}/{seq}.png", task.id));
-                    data["screenshot_path"] = json!(path);
-                }
-                Err(e) => data["screenshot_error"] = json!(e.to_string()),
-            },
-            Err(e) => data["screenshot_error"] = json!(e.msg),
-        }
-        tracing::debug!(target: "moonpilot::snapshot", "screenshot written after {:?}", t0.elapsed());
+        let dir = cx.engine.config.data_dir.join(task.id.to_string());
+        let png_path = dir.join(format!("{seq}.png"));
+        let txt_path = dir.join(format!("{seq}.txt"));
+        data["screenshot"] = json!(format!("/data/{}/{seq}.png", task.id));
+        data["screenshot_path"] = json!(shown_path(&png_path));
+        data["state_file"] = json!(shown_path(&txt_path));
         let state_text = format!(
             "{}\n\n{}",
             data["browser_state"].as_str().unwrap_or_default(),
             text
         );
-        match write_data_file(&cx, &task, &format!("{seq}.txt"), state_text.as_bytes()).await {
-            Ok(path) => data["state_file"] = json!(path),
-            Err(e) => data["state_file_error"] = json!(e.to_string()),
-        }
+        let shot_tab = tab.clone();
+        task.defer_evidence(seq, async move {
+            tokio::fs::create_dir_all(&dir)
+                .await
+                .map_err(|e| e.to_string())?;
+            // The state file first: it needs no browser, so it exists even when the page fails
+            // to produce a frame.
+            tokio::fs::write(&txt_path, state_text.as_bytes())
+                .await
+                .map_err(|e| format!("state file: {e}"))?;
+            let png = shot_tab.screenshot().await.map_err(|e| e.msg)?;
+            tokio::fs::write(&png_path, &png)
+                .await
+                .map_err(|e| e.to_string())
+        });
         Ok(data)
     })
 }
