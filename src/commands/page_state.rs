@@ -494,22 +494,29 @@ impl SnapshotRead {
     }
 }
 
-/// The tab block (`browser_state`) and the `tabs` list.
-async fn tab_block(task: &Task) -> (String, Vec<Value>) {
+/// The tab block (`browser_state`) and the `tabs` list, plus the current tab's URL and title.
+/// One `{url, title}` read per tab (`page_status.js`), so the current tab's pair is not read
+/// twice; an unreadable tab shows empty strings.
+async fn tab_block(task: &Task) -> (String, Vec<Value>, (String, String)) {
     let (tabs, current) = task.tabs();
     let mut lines = Vec::new();
     let mut list = Vec::new();
+    let mut current_pair = (String::new(), String::new());
     for (i, tab) in tabs.iter().enumerate() {
-        let url = tab.url().await.unwrap_or_default();
-        let title = tab.title().await.unwrap_or_default();
+        let status = tab.call_page_status().await.unwrap_or_default();
+        let text = |key: &str| status[key].as_str().unwrap_or_default().to_string();
+        let (url, title) = (text("url"), text("title"));
         lines.push(format!(
             "Browser tab: {}, Title: \"{title}\", URL: \"{url}\".",
             i + 1
         ));
         list.push(json!({"index": i, "url": url, "title": title, "current": i == current}));
+        if i == current {
+            current_pair = (url, title);
+        }
     }
     lines.push(format!("current tab is: {}", current + 1));
-    (lines.join("\n"), list)
+    (lines.join("\n"), list, current_pair)
 }
 
 /// Writes `bytes` to `<data_dir>/<task>/<name>` and answers the absolute path.
@@ -562,11 +569,11 @@ fn get_browser_state(p: &mut Params) -> Prepared<TaskCx> {
         let usable = read.usable();
         task.set_snapshot(usable.then(|| read.to_snapshot(&tab)));
         let text = read.text();
-        let (block, tabs) = tab_block(&task).await;
+        let (block, tabs, (url, title)) = tab_block(&task).await;
         let seq = task.next_capture_seq();
         let mut data = json!({
-            "url": tab.url().await.unwrap_or_default(),
-            "title": tab.title().await.unwrap_or_default(),
+            "url": url,
+            "title": title,
             "browser_state": block,
             "text": text,
             "tabs": tabs,
