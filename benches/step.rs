@@ -253,22 +253,34 @@ fn main() {
         let mut their_shots: Vec<f64> = Vec::new();
         let mut sizes = vec![0usize; variants.len()];
         let mut overlay = Vec::new();
+        // A capture waits for the compositor's next frames, so its time depends on where in the
+        // 16.7 ms frame interval it starts; calls made back to back would all start at the same
+        // phase (right after the previous one) and compare phases, not options. A pseudo-random
+        // pause of 0-17 ms before each call spreads the phase.
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut jitter = move || {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            Duration::from_micros((seed >> 33) % 17_000)
+        };
         for _ in 0..30 {
             for (k, (_, params)) in variants.iter().enumerate() {
+                tokio::time::sleep(jitter()).await;
                 let t0 = Instant::now();
                 let r = tab.call("Page.captureScreenshot", params.clone()).await.unwrap();
                 shots[k].push(ms(t0));
                 sizes[k] = r["data"].as_str().unwrap().len() * 3 / 4;
             }
+            tokio::time::sleep(jitter()).await;
             let t0 = Instant::now();
             tab.screenshot().await.unwrap();
             overlay.push(ms(t0));
             if let Some(p) = peer.as_mut() {
+                tokio::time::sleep(jitter()).await;
                 let a = p.ask(json!({"op": "shot", "params": {"format": "png", "optimizeForSpeed": true}})).await;
                 their_shots.push(a["ms"].as_f64().unwrap());
             }
         }
-        println!("Page.captureScreenshot of basic.html (1280x800), 30 each");
+        println!("Page.captureScreenshot of basic.html (1280x800), 30 each, random start phase");
         for (k, (name, _)) in variants.iter().enumerate() {
             line(&format!("{name} ({} KB)", sizes[k] / 1024), stats(shots[k].clone()));
         }

@@ -16,6 +16,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const executablePath = process.env.MOONPILOT_CHROMIUM || '/usr/bin/chromium';
+// Extra Chromium flags for the peer, space-separated, to measure what a flag does to the same
+// calls (for example chromiumoxide's default `--enable-features=NetworkService,NetworkServiceInProcess`,
+// which replaces Playwright's own `--enable-features=CDPScreenshotNewSurface`).
+const extraArgs = (process.env.MOONPILOT_BENCH_PEER_ARGS || '').split(' ').filter(Boolean);
 const profile = mkdtempSync(join(tmpdir(), 'moonpilot-bench-pw-'));
 const context = await chromium.launchPersistentContext(profile, {
   executablePath,
@@ -23,7 +27,7 @@ const context = await chromium.launchPersistentContext(profile, {
   viewport: { width: 1280, height: 800 },
   args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
     '--disable-background-networking', '--disable-component-update', '--disable-sync',
-    '--disable-dev-shm-usage', '--hide-scrollbars', '--mute-audio'],
+    '--disable-dev-shm-usage', '--hide-scrollbars', '--mute-audio', ...extraArgs],
 });
 let page = context.pages()[0] || await context.newPage();
 let cdp = null;
