@@ -3,7 +3,10 @@
 //! 1. `get_title` from Lua through the executor vs a raw chromiumoxide `Runtime.evaluate` of
 //!    `document.title` on the same page.
 //! 2. `get_browser_state` on a 4,000-row table page (viewport only and whole page) vs bare CDP
-//!    walks of the same document (`DOM.getDocument` with depth -1, `DOMSnapshot.captureSnapshot`).
+//!    walks of the same document (`DOM.getDocument` with depth -1, `DOMSnapshot.captureSnapshot`)
+//!    and, when `BROWSER_USE_DOM_TREE_JS` names a copy of browser-use's `buildDomTree.js`, vs that
+//!    in-page builder called the same way as our probe (`Runtime.callFunctionOn`, by value). The
+//!    builder is not ours to ship; without the variable its lines are skipped.
 //!
 //! Prints median and p90 per line and the ratios. Everything runs on one current-thread runtime,
 //! as `moonpilot run` does.
@@ -22,6 +25,27 @@ use moonpilot::browser::task::TaskId;
 use moonpilot::lua::LuaHost;
 use moonpilot::{Engine, EngineConfig, Executor};
 use serde_json::json;
+
+/// browser-use's XPath step position: its builder scans every sibling of every ancestor of every
+/// node (`Array.from(parent.children).filter(...)`), quadratic in the width of a parent (4,000
+/// rows of one table). The bench also runs it with this one function replaced by a linear,
+/// per-parent memo, so the comparison measures the walk, not that step.
+const POSITION_FN: &str = "function getElementPosition(currentElement) {";
+const LINEAR_POSITIONS: &str = "const __positions = new WeakMap();
+  function getElementPosition(currentElement) {
+    const parent = currentElement.parentElement;
+    if (!parent) return 0;
+    let known = __positions.get(currentElement);
+    if (known !== undefined) return known;
+    const totals = new Map();
+    for (const s of parent.children) { const t = s.nodeName.toLowerCase(); totals.set(t, (totals.get(t) || 0) + 1); }
+    const seen = new Map();
+    for (const s of parent.children) { const t = s.nodeName.toLowerCase(); const n = (seen.get(t) || 0) + 1; seen.set(t, n); __positions.set(s, totals.get(t) === 1 ? 0 : n); }
+    return __positions.get(currentElement);
+  }
+  function getElementPositionAsPublished(currentElement) {";
+/// Removes browser-use's overlay and its scroll listeners (its cleanup functions), and ours.
+const CLEAR_OVERLAYS: &str = "() => { (window._highlightCleanupFunctions || []).splice(0).forEach((f) => { try { f(); } catch (e) {} }); document.getElementById('playwright-highlight-container')?.remove(); return true; }";
 
 fn stats(mut samples: Vec<f64>) -> (f64, f64) {
     samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -158,21 +182,62 @@ fn main() {
 
         // --- snapshot --------------------------------------------------------------------
         host.eval("page:navigate{ url = A .. '/table?rows=4000' }:unwrap()", "table").await.unwrap();
+        let main = tab.main_frame().await.unwrap();
+        // browser-use's in-page builder, when its file is given (it is not ours to ship), as
+        // published and with its quadratic XPath positions made linear (see LINEAR_POSITIONS).
+        let browser_use: Option<&'static str> = std::env::var("BROWSER_USE_DOM_TREE_JS")
+            .ok()
+            .and_then(|path| std::fs::read_to_string(path).ok())
+            .map(|text| &*Box::leak(text.trim().trim_end_matches(';').to_string().into_boxed_str()));
+        let browser_use_linear: Option<&'static str> = browser_use
+            .filter(|s| s.contains(POSITION_FN))
+            .map(|s| &*Box::leak(s.replacen(POSITION_FN, LINEAR_POSITIONS, 1).into_boxed_str()));
+        // Its overlay has our overlay's id; each run starts without either, as browser-use's own
+        // `remove_highlights` does before every read.
+        let clear_overlay = || async {
+            // In the probes' world, where both builders keep their cleanup functions.
+            tab.call_function(&main, CLEAR_OVERLAYS, json!({})).await.unwrap();
+        };
+        let bu_args = |exp: i64, highlight: bool| json!({"doHighlightElements": highlight, "focusHighlightIndex": -1, "viewportExpansion": exp, "debugMode": false});
+        let bu_rounds: usize = std::env::var("BENCH_BROWSER_USE_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(5);
         let mut walk = Vec::new();
         let mut capture = Vec::new();
         let mut viewport = Vec::new();
         let mut whole = Vec::new();
-        for _ in 0..snapshot_runs {
+        let mut probe = Vec::new();
+        // browser-use (linear positions): viewport with highlight, viewport without, whole page.
+        let mut bu: [Vec<f64>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+        for round in 0..snapshot_runs {
             let t0 = Instant::now();
             tab.call("DOM.getDocument", json!({"depth": -1})).await.unwrap();
             walk.push(t0.elapsed().as_secs_f64() * 1e3);
             let t0 = Instant::now();
             tab.call("DOMSnapshot.captureSnapshot", json!({"computedStyles": ["display", "visibility", "opacity", "cursor"]})).await.unwrap();
             capture.push(t0.elapsed().as_secs_f64() * 1e3);
+            if let Some(script) = browser_use_linear.filter(|_| round < bu_rounds) {
+                for (k, (exp, highlight)) in [(0, true), (0, false), (-1, false)].into_iter().enumerate() {
+                    clear_overlay().await;
+                    let t0 = Instant::now();
+                    let v = tab.call_function(&main, script, bu_args(exp, highlight)).await.unwrap();
+                    bu[k].push(t0.elapsed().as_secs_f64() * 1e3);
+                    assert!(v["map"].is_object(), "browser-use's builder answered {v}");
+                }
+                clear_overlay().await;
+            }
+            let t0 = Instant::now();
+            let v = tab
+                .call_function(&main, moonpilot::js::DOM_INDEX_JS, json!({"doHighlightElements": true, "viewportExpansion": 0}))
+                .await
+                .unwrap();
+            probe.push(t0.elapsed().as_secs_f64() * 1e3);
+            assert_eq!(v["ok"], true);
+            // Evidence of one read settles before the next is timed (an agent reads between).
+            tokio::time::sleep(std::time::Duration::from_millis(150)).await;
             let t0 = Instant::now();
             let r = executor.execute(Some(task.id), "get_browser_state", json!({"includeElements": false})).await;
             assert!(r.ok, "{:?}", r.msg);
             viewport.push(t0.elapsed().as_secs_f64() * 1e3);
+            tokio::time::sleep(std::time::Duration::from_millis(150)).await;
             let t0 = Instant::now();
             let r = executor
                 .execute(Some(task.id), "get_browser_state", json!({"viewportExpansion": -1, "highlight": false, "includeElements": false}))
@@ -180,11 +245,23 @@ fn main() {
             assert!(r.ok, "{:?}", r.msg);
             whole.push(t0.elapsed().as_secs_f64() * 1e3);
         }
+        // As published, its viewport read takes tens of seconds on this page: one run, and a
+        // run past chromiumoxide's 60 s request timeout is reported as such.
+        let mut bu_published = None;
+        if let Some(script) = browser_use.filter(|_| std::env::var("BENCH_BROWSER_USE_PUBLISHED").map_or(true, |v| v != "0")) {
+            tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+            clear_overlay().await;
+            let t0 = Instant::now();
+            let v = tab.call_function(&main, script, bu_args(0, true)).await;
+            bu_published = Some(v.map(|_| t0.elapsed().as_secs_f64() * 1e3).map_err(|e| e.msg));
+            clear_overlay().await;
+        }
         let elements = executor.execute(Some(task.id), "get_browser_state", json!({"viewportExpansion": -1, "highlight": false, "includeElements": false})).await.data["elementCount"].clone();
-        let (walk, capture, viewport, whole) = (stats(walk), stats(capture), stats(viewport), stats(whole));
+        let (walk, capture, viewport, whole, probe) = (stats(walk), stats(capture), stats(viewport), stats(whole), stats(probe));
         println!("4,000-row table ({elements} elements indexed for the whole page, {snapshot_runs} runs)");
         line("bare CDP walk: DOM.getDocument(depth -1)", "ms", walk);
         line("bare CDP walk: DOMSnapshot.captureSnapshot", "ms", capture);
+        line("DOM index probe alone (viewport, highlight)", "ms", probe);
         line("get_browser_state (viewport)", "ms", viewport);
         line("get_browser_state (viewportExpansion -1, no highlight)", "ms", whole);
         println!(
@@ -193,6 +270,29 @@ fn main() {
             whole.0 / walk.0,
             whole.0 / capture.0
         );
+        if browser_use_linear.is_some() {
+            let [vp_hl, vp, all] = bu.map(stats);
+            line("browser-use builder, linear positions (viewport, highlight)", "ms", vp_hl);
+            line("browser-use builder, linear positions (viewport, no highlight)", "ms", vp);
+            line("browser-use builder, linear positions (whole page, no highlight)", "ms", all);
+            println!(
+                "ratio browser-use (linear positions) / get_browser_state: viewport {:.2}x with highlight, {:.2}x without (target >= 2); whole page {:.2}x (target >= 10)",
+                vp_hl.0 / viewport.0,
+                vp.0 / viewport.0,
+                all.0 / whole.0
+            );
+        }
+        match bu_published {
+            Some(Ok(ms)) => println!(
+                "browser-use builder as published (viewport, highlight), one run: {ms:.0} ms = {:.0}x get_browser_state (viewport)",
+                ms / viewport.0
+            ),
+            Some(Err(e)) => println!("browser-use builder as published (viewport, highlight): did not answer: {e}"),
+            None if browser_use.is_none() => {
+                println!("(browser-use lines skipped: set BROWSER_USE_DOM_TREE_JS to its buildDomTree.js)")
+            }
+            None => {}
+        }
         engine.shutdown().await;
     });
 }

@@ -268,12 +268,16 @@ impl Engine {
         }
     }
 
-    /// Closes every task and the shared browser; returns the closed ids.
+    /// Closes every task and the shared browser, after the evidence files their receipts named
+    /// are written; returns the closed ids.
     pub async fn shutdown(&self) -> Vec<TaskId> {
         let tasks: Vec<Arc<Task>> = self.with_tasks(|t| std::mem::take(t).into_values().collect());
         let mut closed = Vec::new();
         for task in tasks {
             task.mark_closed();
+            // Evidence files that receipts already named are written before the tabs go (each
+            // job is bounded by EVIDENCE_BOUND, so a hung browser cannot hold this up for long).
+            task.evidence_settled().await;
             // Bounded: a dead or hung browser must not hold up the shutdown.
             let _ = tokio::time::timeout(Duration::from_secs(5), task.close_tabs()).await;
             closed.push(task.id);

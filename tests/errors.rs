@@ -187,7 +187,13 @@ fn a_busy_lane_answers_task_busy_without_running() {
         let closed = ex.execute(Some(id), "close", json!({})).await;
         assert!(closed.ok, "{:?}", closed.msg);
         let cancelled = slow.await.unwrap();
-        assert_eq!(cancelled.code, Some(ErrorCode::TaskNotFound));
+        assert_eq!(
+            cancelled.code,
+            Some(ErrorCode::TaskNotFound),
+            "{:?} {}",
+            cancelled.msg,
+            cancelled.data
+        );
         assert!(t0.elapsed() < Duration::from_secs(3));
         ex.execute(None, "shutdown", json!({})).await;
     });

@@ -456,10 +456,12 @@ fn page_changing_commands_leave_a_screenshot() {
     assert!(nav.ok);
     let first = nav.data["seq"].as_u64().expect("navigate is captured");
     let path = nav.data["screenshot_path"].as_str().unwrap().to_string();
+    assert_eq!(nav.data["screenshot"], format!("/data/{task}/{first}.png"));
+    // The file is written while the caller reads the receipt, and exists once the task's next
+    // command has started.
+    let state = exec(Some(task), "get_browser_state", json!({}));
     let png = std::fs::read(&path).unwrap();
     assert_eq!(&png[..4], b"\x89PNG", "{path}");
-    assert_eq!(nav.data["screenshot"], format!("/data/{task}/{first}.png"));
-    let state = exec(Some(task), "get_browser_state", json!({}));
     let btn = state.data["elements"]
         .as_array()
         .unwrap()
@@ -473,10 +475,10 @@ fn page_changing_commands_leave_a_screenshot() {
         click.data["seq"].as_u64().unwrap() > first,
         "one sequence per task"
     );
-    assert!(std::path::Path::new(click.data["screenshot_path"].as_str().unwrap()).is_file());
     // Reads are not captured.
     let title = exec(Some(task), "get_title", json!({}));
     assert!(title.data.get("screenshot").is_none());
+    assert!(std::path::Path::new(click.data["screenshot_path"].as_str().unwrap()).is_file());
 }
 
 #[test]

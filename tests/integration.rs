@@ -10,6 +10,7 @@ mod support;
 mod cli;
 mod dialogs;
 mod errors;
+mod evidence;
 mod extract;
 mod faults;
 mod frames;

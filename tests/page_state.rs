@@ -19,7 +19,9 @@ fn basic_page_renders_indexed_lines_and_writes_files() {
         has(s.browser_state, 'Browser tab: 1, Title: "Basic", URL: "' .. A .. '/basic.html".')
         has(s.browser_state, "current tab is: 1")
         eq(s.pixels_above, 0); eq(s.pageAppearsBlank, false)
-        -- The state file and the screenshot exist and hold what the receipt says.
+        -- The state file and the screenshot exist and hold what the receipt says once the
+        -- task's next command has started (they are written while the caller reads the receipt).
+        eq(page:get_title().data.title, "Basic")
         local f = assert(io.open(s.state_file)); local body = f:read("a"); f:close()
         eq(body, s.browser_state .. "\n\n" .. s.text, "state file")
         local png = assert(io.open(s.screenshot_path, "rb")); local magic = png:read(4); png:close()

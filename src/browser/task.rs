@@ -3,11 +3,16 @@
 //! The lane (`tokio::sync::Mutex<()>`) is acquired by the executor and only by it, so commands
 //! of one task never interleave. State that commands read and write sits behind a
 //! `std::sync::Mutex` locked only to copy or replace, never across an `.await`.
+//!
+//! Evidence files (screenshots, state files) that a receipt names may still be written after the
+//! receipt is out ([`Task::defer_evidence`]); the executor waits for them before the task's next
+//! command, and `close_tabs` and engine shutdown wait for them too ([`Task::evidence_settled`]).
 
 use std::fmt;
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
@@ -90,12 +95,21 @@ impl Snapshot {
     }
 }
 
+/// The most a deferred evidence job may take; past it the job is dropped and reported as failed,
+/// so nobody waits on evidence for longer (PROTOCOL.md §8: capture bound 8000 ms, plus the
+/// state file and some slack for a loaded machine).
+pub const EVIDENCE_BOUND: Duration = Duration::from_secs(10);
+
 #[derive(Default)]
 struct TaskState {
     tabs: Vec<Arc<Tab>>,
     current: usize,
     snapshot: Option<Arc<Snapshot>>,
     capture_seq: u64,
+    /// One receiver per deferred evidence job; it reads true once the job is over.
+    evidence: Vec<watch::Receiver<bool>>,
+    /// A deferred job that failed and that no receipt has reported yet: (seq, error).
+    evidence_failure: Option<(u64, String)>,
 }
 
 /// One task.
@@ -183,6 +197,58 @@ impl Task {
         self.state(|s| s.capture_seq)
     }
 
+    /// Writes evidence the current command's receipt already names (capture `seq`) in the
+    /// background, on the browser's runtime, so the receipt does not wait for it. The job is
+    /// bounded by [`EVIDENCE_BOUND`]; a failure is kept for [`Task::take_evidence_failure`].
+    pub fn defer_evidence<F>(self: &Arc<Self>, seq: u64, job: F)
+    where
+        F: Future<Output = Result<(), String>> + Send + 'static,
+    {
+        let (done_tx, done_rx) = watch::channel(false);
+        self.state(|s| {
+            s.evidence.retain(|rx| !*rx.borrow());
+            s.evidence.push(done_rx);
+        });
+        let task = self.clone();
+        self.browser.spawn(async move {
+            let outcome = match tokio::time::timeout(EVIDENCE_BOUND, job).await {
+                Ok(outcome) => outcome,
+                Err(_) => Err(format!(
+                    "evidence not written within {} ms",
+                    EVIDENCE_BOUND.as_millis()
+                )),
+            };
+            if let Err(e) = outcome {
+                tracing::warn!(target: "moonpilot::capture", "evidence {seq} of task {}: {e}", task.id);
+                task.state(|s| s.evidence_failure = Some((seq, e)));
+            }
+            // Sent last, so a waiter that wakes up sees the failure recorded above. A job that
+            // is dropped (its runtime gone) drops the sender, which also wakes the waiters.
+            let _ = done_tx.send(true);
+        });
+    }
+
+    /// Resolves once every deferred evidence job started so far is over, its files written (or
+    /// its failure recorded). Each job is bounded, so this is too.
+    pub async fn evidence_settled(&self) {
+        let pending: Vec<watch::Receiver<bool>> = self.state(|s| s.evidence.clone());
+        for mut rx in pending {
+            // An error means the job was dropped: nothing is left to wait for.
+            let _ = rx.wait_for(|done| *done).await;
+        }
+        self.state(|s| s.evidence.retain(|rx| !*rx.borrow()));
+    }
+
+    /// Whether a deferred evidence job is still running.
+    pub fn evidence_pending(&self) -> bool {
+        self.state(|s| s.evidence.iter().any(|rx| !*rx.borrow()))
+    }
+
+    /// The failure of a deferred evidence job that no receipt has reported yet, as (seq, error).
+    pub fn take_evidence_failure(&self) -> Option<(u64, String)> {
+        self.state(|s| s.evidence_failure.take())
+    }
+
     /// Marks the task closed: commands still running on it end with `TASK_NOT_FOUND`.
     pub fn mark_closed(&self) {
         let _ = self.closed_tx.send(true);
@@ -199,8 +265,10 @@ impl Task {
         let _ = rx.wait_for(|c| *c).await;
     }
 
-    /// Closes every tab of the task (best effort, 5 s at most per tab) and forgets them.
+    /// Closes every tab of the task (best effort, 5 s at most per tab) and forgets them, once the
+    /// evidence of earlier commands is written (its screenshots need the tabs).
     pub async fn close_tabs(&self) {
+        self.evidence_settled().await;
         let tabs = self.state(|s| std::mem::take(&mut s.tabs));
         for tab in tabs {
             let _ = tokio::time::timeout(std::time::Duration::from_secs(5), tab.close()).await;

@@ -494,22 +494,29 @@ impl SnapshotRead {
     }
 }
 
-/// The tab block (`browser_state`) and the `tabs` list.
-async fn tab_block(task: &Task) -> (String, Vec<Value>) {
+/// The tab block (`browser_state`) and the `tabs` list, plus the current tab's URL and title.
+/// One `{url, title}` read per tab (`page_status.js`), so the current tab's pair is not read
+/// twice; an unreadable tab shows empty strings.
+async fn tab_block(task: &Task) -> (String, Vec<Value>, (String, String)) {
     let (tabs, current) = task.tabs();
     let mut lines = Vec::new();
     let mut list = Vec::new();
+    let mut current_pair = (String::new(), String::new());
     for (i, tab) in tabs.iter().enumerate() {
-        let url = tab.url().await.unwrap_or_default();
-        let title = tab.title().await.unwrap_or_default();
+        let status = tab.call_page_status().await.unwrap_or_default();
+        let text = |key: &str| status[key].as_str().unwrap_or_default().to_string();
+        let (url, title) = (text("url"), text("title"));
         lines.push(format!(
             "Browser tab: {}, Title: \"{title}\", URL: \"{url}\".",
             i + 1
         ));
         list.push(json!({"index": i, "url": url, "title": title, "current": i == current}));
+        if i == current {
+            current_pair = (url, title);
+        }
     }
     lines.push(format!("current tab is: {}", current + 1));
-    (lines.join("\n"), list)
+    (lines.join("\n"), list, current_pair)
 }
 
 /// Writes `bytes` to `<data_dir>/<task>/<name>` and answers the absolute path.
@@ -523,8 +530,16 @@ pub(crate) async fn write_data_file(
     tokio::fs::create_dir_all(&dir).await?;
     let path = dir.join(name);
     tokio::fs::write(&path, bytes).await?;
-    let abs = std::path::absolute(&path).unwrap_or(path);
-    Ok(abs.display().to_string())
+    Ok(shown_path(&path))
+}
+
+/// The absolute form of a data file's path, as receipts show it (`absolute` only joins the
+/// working directory: no file system access).
+fn shown_path(path: &std::path::Path) -> String {
+    std::path::absolute(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .display()
+        .to_string()
 }
 
 fn get_browser_state(p: &mut Params) -> Prepared<TaskCx> {
@@ -554,11 +569,11 @@ fn get_browser_state(p: &mut Params) -> Prepared<TaskCx> {
         let usable = read.usable();
         task.set_snapshot(usable.then(|| read.to_snapshot(&tab)));
         let text = read.text();
-        let (block, tabs) = tab_block(&task).await;
+        let (block, tabs, (url, title)) = tab_block(&task).await;
         let seq = task.next_capture_seq();
         let mut data = json!({
-            "url": tab.url().await.unwrap_or_default(),
-            "title": tab.title().await.unwrap_or_default(),
+            "url": url,
+            "title": title,
             "browser_state": block,
             "text": text,
             "tabs": tabs,
@@ -623,28 +638,37 @@ fn get_browser_state(p: &mut Params) -> Prepared<TaskCx> {
         }
         data["pageAppearsBlank"] = json!(text.trim().is_empty());
         tracing::debug!(target: "moonpilot::snapshot", "receipt built after {:?}", t0.elapsed());
-        // Screenshot + state file (PROTOCOL.md §8, §15); a failure never fails the read.
+        // Screenshot + state file (PROTOCOL.md §8, §15); a failure never fails the read. The
+        // receipt names both files at once; they are written in the background, before the
+        // task's next command starts (Task::defer_evidence), so the caller does not wait for
+        // the PNG encoder.
         data["seq"] = json!(seq);
-        match tab.screenshot().await {
-            Ok(png) => match write_data_file(&cx, &task, &format!("{seq}.png"), &png).await {
-                Ok(path) => {
-                    data["screenshot"] = json!(format!("/data/{}/{seq}.png", task.id));
-                    data["screenshot_path"] = json!(path);
-                }
-                Err(e) => data["screenshot_error"] = json!(e.to_string()),
-            },
-            Err(e) => data["screenshot_error"] = json!(e.msg),
-        }
-        tracing::debug!(target: "moonpilot::snapshot", "screenshot written after {:?}", t0.elapsed());
+        let dir = cx.engine.config.data_dir.join(task.id.to_string());
+        let png_path = dir.join(format!("{seq}.png"));
+        let txt_path = dir.join(format!("{seq}.txt"));
+        data["screenshot"] = json!(format!("/data/{}/{seq}.png", task.id));
+        data["screenshot_path"] = json!(shown_path(&png_path));
+        data["state_file"] = json!(shown_path(&txt_path));
         let state_text = format!(
             "{}\n\n{}",
             data["browser_state"].as_str().unwrap_or_default(),
             text
         );
-        match write_data_file(&cx, &task, &format!("{seq}.txt"), state_text.as_bytes()).await {
-            Ok(path) => data["state_file"] = json!(path),
-            Err(e) => data["state_file_error"] = json!(e.to_string()),
-        }
+        let shot_tab = tab.clone();
+        task.defer_evidence(seq, async move {
+            tokio::fs::create_dir_all(&dir)
+                .await
+                .map_err(|e| e.to_string())?;
+            // The state file first: it needs no browser, so it exists even when the page fails
+            // to produce a frame.
+            tokio::fs::write(&txt_path, state_text.as_bytes())
+                .await
+                .map_err(|e| format!("state file: {e}"))?;
+            let png = shot_tab.screenshot().await.map_err(|e| e.msg)?;
+            tokio::fs::write(&png_path, &png)
+                .await
+                .map_err(|e| e.to_string())
+        });
         Ok(data)
     })
 }

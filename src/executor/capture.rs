@@ -1,26 +1,34 @@
 //! Evidence after a page-changing command (PROTOCOL.md §8): a screenshot written to the task's
 //! data dir, bounded, behind a circuit breaker; never a reason for the command to fail.
+//!
+//! The receipt names the file at once and the screenshot is taken and written in the background
+//! ([`Task::defer_evidence`]): the caller reads the receipt while the browser encodes the PNG.
+//! The file exists before the task's next command starts (the executor waits for it), and before
+//! `close` or engine shutdown let the task go. A capture that fails after the receipt is out is
+//! reported on the task's next receipt (`previous_capture_error`) and counts for the breaker.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
 use super::Executor;
 use crate::browser::task::Task;
+use crate::engine::Engine;
 use crate::protocol::Receipt;
 
-/// The most a capture may add to a command (§8: browser.capture.timeoutMs 8000).
-pub(super) const CAPTURE_BOUND: Duration = Duration::from_secs(8);
+/// The most a capture may take (§8: browser.capture.timeoutMs 8000).
+const CAPTURE_BOUND: Duration = Duration::from_secs(8);
 /// Consecutive capture failures that open the breaker, and for how long (§8: 3, 120 s).
 const CAPTURE_FAIL_THRESHOLD: u32 = 3;
 const CAPTURE_COOLDOWN: Duration = Duration::from_secs(120);
 
 impl Executor {
     /// Evidence after a page-changing command (PROTOCOL.md §8): `seq`, `screenshot`,
-    /// `screenshot_path` — or why not (`screenshot_skipped`, `screenshot_error`,
-    /// `capture_degraded`). Never fails the command; a breaker stops trying after repeated
-    /// failures for a while.
-    pub(super) async fn capture(&self, receipt: &mut Receipt, task: &Task) {
+    /// `screenshot_path` — or why not (`screenshot_skipped`, `capture_degraded`). Never fails the
+    /// command and never waits for the screenshot: everything that can be decided without the
+    /// browser is decided here, the capture itself runs in the background.
+    pub(super) fn capture(&self, receipt: &mut Receipt, task: &Arc<Task>) {
         if !self.engine.config.capture {
             receipt.add_data_field("screenshot_skipped", json!("capture is off"));
             return;
@@ -53,51 +61,50 @@ impl Executor {
             return;
         };
         let seq = task.next_capture_seq();
+        let dir = self.engine.config.data_dir.join(task.id.to_string());
+        let path = dir.join(format!("{seq}.png"));
+        // `absolute` only joins the working directory: no file system access.
+        let shown = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
         receipt.add_data_field("seq", json!(seq));
-        let shot = match tab.screenshot().await {
-            Ok(png) => {
-                let dir = self.engine.config.data_dir.join(task.id.to_string());
-                let path = dir.join(format!("{seq}.png"));
-                let written = async {
-                    tokio::fs::create_dir_all(&dir).await?;
-                    tokio::fs::write(&path, &png).await
-                };
-                written
+        receipt.add_data_field("screenshot", json!(format!("/data/{}/{seq}.png", task.id)));
+        receipt.add_data_field("screenshot_path", json!(shown.display().to_string()));
+        let engine = self.engine.clone();
+        task.defer_evidence(seq, async move {
+            let shot = async {
+                let png = tokio::time::timeout(CAPTURE_BOUND, tab.screenshot())
                     .await
-                    .map(|()| std::path::absolute(&path).unwrap_or(path))
+                    .map_err(|_| format!("no screenshot within {} ms", CAPTURE_BOUND.as_millis()))?
+                    .map_err(|e| e.msg)?;
+                tokio::fs::create_dir_all(&dir)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                tokio::fs::write(&path, &png)
+                    .await
                     .map_err(|e| e.to_string())
+            };
+            let outcome = shot.await;
+            match &outcome {
+                Ok(()) => {
+                    *engine
+                        .capture_breaker
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner()) = (0, None);
+                }
+                Err(_) => capture_failed(&engine),
             }
-            Err(e) => Err(e.msg),
-        };
-        let mut breaker = self
-            .engine
-            .capture_breaker
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        match shot {
-            Ok(path) => {
-                *breaker = (0, None);
-                receipt.add_data_field("screenshot", json!(format!("/data/{}/{seq}.png", task.id)));
-                receipt.add_data_field("screenshot_path", json!(path.display().to_string()));
-            }
-            Err(e) => {
-                drop(breaker);
-                self.capture_failed();
-                receipt.add_data_field("screenshot_error", json!(e));
-            }
-        }
+            outcome
+        });
     }
+}
 
-    /// Counts a capture failure; the third in a row opens the breaker.
-    pub(super) fn capture_failed(&self) {
-        let mut breaker = self
-            .engine
-            .capture_breaker
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        breaker.0 += 1;
-        if breaker.0 >= CAPTURE_FAIL_THRESHOLD {
-            *breaker = (0, Some(Instant::now() + CAPTURE_COOLDOWN));
-        }
+/// Counts a capture failure on `engine`'s breaker; the third in a row opens it.
+fn capture_failed(engine: &Engine) {
+    let mut breaker = engine
+        .capture_breaker
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    breaker.0 += 1;
+    if breaker.0 >= CAPTURE_FAIL_THRESHOLD {
+        *breaker = (0, Some(Instant::now() + CAPTURE_COOLDOWN));
     }
 }

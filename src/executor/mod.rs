@@ -2,9 +2,10 @@
 //!
 //! in-flight bound → params checked against the spec → task → lane (bounded wait) → handler under
 //! its deadline (`race.rs`) → retries of retry-safe commands on navigation and event-pump noise →
-//! typed failure with page context (`outcome.rs`) → evidence (`capture.rs`) → trace. Only this
-//! module decides `started`, deadlines, lanes, retries, capture and trace, and it decides them
-//! from the command's spec, never from its name.
+//! typed failure with page context (`outcome.rs`) → evidence (`capture.rs`, written in the
+//! background and awaited before the task's next command) → trace. Only this module decides
+//! `started`, deadlines, lanes, retries, capture and trace, and it decides them from the
+//! command's spec, never from its name.
 
 mod capture;
 mod outcome;
@@ -195,6 +196,18 @@ impl Executor {
                 false,
             );
         }
+        // Evidence of the task's previous command may still be being written (capture.rs): the
+        // files its receipt named exist before this command touches the page. Each job is
+        // bounded (EVIDENCE_BOUND), so this wait is too. A job that failed is reported here.
+        let earlier_failure = match (&task, &_lane) {
+            (Some(t), Some(_)) => {
+                if t.evidence_pending() {
+                    t.evidence_settled().await;
+                }
+                t.take_evidence_failure()
+            }
+            _ => None,
+        };
         // Retry-safe commands (or a caller's retryOnSpurious) are resent on page-navigation
         // and spurious-dispatch noise, within one budget (PROTOCOL.md §5): at most
         // MAX_RETRIES extra attempts inside RETRY_WINDOW and the command's own bound.
@@ -327,23 +340,14 @@ impl Executor {
         };
         if receipt.ok && spec.auto_capture {
             if let Some(t) = &task {
-                let mut captured = receipt.clone();
-                match tokio::time::timeout(capture::CAPTURE_BOUND, self.capture(&mut captured, t))
-                    .await
-                {
-                    Ok(()) => receipt = captured,
-                    Err(_) => {
-                        self.capture_failed();
-                        receipt.add_data_field(
-                            "screenshot_error",
-                            json!(format!(
-                                "no screenshot within {} ms",
-                                capture::CAPTURE_BOUND.as_millis()
-                            )),
-                        );
-                    }
-                }
+                self.capture(&mut receipt, t);
             }
+        }
+        if let Some((seq, error)) = earlier_failure {
+            receipt.add_data_field(
+                "previous_capture_error",
+                json!({"seq": seq, "screenshot_error": error}),
+            );
         }
         if receipt.data.is_object() {
             receipt.add_data_field("retryBudget", budget);

@@ -1,0 +1,133 @@
+//! A cold run through the real binary (`cargo bench --bench cold`): `moonpilot run` of a script
+//! that launches the browser, opens a local page, reads its title and ends (the engine shuts
+//! down, writing the evidence the receipts named), against `chromium --headless --dump-dom` of
+//! the same page, from the same binary and with the same flags, alternating run by run.
+//!
+//! Also timed: the same run with `--no-capture` (no evidence to write before the exit), to show
+//! what the evidence costs at the end of a run. Prints median and p90 and the ratios.
+
+#![allow(clippy::unwrap_used)] // Benchmark code: a panic is a failed run.
+
+#[path = "../tests/support/server.rs"]
+#[allow(dead_code)]
+mod server;
+
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+fn stats(mut samples: Vec<f64>) -> (f64, f64) {
+    samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
+    (at(0.5), at(0.9))
+}
+
+fn line(name: &str, (median, p90): (f64, f64)) {
+    println!("{name:<62} median {median:>7.1} ms   p90 {p90:>7.1} ms");
+}
+
+/// Runs `cmd` to its end and answers its wall time in ms; a failed run fails the bench.
+fn timed(mut cmd: Command) -> f64 {
+    let t0 = Instant::now();
+    let out = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let ms = t0.elapsed().as_secs_f64() * 1e3;
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    ms
+}
+
+fn main() {
+    let runs: usize = std::env::var("BENCH_COLD_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(12);
+    // The fixture server runs on its own threads: the bench blocks on child processes.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let fixtures = rt.block_on(server::Fixtures::start()).unwrap();
+    let url = format!("{}/basic.html", fixtures.a);
+    let chromium =
+        std::env::var("MOONPILOT_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    let dir = std::env::temp_dir().join(format!("moonpilot-bench-cold-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("cold.lua");
+    std::fs::write(
+        &script,
+        "local page = browser.start{}\n\
+         page:navigate{ url = browser.args.url }:unwrap()\n\
+         assert(page:get_title():unwrap().title == 'Basic')\n",
+    )
+    .unwrap();
+    let moonpilot = |extra: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_moonpilot"));
+        cmd.current_dir(&dir)
+            .arg("run")
+            .arg(&script)
+            .args(["--arg", &format!("url={url}"), "--no-trace"])
+            .args(extra);
+        cmd
+    };
+    // The flags moonpilot launches with (browser/mod.rs), a fresh profile each run.
+    let dump = |n: usize| {
+        let mut cmd = Command::new(&chromium);
+        cmd.args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-dev-shm-usage",
+            "--hide-scrollbars",
+            "--mute-audio",
+            "--window-size=1280,800",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            dir.join(format!("profile-{n}")).display()
+        ))
+        .args(["--dump-dom", &url]);
+        cmd
+    };
+    // One of each first: disk caches warm, nothing measured.
+    timed(moonpilot(&[]));
+    timed(dump(usize::MAX));
+    let (mut ours, mut ours_nocap, mut theirs) = (Vec::new(), Vec::new(), Vec::new());
+    for n in 0..runs {
+        // Rotate the order, so neither always runs right after the other.
+        for k in 0..3 {
+            match (n + k) % 3 {
+                0 => ours.push(timed(moonpilot(&[]))),
+                1 => ours_nocap.push(timed(moonpilot(&["--no-capture"]))),
+                _ => theirs.push(timed(dump(n))),
+            }
+        }
+    }
+    let (ours, ours_nocap, theirs) = (stats(ours), stats(ours_nocap), stats(theirs));
+    println!("cold run of basic.html ({runs} runs each, alternating)");
+    line(
+        "moonpilot run (launch, navigate, get_title, shutdown)",
+        ours,
+    );
+    line("moonpilot run --no-capture", ours_nocap);
+    line("chromium --headless --dump-dom", theirs);
+    println!(
+        "ratio moonpilot / dump-dom: median {:.2}x (target <= 1.10), p90 {:.2}x; --no-capture {:.2}x",
+        ours.0 / theirs.0,
+        ours.1 / theirs.1,
+        ours_nocap.0 / theirs.0
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,76 @@
+// Playwright peer for benches/step.rs: one Chromium launched by playwright-core from the same
+// binary and with the same flags as moonpilot's, driven one request at a time over stdin/stdout
+// so the Rust bench can interleave its own calls with these in one run.
+//
+// Requests (one JSON object per line):
+//   {"op":"open","url":U}                 open U in a fresh page (1280x800, as moonpilot's tabs)
+//   {"op":"step","selector":S}            locator(S).click() then locator('body').ariaSnapshot()
+//   {"op":"shot","params":P}              Page.captureScreenshot(P) over a CDP session, timed
+//   {"op":"close"}                        close the browser and exit
+// Every answer is one JSON line: {"ok":true, ...timings in ms} or {"ok":false,"error":...}.
+
+import { chromium } from 'playwright-core';
+import { createInterface } from 'node:readline';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const executablePath = process.env.MOONPILOT_CHROMIUM || '/usr/bin/chromium';
+// Extra Chromium flags for the peer, space-separated, to measure what a flag does to the same
+// calls (for example chromiumoxide's default `--enable-features=NetworkService,NetworkServiceInProcess`,
+// which replaces Playwright's own `--enable-features=CDPScreenshotNewSurface`).
+const extraArgs = (process.env.MOONPILOT_BENCH_PEER_ARGS || '').split(' ').filter(Boolean);
+const profile = mkdtempSync(join(tmpdir(), 'moonpilot-bench-pw-'));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath,
+  headless: true,
+  viewport: { width: 1280, height: 800 },
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync',
+    '--disable-dev-shm-usage', '--hide-scrollbars', '--mute-audio', ...extraArgs],
+});
+let page = context.pages()[0] || await context.newPage();
+let cdp = null;
+
+const say = (obj) => process.stdout.write(JSON.stringify(obj) + '\n');
+const now = () => performance.now();
+
+const lines = createInterface({ input: process.stdin });
+say({ ok: true, ready: true, version: context.browser()?.version() ?? null });
+for await (const line of lines) {
+  let req;
+  try {
+    req = JSON.parse(line);
+  } catch (e) {
+    say({ ok: false, error: 'bad request: ' + e.message });
+    continue;
+  }
+  try {
+    if (req.op === 'open') {
+      await page.goto(req.url);
+      say({ ok: true });
+    } else if (req.op === 'step') {
+      const t0 = now();
+      await page.locator(req.selector).click();
+      const t1 = now();
+      const snap = await page.locator('body').ariaSnapshot();
+      const t2 = now();
+      say({ ok: true, clickMs: t1 - t0, snapshotMs: t2 - t1, stepMs: t2 - t0, snapshotChars: snap.length });
+    } else if (req.op === 'shot') {
+      cdp = cdp || await context.newCDPSession(page);
+      const t0 = now();
+      const r = await cdp.send('Page.captureScreenshot', req.params);
+      say({ ok: true, ms: now() - t0, bytes: Math.floor(r.data.length * 3 / 4) });
+    } else if (req.op === 'close') {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+      say({ ok: true });
+      break;
+    } else {
+      say({ ok: false, error: 'unknown op ' + req.op });
+    }
+  } catch (e) {
+    say({ ok: false, error: String(e && e.message || e) });
+  }
+}
+process.exit(0);
