@@ -454,7 +454,9 @@ fn page_changing_commands_leave_a_screenshot() {
     let task = new_task();
     let nav = exec(Some(task), "navigate", json!({"url": url_a("basic.html")}));
     assert!(nav.ok);
-    let first = nav.data["seq"].as_u64().expect("navigate is captured");
+    let first = nav.data["seq"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("navigate is captured: {}", nav.data));
     let path = nav.data["screenshot_path"].as_str().unwrap().to_string();
     assert_eq!(nav.data["screenshot"], format!("/data/{task}/{first}.png"));
     // The file is written while the caller reads the receipt, and exists once the task's next

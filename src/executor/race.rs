@@ -60,11 +60,13 @@ impl Executor {
                 ErrorCode::CommandTimeout,
                 format!("timed out after {} ms; outcome unknown", bound.as_millis()),
             ).with_details(json!({"outcomeUnknown": true, "commandTimeoutMs": bound.as_millis() as u64}))),
-            _ = browser_gone => Err(CommandError::browser_gone()),
+            // Before browser death: closing the last task stops the browser, and the closing is
+            // what the command met.
             _ = task_closed => Err(CommandError::new(
                 ErrorCode::TaskNotFound,
                 "the task was closed while this command ran",
             )),
+            _ = browser_gone => Err(CommandError::browser_gone()),
             _ = tab_crashed => Err(CommandError::new(
                 ErrorCode::ActionFailed,
                 "the tab's renderer crashed; close this task and start a new one (other tasks are unaffected)",
