@@ -1017,10 +1017,9 @@ impl Tab {
     pub async fn screenshot(&self) -> Result<Vec<u8>, CommandError> {
         let main = self.main_frame().await?;
         let hidden = self
-            .call_function(&main, js::OVERLAY_TOGGLE_JS, json!({"show": false}))
+            .call_probe::<Overlay>(&main, js::OVERLAY_TOGGLE_JS, json!({"show": false}))
             .await
-            .map(|v| v["existed"] == true)
-            .unwrap_or(false);
+            .is_ok_and(|o| o.existed);
         // A page that is being replaced produces no frame, and Chromium then holds the
         // capture until chromiumoxide's 30 s request timeout: bound it.
         let capture = self.call(
@@ -1039,7 +1038,7 @@ impl Tab {
         };
         if hidden {
             let _ = self
-                .call_function(&main, js::OVERLAY_TOGGLE_JS, json!({"show": true}))
+                .call_probe::<Overlay>(&main, js::OVERLAY_TOGGLE_JS, json!({"show": true}))
                 .await;
         }
         let data = shot?
@@ -1121,6 +1120,12 @@ impl Tab {
     pub async fn reload(&self) -> Result<i64, CommandError> {
         self.navigate_with("Page.reload", json!({}), None).await
     }
+}
+
+/// The reply of `overlay_toggle.js`: whether the highlight overlay was there.
+#[derive(serde::Deserialize)]
+struct Overlay {
+    existed: bool,
 }
 
 fn navigating() -> CommandError {

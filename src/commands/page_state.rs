@@ -137,8 +137,18 @@ pub struct SnapshotRead {
     document_loading: bool,
 }
 
-fn stamp_num(stamp: &Value, key: &str) -> i64 {
-    stamp.get(key).and_then(Value::as_i64).unwrap_or(0)
+/// The reply of `snapshot_watch.js`: the main document's identity and mutation counters.
+#[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Stamp {
+    document_id: String,
+    mutations: i64,
+    structural_mutations: i64,
+    content_mutations: i64,
+    #[serde(default)]
+    last_mutation: Value,
+    url: String,
+    ready_state: String,
 }
 
 async fn read_once(tab: &Tab, opts: SnapshotOptions) -> Result<SnapshotRead, CommandError> {
@@ -152,7 +162,7 @@ async fn read_once(tab: &Tab, opts: SnapshotOptions) -> Result<SnapshotRead, Com
         )
     })?;
     let before = tab
-        .call_function(&main, js::SNAPSHOT_WATCH_JS, json!({}))
+        .call_probe::<Stamp>(&main, js::SNAPSHOT_WATCH_JS, json!({}))
         .await;
     let mut issues = Vec::new();
     let mut reads = Vec::new();
@@ -274,24 +284,24 @@ async fn read_once(tab: &Tab, opts: SnapshotOptions) -> Result<SnapshotRead, Com
         ));
     }
     let after = tab
-        .call_function(&main, js::SNAPSHOT_WATCH_JS, json!({}))
+        .call_probe::<Stamp>(&main, js::SNAPSHOT_WATCH_JS, json!({}))
         .await;
     let mut mutations = (0, 0, 0);
     let mut last_mutation = Value::Null;
     let mut total = 0;
     let mut document_loading = false;
     match (&before, &after) {
-        (Ok(b), Ok(a)) if b.get("error").is_none() && a.get("error").is_none() => {
-            if b["documentId"] != a["documentId"] {
+        (Ok(b), Ok(a)) => {
+            if b.document_id != a.document_id {
                 issues.push("documentId_changed".into());
             }
-            if b["url"] != a["url"] {
+            if b.url != a.url {
                 issues.push("url_changed".into());
             }
             mutations = (
-                stamp_num(a, "mutations") - stamp_num(b, "mutations"),
-                stamp_num(a, "structuralMutations") - stamp_num(b, "structuralMutations"),
-                stamp_num(a, "contentMutations") - stamp_num(b, "contentMutations"),
+                a.mutations - b.mutations,
+                a.structural_mutations - b.structural_mutations,
+                a.content_mutations - b.content_mutations,
             );
             let counted = if opts.strict {
                 mutations.0
@@ -301,18 +311,16 @@ async fn read_once(tab: &Tab, opts: SnapshotOptions) -> Result<SnapshotRead, Com
             if counted != 0 {
                 issues.push("mutations_changed".into());
             }
-            if a["readyState"] == "loading" {
+            if a.ready_state == "loading" {
                 document_loading = true;
                 issues.push("document_loading".into());
             }
-            if a["url"]
-                .as_str()
-                .is_some_and(|u| u != main.url && !main.url.is_empty() && !u.starts_with(&main.url))
-            {
+            let u = a.url.as_str();
+            if u != main.url && !main.url.is_empty() && !u.starts_with(&main.url) {
                 issues.push("frame_url_changed".into());
             }
-            last_mutation = a.get("lastMutation").cloned().unwrap_or(Value::Null);
-            total = a["mutations"].as_u64().unwrap_or(0);
+            last_mutation = a.last_mutation.clone();
+            total = u64::try_from(a.mutations).unwrap_or(0);
         }
         _ => issues.push("document_probe_failed".into()),
     }

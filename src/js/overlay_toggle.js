@@ -1,11 +1,12 @@
 (args) => {
-  // Hides or shows the highlight overlay around screenshots (JS-PROBES.md §3).
+  // Hides or shows the highlight overlay around screenshots (JS-PROBES.md §3). Answers the
+  // probe envelope: {ok:true, value:{existed}}.
   try {
     const c = document.getElementById('playwright-highlight-container');
-    if (!c) return { existed: false };
+    if (!c) return { ok: true, value: { existed: false } };
     c.style.display = args && args.show ? '' : 'none';
-    return { existed: true };
+    return { ok: true, value: { existed: true } };
   } catch (e) {
-    return { existed: false };
+    return { ok: false, code: 'PROBE_FAILED', msg: String((e && e.message) || e) };
   }
 }

@@ -2,7 +2,8 @@
   // Snapshot consistency stamp (JS-PROBES.md §5): a document identity plus mutation counters
   // kept by one observer under window.__dsbSnapshotWatch, installed lazily and reinstalled when
   // the document changed. Returns {documentId, mutations, structuralMutations, contentMutations,
-  // lastMutation, url, readyState} or {error}.
+  // lastMutation, url, readyState} in the probe envelope ({ok:true, value} or {ok:false, code,
+  // msg}).
   const KEY = '__dsbSnapshotWatch';
   const OVERLAY_ID = 'playwright-highlight-container';
   try {
@@ -78,15 +79,18 @@
       try { w.record(m); } catch (e) { /* Same as in the observer callback. */ }
     }
     return {
-      documentId: w.id,
-      mutations: w.count,
-      structuralMutations: w.structural,
-      contentMutations: w.content,
-      lastMutation: w.last,
-      url: String(location.href),
-      readyState: document.readyState,
+      ok: true,
+      value: {
+        documentId: w.id,
+        mutations: w.count,
+        structuralMutations: w.structural,
+        contentMutations: w.content,
+        lastMutation: w.last,
+        url: String(location.href),
+        readyState: document.readyState,
+      },
     };
   } catch (e) {
-    return { error: String((e && e.message) || e) };
+    return { ok: false, code: 'PROBE_FAILED', msg: String((e && e.message) || e) };
   }
 }
