@@ -268,6 +268,14 @@ impl Engine {
         }
     }
 
+    /// Waits (1 s at most) until the trace log holds every record sent so far: the end of a
+    /// host's run.
+    pub async fn flush_trace(&self) {
+        if let Some(t) = &self.tracer {
+            t.flush().await;
+        }
+    }
+
     /// Closes every task and the shared browser, after the evidence files their receipts named
     /// are written; returns the closed ids.
     pub async fn shutdown(&self) -> Vec<TaskId> {

@@ -72,9 +72,25 @@ fn light(receipt: &Receipt) -> Receipt {
     Receipt::success("", Value::Object(data), 0.0).with_outcome_of(receipt)
 }
 
+/// What the writer thread is sent.
+enum Msg {
+    /// One command's record.
+    Record(Record),
+    /// Write out everything sent before, then answer.
+    Flush(tokio::sync::oneshot::Sender<()>),
+}
+
+/// How long the writer lets records gather before it writes them: one wake-up per batch, not
+/// per command, so the writer thread does not compete with the engine's for the CPU on every
+/// call (measured: get_title through Lua 1.20x raw CDP with a wake per record, 1.11x without a
+/// trace).
+const BATCH: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// The trace writer's front end.
 pub struct Tracer {
-    tx: SyncSender<Record>,
+    tx: SyncSender<Msg>,
+    /// The writer thread, woken early by a flush.
+    writer: Option<std::thread::Thread>,
     seq: AtomicU64,
     warned_full: AtomicBool,
 }
@@ -86,11 +102,16 @@ impl Tracer {
         let spawned = std::thread::Builder::new()
             .name("moonpilot-trace".into())
             .spawn(move || write_loop(dir, rx));
-        if let Err(e) = spawned {
-            tracing::warn!("trace log disabled: cannot start its writer: {e}");
-        }
+        let writer = match spawned {
+            Ok(handle) => Some(handle.thread().clone()),
+            Err(e) => {
+                tracing::warn!("trace log disabled: cannot start its writer: {e}");
+                None
+            }
+        };
         Tracer {
             tx,
+            writer,
             seq: AtomicU64::new(0),
             warned_full: AtomicBool::new(false),
         }
@@ -114,7 +135,7 @@ impl Tracer {
             params,
             receipt: light(receipt),
         };
-        match self.tx.try_send(record) {
+        match self.tx.try_send(Msg::Record(record)) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) => {
                 if !self.warned_full.swap(true, Ordering::Relaxed) {
@@ -146,7 +167,22 @@ fn utc_date(ms: u64) -> String {
     format!("{y:04}{m:02}{d:02}")
 }
 
-fn write_loop(dir: PathBuf, rx: Receiver<Record>) {
+impl Tracer {
+    /// Waits (1 s at most) until every record sent so far is written: the end of a run must
+    /// not lose the last commands' lines.
+    pub async fn flush(&self) {
+        let (done, written) = tokio::sync::oneshot::channel();
+        if self.tx.try_send(Msg::Flush(done)).is_err() {
+            return;
+        }
+        if let Some(writer) = &self.writer {
+            writer.unpark();
+        }
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(1), written).await;
+    }
+}
+
+fn write_loop(dir: PathBuf, rx: Receiver<Msg>) {
     let mut current: Option<(String, std::io::BufWriter<std::fs::File>)> = None;
     let mut warned = false;
     let mut warn = |e: &dyn std::fmt::Display| {
@@ -156,9 +192,22 @@ fn write_loop(dir: PathBuf, rx: Receiver<Record>) {
         }
     };
     while let Ok(first) = rx.recv() {
+        // This is the writer's own thread, never the engine's: parking it lets records gather
+        // (a flush unparks it at once).
+        if matches!(first, Msg::Record(_)) {
+            std::thread::park_timeout(BATCH);
+        }
         let mut batch = vec![first];
         batch.extend(rx.try_iter());
-        for record in batch {
+        let mut flushes = Vec::new();
+        for msg in batch {
+            let record = match msg {
+                Msg::Record(record) => record,
+                Msg::Flush(done) => {
+                    flushes.push(done);
+                    continue;
+                }
+            };
             let date = utc_date(record.ts);
             if current.as_ref().map(|(d, _)| d != &date).unwrap_or(true) {
                 let day = dir.join(&date);
@@ -188,6 +237,9 @@ fn write_loop(dir: PathBuf, rx: Receiver<Record>) {
             if let Err(e) = out.flush() {
                 warn(&e);
             }
+        }
+        for done in flushes {
+            let _ = done.send(());
         }
     }
 }

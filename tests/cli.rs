@@ -63,6 +63,44 @@ fn run_exit_codes() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// The trace writer batches its writes; the end of a run still leaves every command's line.
+#[test]
+fn a_run_leaves_every_command_in_the_trace() {
+    let dir = std::env::temp_dir().join(format!("moonpilot-cli-trace-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("calls.lua");
+    std::fs::write(
+        &script,
+        "assert(browser.call('list_methods').ok)\nassert(browser.call('get_config').ok)\n",
+    )
+    .unwrap();
+    let trace = dir.join("trace");
+    let out = moonpilot()
+        .current_dir(&dir)
+        .arg("run")
+        .arg(&script)
+        .arg("--trace-dir")
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file = trace.join(moonpilot::trace::today()).join("calls.jsonl");
+    let text = std::fs::read_to_string(&file).unwrap_or_default();
+    let methods: Vec<String> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v["method"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(methods, ["list_methods", "get_config"], "{}", file.display());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 #[test]
 fn quickstart_example_runs_end_to_end() {
     let root = env!("CARGO_MANIFEST_DIR");

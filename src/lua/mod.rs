@@ -62,6 +62,7 @@ where
             }
         };
         engine.shutdown().await;
+        engine.flush_trace().await;
         code
     })
 }
