@@ -74,8 +74,8 @@ fn light(receipt: &Receipt) -> Receipt {
 
 /// What the writer thread is sent.
 enum Msg {
-    /// One command's record.
-    Record(Record),
+    /// One command's record (boxed: a flush is a pointer wide).
+    Record(Box<Record>),
     /// Write out everything sent before, then answer.
     Flush(tokio::sync::oneshot::Sender<()>),
 }
@@ -135,7 +135,7 @@ impl Tracer {
             params,
             receipt: light(receipt),
         };
-        match self.tx.try_send(Msg::Record(record)) {
+        match self.tx.try_send(Msg::Record(Box::new(record))) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) => {
                 if !self.warned_full.swap(true, Ordering::Relaxed) {
@@ -202,7 +202,7 @@ fn write_loop(dir: PathBuf, rx: Receiver<Msg>) {
         let mut flushes = Vec::new();
         for msg in batch {
             let record = match msg {
-                Msg::Record(record) => record,
+                Msg::Record(record) => *record,
                 Msg::Flush(done) => {
                     flushes.push(done);
                     continue;
