@@ -97,7 +97,12 @@ fn a_run_leaves_every_command_in_the_trace() {
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .filter_map(|v| v["method"].as_str().map(str::to_string))
         .collect();
-    assert_eq!(methods, ["list_methods", "get_config"], "{}", file.display());
+    assert_eq!(
+        methods,
+        ["list_methods", "get_config"],
+        "{}",
+        file.display()
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 
