@@ -8,22 +8,16 @@
 
 #![allow(clippy::unwrap_used)] // Benchmark code: a panic is a failed run.
 
+#[path = "figures.rs"]
+mod figures;
+
 #[path = "../tests/support/server.rs"]
 #[allow(dead_code)]
 mod server;
 
+use figures::{env_or, line, stats};
 use std::process::{Command, Stdio};
 use std::time::Instant;
-
-fn stats(mut samples: Vec<f64>) -> (f64, f64) {
-    samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
-    (at(0.5), at(0.9))
-}
-
-fn line(name: &str, (median, p90): (f64, f64)) {
-    println!("{name:<62} median {median:>7.1} ms   p90 {p90:>7.1} ms");
-}
 
 /// Runs `cmd` to its end and answers its wall time in ms; a failed run fails the bench.
 fn timed(mut cmd: Command) -> f64 {
@@ -44,10 +38,7 @@ fn timed(mut cmd: Command) -> f64 {
 }
 
 fn main() {
-    let runs: usize = std::env::var("BENCH_COLD_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(12);
+    let runs: usize = env_or("BENCH_COLD_RUNS", 12);
     // The fixture server runs on its own threads: the bench blocks on child processes.
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -119,10 +110,11 @@ fn main() {
     println!("cold run of basic.html ({runs} runs each, alternating)");
     line(
         "moonpilot run (launch, navigate, get_title, shutdown)",
+        "ms",
         ours,
     );
-    line("moonpilot run --no-capture", ours_nocap);
-    line("chromium --headless --dump-dom", theirs);
+    line("moonpilot run --no-capture", "ms", ours_nocap);
+    line("chromium --headless --dump-dom", "ms", theirs);
     println!(
         "ratio moonpilot / dump-dom: median {:.2}x (target <= 1.10), p90 {:.2}x; --no-capture {:.2}x",
         ours.0 / theirs.0,

@@ -13,6 +13,9 @@
 
 #![allow(clippy::unwrap_used)] // Benchmark code: a panic is a failed run.
 
+#[path = "figures.rs"]
+mod figures;
+
 #[path = "../tests/support/server.rs"]
 #[allow(dead_code)]
 mod server;
@@ -21,9 +24,10 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
+use figures::{env_or, line, stats};
 use moonpilot::browser::task::TaskId;
 use moonpilot::lua::LuaHost;
-use moonpilot::{Engine, EngineConfig, Executor};
+use moonpilot::Executor;
 use serde_json::json;
 
 /// browser-use's XPath step position: its builder scans every sibling of every ancestor of every
@@ -47,25 +51,9 @@ const LINEAR_POSITIONS: &str = "const __positions = new WeakMap();
 /// Removes browser-use's overlay and its scroll listeners (its cleanup functions), and ours.
 const CLEAR_OVERLAYS: &str = "() => { (window._highlightCleanupFunctions || []).splice(0).forEach((f) => { try { f(); } catch (e) {} }); document.getElementById('playwright-highlight-container')?.remove(); return true; }";
 
-fn stats(mut samples: Vec<f64>) -> (f64, f64) {
-    samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
-    (at(0.5), at(0.9))
-}
-
-fn line(name: &str, unit: &str, (median, p90): (f64, f64)) {
-    println!("{name:<58} median {median:>9.1} {unit}   p90 {p90:>9.1} {unit}");
-}
-
 fn main() {
-    let iterations: usize = std::env::var("BENCH_ITERATIONS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(500);
-    let snapshot_runs: usize = std::env::var("BENCH_SNAPSHOT_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(15);
+    let iterations: usize = env_or("BENCH_ITERATIONS", 500);
+    let snapshot_runs: usize = env_or("BENCH_SNAPSHOT_RUNS", 15);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -73,15 +61,7 @@ fn main() {
     let local = tokio::task::LocalSet::new();
     local.block_on(&rt, async move {
         let fixtures = server::Fixtures::start().await.unwrap();
-        let data = std::env::temp_dir().join("moonpilot-bench-data");
-        // The trace log is on, as in real runs (its writer thread competes for the CPU);
-        // MOONPILOT_BENCH_TRACE=0 measures without it.
-        let trace = std::env::var("MOONPILOT_BENCH_TRACE").map_or(true, |v| v != "0");
-        let engine = Engine::new(EngineConfig {
-            trace_dir: trace.then(|| data.join("trace")),
-            data_dir: data,
-            ..EngineConfig::default()
-        });
+        let engine = figures::engine("moonpilot-bench-data");
         let executor = Executor::new(engine.clone());
         let host = LuaHost::new(executor.clone(), BTreeMap::new()).unwrap();
         host.lua().globals().set("A", fixtures.a.clone()).unwrap();
@@ -199,7 +179,7 @@ fn main() {
             tab.call_function(&main, CLEAR_OVERLAYS, json!({})).await.unwrap();
         };
         let bu_args = |exp: i64, highlight: bool| json!({"doHighlightElements": highlight, "focusHighlightIndex": -1, "viewportExpansion": exp, "debugMode": false});
-        let bu_rounds: usize = std::env::var("BENCH_BROWSER_USE_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(5);
+        let bu_rounds: usize = env_or("BENCH_BROWSER_USE_RUNS", 5);
         let mut walk = Vec::new();
         let mut capture = Vec::new();
         let mut viewport = Vec::new();

@@ -18,6 +18,9 @@
 
 #![allow(clippy::unwrap_used)] // Benchmark code: a panic is a failed run.
 
+#[path = "figures.rs"]
+mod figures;
+
 #[path = "../tests/support/server.rs"]
 #[allow(dead_code)]
 mod server;
@@ -28,19 +31,10 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
+use figures::{env_or, line, stats};
 use moonpilot::browser::task::TaskId;
-use moonpilot::{Engine, EngineConfig, Executor};
+use moonpilot::Executor;
 use serde_json::{json, Value};
-
-fn stats(mut samples: Vec<f64>) -> (f64, f64) {
-    samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
-    (at(0.5), at(0.9))
-}
-
-fn line(name: &str, (median, p90): (f64, f64)) {
-    println!("{name:<66} median {median:>7.2} ms   p90 {p90:>7.2} ms");
-}
 
 /// The Playwright child process, one request per line. Its pipes are async: the fixture server
 /// runs on this runtime and must keep serving while the peer waits for a page.
@@ -111,21 +105,27 @@ fn report_steps(steps: usize, ours: [Vec<f64>; 4], theirs: [Vec<f64>; 3]) {
     println!("act→observe step on basic.html ({steps} steps each, interleaved)");
     line(
         "moonpilot click_element_by_index + get_browser_state (defaults)",
+        "ms",
         step,
     );
-    line("  the click (receipt with evidence fields)", click);
-    line("  the read (waits for the click's evidence first)", read);
+    line("  the click (receipt with evidence fields)", "ms", click);
+    line(
+        "  the read (waits for the click's evidence first)",
+        "ms",
+        read,
+    );
     line(
         "moonpilot step, back to back (waits for the previous evidence)",
+        "ms",
         b2b,
     );
     if theirs[0].is_empty() {
         return;
     }
     let [pw, pw_click, pw_snap] = theirs.map(stats);
-    line("Playwright locator.click + ariaSnapshot", pw);
-    line("  locator.click", pw_click);
-    line("  ariaSnapshot", pw_snap);
+    line("Playwright locator.click + ariaSnapshot", "ms", pw);
+    line("  locator.click", "ms", pw_click);
+    line("  ariaSnapshot", "ms", pw_snap);
     println!(
         "ratio Playwright / moonpilot step: median {:.2}x (target >= 1.5; back to back {:.2}x), p90 {:.2}x",
         pw.0 / step.0,
@@ -139,10 +139,7 @@ fn ms(t0: Instant) -> f64 {
 }
 
 fn main() {
-    let steps: usize = std::env::var("BENCH_STEPS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(60);
+    let steps: usize = env_or("BENCH_STEPS", 60);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -150,13 +147,7 @@ fn main() {
     let local = tokio::task::LocalSet::new();
     local.block_on(&rt, async move {
         let fixtures = server::Fixtures::start().await.unwrap();
-        let data = std::env::temp_dir().join("moonpilot-bench-step");
-        let trace = std::env::var("MOONPILOT_BENCH_TRACE").map_or(true, |v| v != "0");
-        let engine = Engine::new(EngineConfig {
-            trace_dir: trace.then(|| data.join("trace")),
-            data_dir: data,
-            ..EngineConfig::default()
-        });
+        let engine = figures::engine("moonpilot-bench-step");
         let ex = Executor::new(engine.clone());
         let started = ex.execute(None, "start", json!({})).await;
         assert!(started.ok, "{:?}", started.msg);
@@ -282,11 +273,11 @@ fn main() {
         }
         println!("Page.captureScreenshot of basic.html (1280x800), 30 each, random start phase");
         for (k, (name, _)) in variants.iter().enumerate() {
-            line(&format!("{name} ({} KB)", sizes[k] / 1024), stats(shots[k].clone()));
+            line(&format!("{name} ({} KB)", sizes[k] / 1024), "ms", stats(shots[k].clone()));
         }
-        line("Tab::screenshot (overlay hidden around the capture)", stats(overlay));
+        line("Tab::screenshot (overlay hidden around the capture)", "ms", stats(overlay));
         if !their_shots.is_empty() {
-            line("same call in Playwright's Chromium: png optimizeForSpeed", stats(their_shots));
+            line("same call in Playwright's Chromium: png optimizeForSpeed", "ms", stats(their_shots));
         }
         let mut raf = Vec::new();
         for _ in 0..30 {
@@ -294,7 +285,7 @@ fn main() {
             tab.call("Runtime.evaluate", json!({"expression": "new Promise(r => requestAnimationFrame(() => r(1)))", "awaitPromise": true})).await.unwrap();
             raf.push(ms(t0));
         }
-        line("one animation frame (rAF round trip)", stats(raf));
+        line("one animation frame (rAF round trip)", "ms", stats(raf));
         if let Some(p) = peer {
             p.close().await;
         }

@@ -1,0 +1,39 @@
+//! What the benchmarks share: medians and p90s, one printed line per measurement, settings from
+//! the environment, and the engine they measure.
+
+use std::sync::Arc;
+
+use moonpilot::{Engine, EngineConfig};
+
+/// Median and p90 of `samples`.
+pub fn stats(mut samples: Vec<f64>) -> (f64, f64) {
+    samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
+    (at(0.5), at(0.9))
+}
+
+/// One line: `name`, median and p90 in `unit`.
+pub fn line(name: &str, unit: &str, (median, p90): (f64, f64)) {
+    println!("{name:<66} median {median:>9.2} {unit}   p90 {p90:>9.2} {unit}");
+}
+
+/// The integer in environment variable `name`, or `default`.
+pub fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// An engine as real runs have it, its files under the temp dir's `dir`. The trace log is on
+/// (its writer thread competes for the CPU); `MOONPILOT_BENCH_TRACE=0` measures without it.
+#[allow(dead_code)] // Not every bench runs an engine in-process.
+pub fn engine(dir: &str) -> Arc<Engine> {
+    let data = std::env::temp_dir().join(dir);
+    let trace = std::env::var("MOONPILOT_BENCH_TRACE").map_or(true, |v| v != "0");
+    Engine::new(EngineConfig {
+        trace_dir: trace.then(|| data.join("trace")),
+        data_dir: data,
+        ..EngineConfig::default()
+    })
+}
