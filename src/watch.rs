@@ -27,7 +27,7 @@ use crate::browser::task::TaskId;
 use crate::command::Opens;
 use crate::executor::Executor;
 use crate::lua::journal::{AtCheckpoint, Journal, Replayed};
-use crate::lua::{adoptable, adopted, run_host, Hook, LuaHost};
+use crate::lua::{adoptable, adopted, opens, run_host, Hook, LuaHost};
 use crate::protocol::Receipt;
 use crate::EngineConfig;
 
@@ -408,10 +408,9 @@ impl Recorder {
     ) -> Receipt {
         let journal = &self.journal;
         // `browser.start{ id = N }` with N alive takes the task over: no command is sent.
-        let opens_task = crate::commands::registry()
-            .lookup(method)
-            .is_some_and(|s| s.opens == Opens::Task);
-        let adopt = adoptable(executor, task, method);
+        let opened = opens(method);
+        let opens_task = opened == Opens::Task;
+        let adopt = adoptable(executor, task, opened);
         let alive = |t: TaskId| executor.engine().task(t).is_some();
         let anonymous_start = opens_task && task.is_none();
         let replayed = journal.borrow_mut().replay_next(task, method, &params);

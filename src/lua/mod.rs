@@ -123,13 +123,17 @@ pub trait Hook {
     ) -> LocalBoxFuture<'a, ()>;
 }
 
-/// The live task a command that opens tasks would take over instead (`browser.start{id = N}`
-/// with N alive): the spec says whether the command opens one.
-pub fn adoptable(executor: &Executor, task: Option<TaskId>, method: &str) -> Option<TaskId> {
-    let opens_task = crate::commands::registry()
+/// What a successful `method` opens, by its spec (nothing for an unknown method).
+pub fn opens(method: &str) -> Opens {
+    crate::commands::registry()
         .lookup(method)
-        .is_some_and(|s| s.opens == Opens::Task);
-    task.filter(|t| opens_task && executor.engine().task(*t).is_some())
+        .map_or(Opens::Nothing, |s| s.opens)
+}
+
+/// The live task a command that `opens` tasks would take over instead (`browser.start{id = N}`
+/// with N alive).
+pub fn adoptable(executor: &Executor, task: Option<TaskId>, opens: Opens) -> Option<TaskId> {
+    task.filter(|t| opens == Opens::Task && executor.engine().task(*t).is_some())
 }
 
 /// Sends one command, through the host's hook when there is one.
@@ -138,10 +142,11 @@ async fn send(
     executor: &Executor,
     task: Option<TaskId>,
     method: &str,
+    opened: Opens,
     params: serde_json::Value,
 ) -> Receipt {
     let hook = lua.app_data_ref::<HostData>().and_then(|h| h.hook.clone());
-    match (hook, adoptable(executor, task, method)) {
+    match (hook, adoptable(executor, task, opened)) {
         (Some(hook), _) => hook.send(executor, task, method, params).await,
         (None, Some(t)) => adopted(method, t),
         (None, None) => executor.execute(task, method, params).await,
@@ -372,12 +377,12 @@ impl LuaHost {
                             LuaValue::Nil | LuaValue::Table(_) => {
                                 match convert::lua_to_json(&params, "params") {
                                     Ok(json) => {
-                                        let r = send(&lua, &executor, task_id, &method, json).await;
-                                        let opens = crate::commands::registry()
-                                            .lookup(&method)
-                                            .is_some_and(|s| s.opens == Opens::HumanRequest);
+                                        let opened = opens(&method);
+                                        let r =
+                                            send(&lua, &executor, task_id, &method, opened, json)
+                                                .await;
                                         if let (true, true, Some(id), Some(h)) = (
-                                            opens,
+                                            opened == Opens::HumanRequest,
                                             r.ok,
                                             r.data
                                                 .get("requestId")
