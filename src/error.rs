@@ -22,6 +22,9 @@ pub struct CommandError {
     pub param: Option<String>,
     /// Extra fields merged into the receipt's `data` (what was observed, hints).
     pub details: Option<Box<Value>>,
+    /// Set when the failure came after the command reached the browser and its effect is not
+    /// known (no answer in time): the receipt then says `started:true`, whatever the code.
+    pub outcome_unknown: bool,
 }
 
 impl CommandError {
@@ -32,6 +35,7 @@ impl CommandError {
             msg: msg.into(),
             param: None,
             details: None,
+            outcome_unknown: false,
         }
     }
 
@@ -42,6 +46,7 @@ impl CommandError {
             msg: msg.into(),
             param: Some(param.to_string()),
             details: None,
+            outcome_unknown: false,
         }
     }
 
@@ -58,9 +63,45 @@ impl CommandError {
         )
     }
 
-    /// Attaches data fields (an object) to the failure.
+    /// The browser got `what` and gave no answer within `waited`: whether it acted is not known.
+    /// `COMMAND_TIMEOUT`, `started:true`, `outcomeUnknown:true`, `pageUnresponsive:true`.
+    pub fn unanswered(what: &str, waited: std::time::Duration) -> CommandError {
+        CommandError::new(
+            ErrorCode::CommandTimeout,
+            format!(
+                "`{what}` got no answer from the page within {} s (its main thread is busy or \
+                 hung); outcome unknown",
+                waited.as_secs()
+            ),
+        )
+        .with_details(serde_json::json!({"outcomeUnknown": true, "pageUnresponsive": true}))
+        .sent()
+    }
+
+    /// Marks the failure as one that came after the command reached the browser, with an
+    /// unknown effect (`started:true`, `outcomeUnknown:true`).
+    pub fn sent(mut self) -> CommandError {
+        self.outcome_unknown = true;
+        match self.details.as_deref_mut() {
+            Some(Value::Object(map)) => {
+                map.insert("outcomeUnknown".into(), Value::Bool(true));
+            }
+            _ => self.details = Some(Box::new(serde_json::json!({"outcomeUnknown": true}))),
+        }
+        self
+    }
+
+    /// The data field `key` of the failure's details.
+    pub fn detail(&self, key: &str) -> Option<&Value> {
+        self.details.as_deref().and_then(|d| d.get(key))
+    }
+
+    /// Attaches data fields (an object) to the failure, merged over those already there.
     pub fn with_details(mut self, details: Value) -> CommandError {
-        self.details = Some(Box::new(details));
+        match (self.details.as_deref_mut(), details) {
+            (Some(Value::Object(have)), Value::Object(more)) => have.extend(more),
+            (_, details) => self.details = Some(Box::new(details)),
+        }
         self
     }
 }

@@ -156,6 +156,7 @@ fn engine_config(opts: BrowserOpts) -> EngineConfig {
             headful: opts.headful,
             profile: opts.profile,
             cdp_url: opts.cdp_url,
+            ..LaunchConfig::default()
         },
         capture: !opts.no_capture,
         trace_dir: match (opts.no_trace, opts.trace_dir) {

@@ -14,6 +14,7 @@ mod evidence;
 mod extract;
 mod faults;
 mod frames;
+mod hostile;
 mod human;
 mod interact;
 mod lifecycle;

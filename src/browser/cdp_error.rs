@@ -6,6 +6,10 @@ use chromiumoxide::error::CdpError;
 use crate::error::CommandError;
 use crate::protocol::ErrorCode;
 
+/// How long chromiumoxide waits for the answer to a command (its `REQUEST_TIMEOUT`, fixed for
+/// page sessions whatever the browser config says).
+pub const CDP_REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Classifies a CDP failure of `what` (a short description of the call, e.g. `Runtime.evaluate`).
 ///
 /// This is the only function that looks inside `CdpError`.
@@ -14,10 +18,8 @@ pub fn from_cdp(what: &str, err: CdpError) -> CommandError {
         CdpError::Ws(_) | CdpError::ChannelSendError(_) | CdpError::NoResponse => {
             CommandError::browser_gone()
         }
-        CdpError::Timeout => CommandError::new(
-            ErrorCode::ActionTimeout,
-            format!("`{what}` got no answer from the browser in time"),
-        ),
+        // chromiumoxide gives every command 30 s: the browser got it and never answered.
+        CdpError::Timeout => CommandError::unanswered(what, CDP_REQUEST_TIMEOUT),
         CdpError::Chrome(e) => from_protocol_error(what, e.code, &e.message),
         CdpError::JavascriptException(details) => CommandError::new(
             ErrorCode::ActionFailed,

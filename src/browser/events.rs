@@ -30,8 +30,12 @@ pub struct DialogRecord {
     pub seq: u64,
     /// Epoch milliseconds when it opened.
     pub timestamp: u64,
-    /// Whether it was accepted (else dismissed).
+    /// Whether it was accepted: true only once an accepting answer reached the browser.
     pub accepted: bool,
+    /// Whether an answer (accept or dismiss) reached the browser.
+    pub answered: bool,
+    /// Why answering it failed, while it has not been answered.
+    pub answer_error: Option<String>,
 }
 
 impl DialogRecord {
@@ -45,6 +49,8 @@ impl DialogRecord {
             "seq": self.seq,
             "timestamp": self.timestamp,
             "accepted": self.accepted,
+            "answered": self.answered,
+            "answerError": self.answer_error,
         })
     }
 }
@@ -59,9 +65,20 @@ struct EventState {
 }
 
 /// Event-fed state shared by all tabs of one task.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct TabEvents {
     state: Arc<Mutex<EventState>>,
+    /// Counts dialogs the browser refused to let us answer: their page is wedged.
+    stuck: Arc<tokio::sync::watch::Sender<u64>>,
+}
+
+impl Default for TabEvents {
+    fn default() -> TabEvents {
+        TabEvents {
+            state: Arc::default(),
+            stuck: Arc::new(tokio::sync::watch::channel(0).0),
+        }
+    }
 }
 
 /// Epoch milliseconds now.
@@ -86,10 +103,29 @@ impl TabEvents {
             .unwrap_or(false)
     }
 
-    fn dialog_answered(&self) {
+    /// Records the outcome of answering dialog `seq` (`accept`ed or dismissed) and that it is
+    /// off the screen, or, with `Err`, why the answer did not land (the dialog may still be up).
+    fn dialog_answered(&self, seq: u64, accept: bool, outcome: Result<(), String>) {
         if let Ok(mut s) = self.state.lock() {
             s.dialogs_open = s.dialogs_open.saturating_sub(1);
+            if let Some(d) = s.dialog.as_mut().filter(|d| d.seq == seq) {
+                match outcome {
+                    Ok(()) => {
+                        d.answered = true;
+                        d.accepted = accept;
+                        d.answer_error = None;
+                    }
+                    Err(e) => d.answer_error = Some(e),
+                }
+            }
         }
+    }
+
+    /// Changes each time a dialog could not be answered because its document is no longer the
+    /// tab's active one (a navigation swapped it): that document's unload waits for the dialog
+    /// for good, and so does the navigation.
+    pub fn stuck_dialogs(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.stuck.subscribe()
     }
 
     /// Reads the last dialog and clears the record (`consume`).
@@ -113,9 +149,10 @@ impl TabEvents {
             .unwrap_or(false)
     }
 
-    fn record_dialog(&self, ev: &EventJavascriptDialogOpening) -> bool {
+    /// Records a dialog that opened: its seq and whether the policy accepts it.
+    fn record_dialog(&self, ev: &EventJavascriptDialogOpening) -> (u64, bool) {
         let Ok(mut s) = self.state.lock() else {
-            return true;
+            return (0, true);
         };
         s.dialog_seq += 1;
         s.dialogs_open += 1;
@@ -127,9 +164,11 @@ impl TabEvents {
             url: ev.url.clone(),
             seq: s.dialog_seq,
             timestamp: epoch_ms(),
-            accepted: accept,
+            accepted: false,
+            answered: false,
+            answer_error: None,
         });
-        accept
+        (s.dialog_seq, accept)
     }
 
     /// Subscribes to `page`'s dialogs and answers each one by the task's policy.
@@ -148,21 +187,54 @@ impl TabEvents {
         let page = page.clone();
         browser.spawn(async move {
             while let Some(ev) = stream.next().await {
-                let accept = events.record_dialog(&ev);
+                let (seq, accept) = events.record_dialog(&ev);
                 let mut params = HandleJavaScriptDialogParams::new(accept);
                 if accept && ev.r#type.as_ref() == "prompt" {
                     params.prompt_text = ev.default_prompt.clone();
                 }
                 // Not awaited by any command: the command that opened the dialog is blocked in the
                 // renderer until this answer lands.
-                if let Err(e) = page.execute(params).await {
-                    tracing::warn!("answering a `{}` dialog failed: {e}", ev.r#type.as_ref());
+                let outcome = answer(&page, params).await;
+                if let Err(e) = &outcome {
+                    tracing::debug!("answering a `{}` dialog failed: {e}", ev.r#type.as_ref());
+                    if e.contains(NOT_ATTACHED) {
+                        events.stuck.send_modify(|n| *n += 1);
+                    }
                 }
-                events.dialog_answered();
+                events.dialog_answered(seq, accept, outcome);
             }
         });
         Ok(())
     }
+}
+
+/// Chromium's refusal to answer a dialog of a document that is no longer the page's active one.
+const NOT_ATTACHED: &str = "Not attached to an active page";
+
+/// How often, and how far apart, an answer that the browser refused is sent again.
+const ANSWER_TRIES: u32 = 20;
+const ANSWER_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Answers a dialog, sending the answer again for a second when the browser refuses it. While a
+/// navigation swaps the page's document, Chromium can refuse it for good ("Not attached to an
+/// active page"): the old document's dialog then blocks its unload, and the navigation, until
+/// the tab is replaced (the navigation does that, see `stuck_dialogs`). "No dialog is showing"
+/// means the dialog went away by itself: nothing left to answer.
+async fn answer(page: &Page, params: HandleJavaScriptDialogParams) -> Result<(), String> {
+    let mut last = String::new();
+    for _ in 0..ANSWER_TRIES {
+        match page.execute(params.clone()).await {
+            Ok(_) => return Ok(()),
+            Err(e) => {
+                last = e.to_string();
+                if last.contains("No dialog is showing") {
+                    return Err(last);
+                }
+            }
+        }
+        tokio::time::sleep(ANSWER_PAUSE).await;
+    }
+    Err(last)
 }
 
 #[cfg(test)]
@@ -178,17 +250,34 @@ mod tests {
         }))
         .expect("a dialog event");
         assert!(!events.dialog_open());
-        assert!(events.record_dialog(&ev), "accepted by default");
+        assert_eq!(events.record_dialog(&ev), (1, true), "accepted by default");
         assert!(events.dialog_open(), "on screen until answered");
-        assert_eq!(events.last_dialog().map(|d| d.seq), Some(1));
-        events.dialog_answered();
+        let open = events.last_dialog().expect("a record");
+        assert_eq!((open.seq, open.accepted, open.answered), (1, false, false));
+        events.dialog_answered(1, true, Ok(()));
         assert!(!events.dialog_open());
+        assert_eq!(events.last_dialog().map(|d| d.accepted), Some(true));
         events.set_dismiss_dialogs(true);
-        assert!(!events.record_dialog(&ev), "dismissed from now on");
+        assert_eq!(
+            events.record_dialog(&ev),
+            (2, false),
+            "dismissed from now on"
+        );
         assert_eq!(
             events.take_dialog().map(|d| (d.seq, d.accepted)),
             Some((2, false))
         );
         assert!(events.last_dialog().is_none(), "consumed");
+        // An answer that never landed is not reported as accepted.
+        assert_eq!(events.record_dialog(&ev), (3, false));
+        events.set_dismiss_dialogs(false);
+        assert_eq!(events.record_dialog(&ev), (4, true));
+        events.dialog_answered(4, true, Err("Not attached to an active page".into()));
+        let d = events.last_dialog().expect("a record");
+        assert!(!d.accepted && !d.answered);
+        assert_eq!(
+            d.answer_error.as_deref(),
+            Some("Not attached to an active page")
+        );
     }
 }

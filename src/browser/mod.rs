@@ -39,6 +39,17 @@ pub struct LaunchConfig {
     pub profile: Option<PathBuf>,
     /// Attach to this browser (`ws://…` or `http://…`) instead of launching.
     pub cdp_url: Option<String>,
+    /// How long a tab's page may take to answer one CDP command before the command counts as
+    /// unanswered (`None`: chromiumoxide's own 30 s). Tests shorten it.
+    pub page_answer_timeout: Option<Duration>,
+}
+
+impl LaunchConfig {
+    /// How long a page may take to answer one CDP command.
+    pub fn page_answer_timeout(&self) -> Duration {
+        self.page_answer_timeout
+            .unwrap_or(cdp_error::CDP_REQUEST_TIMEOUT)
+    }
 }
 
 /// The viewport every tab gets, in CSS pixels.
@@ -81,6 +92,8 @@ pub struct Browser {
     pub headless: bool,
     /// `Browser.getVersion` product string.
     pub product: String,
+    /// How long a page may take to answer one CDP command ([`LaunchConfig::page_answer_timeout`]).
+    pub answer_bound: Duration,
     /// `Browser.getVersion` protocol version.
     pub protocol_version: String,
 }
@@ -214,7 +227,7 @@ impl Browser {
     /// tokio runtime.
     pub async fn start(config: &LaunchConfig) -> Result<Arc<Browser>, StartError> {
         match &config.cdp_url {
-            Some(url) => Browser::connect(url).await,
+            Some(url) => Browser::connect(url, config.page_answer_timeout()).await,
             None => Browser::launch(config).await,
         }
     }
@@ -313,14 +326,21 @@ impl Browser {
             temporary,
             profile_seen_before,
         };
-        let browser = Browser::finish(cdp, handler, mode, !config.headful).await;
+        let browser = Browser::finish(
+            cdp,
+            handler,
+            mode,
+            !config.headful,
+            config.page_answer_timeout(),
+        )
+        .await;
         if let (Some(w), Ok(mut slot)) = (watchdog, browser.watchdog.lock()) {
             *slot = Some(w);
         }
         Ok(browser)
     }
 
-    async fn connect(url: &str) -> Result<Arc<Browser>, StartError> {
+    async fn connect(url: &str, answer_bound: Duration) -> Result<Arc<Browser>, StartError> {
         let (cdp, handler) =
             CdpBrowser::connect(url.to_string())
                 .await
@@ -331,7 +351,7 @@ impl Browser {
         let mode = Mode::Attached {
             url: url.to_string(),
         };
-        Ok(Browser::finish(cdp, handler, mode, true).await)
+        Ok(Browser::finish(cdp, handler, mode, true, answer_bound).await)
     }
 
     async fn finish(
@@ -339,6 +359,7 @@ impl Browser {
         mut handler: chromiumoxide::handler::Handler,
         mode: Mode,
         headless: bool,
+        answer_bound: Duration,
     ) -> Arc<Browser> {
         let (alive_tx, alive_rx) = watch::channel(true);
         let alive_tx = Arc::new(alive_tx);
@@ -393,6 +414,7 @@ impl Browser {
             headless,
             product,
             protocol_version,
+            answer_bound,
         })
     }
 

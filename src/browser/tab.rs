@@ -132,6 +132,8 @@ pub struct Tab {
     /// This page's session on the raw connection, which `Page.navigate` goes through (see
     /// [`Tab::navigate`]); attached on first use.
     nav_session: tokio::sync::OnceCell<String>,
+    /// The task's event-fed state (dialogs).
+    events: TabEvents,
 }
 
 /// How long an out-of-process frame may take to be attached and listed before it is skipped.
@@ -215,6 +217,7 @@ impl Tab {
             remote_worlds: Mutex::new(HashMap::new()),
             crashed,
             nav_session: tokio::sync::OnceCell::new(),
+            events,
         })
     }
 
@@ -244,15 +247,17 @@ impl Tab {
         &self.browser
     }
 
-    /// Sends a CDP command on the tab's page session.
+    /// Sends a CDP command on the tab's page session; a page that does not answer within the
+    /// browser's answer bound makes it `COMMAND_TIMEOUT`, outcome unknown.
     pub async fn call(&self, method: &str, params: Value) -> Result<Value, CommandError> {
+        let bound = self.browser.answer_bound;
+        let call = self.page.execute(Raw::new(method, params));
         self.browser
             .guard(async {
-                self.page
-                    .execute(Raw::new(method, params))
-                    .await
-                    .map(|r| r.result)
-                    .map_err(|e| from_cdp(method, e))
+                match tokio::time::timeout(bound, call).await {
+                    Ok(res) => res.map(|r| r.result).map_err(|e| from_cdp(method, e)),
+                    Err(_) => Err(CommandError::unanswered(method, bound)),
+                }
             })
             .await
     }
@@ -269,8 +274,14 @@ impl Tab {
             FrameSession::Remote {
                 conn, session_id, ..
             } => {
+                let bound = self.browser.answer_bound;
+                let call = conn.call(Some(session_id), method, params);
                 self.browser
-                    .guard(conn.call(Some(session_id), method, params))
+                    .guard(async {
+                        tokio::time::timeout(bound, call)
+                            .await
+                            .unwrap_or_else(|_| Err(CommandError::unanswered(method, bound)))
+                    })
                     .await
             }
         }
@@ -478,6 +489,38 @@ impl Tab {
         self.call_in(frame, "Runtime.terminateExecution", json!({}))
             .await
             .map(drop)
+    }
+
+    /// Whether the page's main thread answers a trivial evaluation within `within` (a page
+    /// whose script spins, or a renderer that hangs, does not).
+    pub async fn answers(&self, within: Duration) -> bool {
+        let probe = self.call(
+            "Runtime.evaluate",
+            json!({"expression": "0", "returnByValue": true}),
+        );
+        matches!(tokio::time::timeout(within, probe).await, Ok(Ok(_)))
+    }
+
+    /// Stops the script that keeps the main frame's renderer busy; best effort within `within`.
+    /// Chromium handles `Runtime.terminateExecution` on the renderer's I/O thread, so it gets
+    /// through while the main thread spins.
+    pub async fn terminate_main(&self, within: Duration) {
+        let _ =
+            tokio::time::timeout(within, self.call("Runtime.terminateExecution", json!({}))).await;
+    }
+
+    /// The tab's URL as the browser process knows it (`Target.getTargetInfo`), which answers
+    /// when the renderer does not.
+    pub async fn target_url(&self) -> Result<String, CommandError> {
+        let info = self
+            .browser
+            .call("Target.getTargetInfo", json!({"targetId": self.target_id}))
+            .await?;
+        Ok(info
+            .pointer("/targetInfo/url")
+            .and_then(Value::as_str)
+            .unwrap_or("about:blank")
+            .to_string())
     }
 
     /// The main frame without asking the browser: enough for probes, input and the main
@@ -825,10 +868,24 @@ impl Tab {
             .nav_session
             .get_or_try_init(|| conn.attach(&self.target_id))
             .await?;
+        // A dialog that the page being left raises and the browser then refuses to let us
+        // answer blocks that page's unload, and this navigation, for good: fail at once with
+        // `dialogStuck` (the navigate command replaces the tab) instead of at the deadline.
+        let mut stuck = self.events.stuck_dialogs();
+        stuck.mark_unchanged();
+        let stuck_dialog = async {
+            let _ = stuck.changed().await;
+            Err::<(), _>(dialog_stuck(url))
+        };
+        tokio::pin!(stuck_dialog);
         let nav = tokio::time::timeout_at(
             deadline,
-            self.browser
-                .guard(conn.call(Some(session), "Page.navigate", json!({"url": url}))),
+            async {
+                tokio::select! {
+                    res = self.browser.guard(conn.call(Some(session), "Page.navigate", json!({"url": url}))) => res,
+                    Err(e) = &mut stuck_dialog => Err(e),
+                }
+            },
         )
         .await
         .map_err(|_| {
@@ -839,6 +896,7 @@ impl Tab {
                     NAVIGATION_TIMEOUT.as_secs()
                 ),
             )
+            .sent()
         })??;
         let frame_id = nav["frameId"].as_str().unwrap_or(&self.target_id);
         let loader = nav.get("loaderId").and_then(Value::as_str);
@@ -899,6 +957,7 @@ impl Tab {
         let wait = async {
             loop {
                 tokio::select! {
+                    Err(e) = &mut stuck_dialog => return Err(e),
                     ev = lifecycle.next() => {
                         let Some(ev) = ev else {
                             return Err(CommandError::new(
@@ -938,6 +997,7 @@ impl Tab {
                         NAVIGATION_TIMEOUT.as_secs()
                     ),
                 )
+                .sent()
             })??;
         let mut loaders = vec![loader];
         loaders.extend(documents.iter().map(String::as_str));
@@ -999,6 +1059,7 @@ impl Tab {
                         NAVIGATION_TIMEOUT.as_secs()
                     ),
                 )
+                .sent()
             })?;
         let is_main = |ev: &EventResponseReceived| {
             ev.r#type.as_ref() == "Document"
@@ -1126,6 +1187,19 @@ impl Tab {
 #[derive(serde::Deserialize)]
 struct Overlay {
     existed: bool,
+}
+
+/// The failure of a navigation to `url` that a dialog of the page being left blocks for good.
+fn dialog_stuck(url: &str) -> CommandError {
+    CommandError::new(
+        ErrorCode::ActionFailed,
+        format!(
+            "navigation to `{url}` is blocked: the page being left raised a dialog the browser \
+             no longer lets anyone answer"
+        ),
+    )
+    .with_details(json!({"dialogStuck": true}))
+    .sent()
 }
 
 fn navigating() -> CommandError {

@@ -100,6 +100,37 @@ impl Snapshot {
 /// state file and some slack for a loaded machine).
 pub const EVIDENCE_BOUND: Duration = Duration::from_secs(10);
 
+/// How long a page that did not answer a command gets to answer a trivial evaluation, before
+/// and after its script is stopped.
+const REVIVE_PROBE: Duration = Duration::from_millis(1500);
+/// How long a page gets to answer once its running script was stopped.
+pub const REVIVE_BOUND: Duration = Duration::from_secs(3);
+/// How long a replacement tab may take to load the hung tab's URL.
+const REPLACEMENT_LOAD: Duration = Duration::from_secs(10);
+
+/// What [`Task::revive`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Revival {
+    /// The task has no tab.
+    NoTab,
+    /// The renderer crashed (nothing to revive; the task is to be closed).
+    Crashed,
+    /// The page answers again by itself.
+    Answering,
+    /// A script kept the main thread busy; it was stopped and the page answers.
+    ScriptStopped,
+    /// The renderer did not answer even then: the tab was replaced by a fresh one at `url`
+    /// (`loaded`: whether it loaded within the bound).
+    Replaced {
+        /// The URL the hung tab showed.
+        url: String,
+        /// Whether the fresh tab loaded it in time.
+        loaded: bool,
+    },
+    /// Replacing the tab failed.
+    Failed(String),
+}
+
 #[derive(Default)]
 struct TaskState {
     tabs: Vec<Arc<Tab>>,
@@ -247,6 +278,60 @@ impl Task {
     /// The failure of a deferred evidence job that no receipt has reported yet, as (seq, error).
     pub fn take_evidence_failure(&self) -> Option<(u64, String)> {
         self.state(|s| s.evidence_failure.take())
+    }
+
+    /// Gets the current tab back after a command met a page that did not answer (PROTOCOL.md
+    /// §4.2's stuck command, issue: a hung page must not wedge its task): first the script
+    /// that keeps its main thread busy is stopped (`Runtime.terminateExecution`); when the
+    /// renderer still does not answer, the tab is replaced by a fresh one at the same URL.
+    /// Bounded: about [`REVIVE_BOUND`] plus the replacement's load wait.
+    pub async fn revive(&self) -> Revival {
+        let Ok(tab) = self.tab() else {
+            return Revival::NoTab;
+        };
+        if tab.is_crashed() {
+            return Revival::Crashed;
+        }
+        if tab.answers(REVIVE_PROBE).await {
+            return Revival::Answering;
+        }
+        tab.terminate_main(REVIVE_PROBE).await;
+        if tab.answers(REVIVE_BOUND).await {
+            return Revival::ScriptStopped;
+        }
+        let url = tab
+            .target_url()
+            .await
+            .unwrap_or_else(|_| "about:blank".to_string());
+        let fresh = match self.replace_tab(&tab).await {
+            Ok(t) => t,
+            Err(e) => return Revival::Failed(e.msg),
+        };
+        // A page that hangs again on load must not hold the answer: the fresh tab is there
+        // either way, and the next command meets whatever the page does.
+        let loaded = match url.as_str() {
+            "about:blank" | "" => true,
+            _ => matches!(
+                tokio::time::timeout(REPLACEMENT_LOAD, fresh.navigate(&url)).await,
+                Ok(Ok(_))
+            ),
+        };
+        Revival::Replaced { url, loaded }
+    }
+
+    /// Puts a fresh tab on `about:blank` in the place of `old`, one of the task's tabs whose page
+    /// is wedged, and closes `old` (through the browser process, which answers when the renderer
+    /// does not). The index snapshot is dropped.
+    pub async fn replace_tab(&self, old: &Arc<Tab>) -> Result<Arc<Tab>, CommandError> {
+        let fresh = Arc::new(self.browser.new_tab(self.events.clone()).await?);
+        self.state(|s| {
+            if let Some(slot) = s.tabs.iter_mut().find(|t| Arc::ptr_eq(t, old)) {
+                *slot = fresh.clone();
+            }
+            s.snapshot = None;
+        });
+        let _ = tokio::time::timeout(REVIVE_PROBE, old.close()).await;
+        Ok(fresh)
     }
 
     /// Marks the task closed: commands still running on it end with `TASK_NOT_FOUND`.

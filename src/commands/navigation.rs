@@ -66,23 +66,40 @@ fn go_to_url(p: &mut Params) -> Prepared<TaskCx> {
     let url = p.url_req("url")?;
     run(move |cx: TaskCx| async move {
         let task = cx.task.clone();
-        let tab = task.tab()?;
+        let mut tab = task.tab()?;
         // Dropped before navigating, so that a navigation cut short leaves no stale indices, and
         // put back when the document stayed (its elements are the same ones).
         let snapshot = task.snapshot();
         task.set_snapshot(None);
-        let nav = tab.navigate(&url).await?;
+        let mut replaced = None;
+        let nav = match tab.navigate(&url).await {
+            // The page being left holds the navigation with a dialog nobody can answer any
+            // more: leave it behind in a fresh tab.
+            Err(e) if e.detail("dialogStuck").is_some() => {
+                tab = task.replace_tab(&tab).await?;
+                replaced = Some(json!({
+                    "reason": "dialogStuck",
+                    "note": "the page being left kept raising dialogs that the browser no longer let anyone answer, which blocked the navigation; it was closed and the URL opened in a fresh tab (its history and session storage are gone)",
+                }));
+                tab.navigate(&url).await?
+            }
+            other => other?,
+        };
         if let Some(error) = nav.error_text {
             return Err(network_error(&tab, &url, &error, nav.status, nav.is_download).await);
         }
         if nav.same_document {
             task.set_snapshot(snapshot.map(|s| (*s).clone()));
         }
-        Ok(json!({
+        let mut data = json!({
             "status": nav.status,
             "url": tab.url().await?,
             "sameDocument": nav.same_document,
-        }))
+        });
+        if let Some(replaced) = replaced {
+            data["tabReplaced"] = replaced;
+        }
+        Ok(data)
     })
 }
 

@@ -18,10 +18,11 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::browser::task::TaskId;
-use crate::command::{CommandSpec, Cx, Handler, Lane, TaskCx};
+use crate::command::{CommandSpec, Cx, Group, Handler, Lane, TaskCx};
 use crate::engine::Engine;
 use crate::error::CommandError;
 use crate::protocol::{ErrorCode, Params, Receipt};
+use outcome::recovery_report;
 
 /// At most this many extra attempts of a retry-safe command (PROTOCOL.md §5: 2).
 const MAX_RETRIES: u32 = 2;
@@ -308,9 +309,14 @@ impl Executor {
                 receipt
             }
             Err(e) => {
-                // Nothing ran for a bad argument, nor for an action refused by its own checks.
-                let started = !(e.code == ErrorCode::InvalidArgument || e.code.before_acting());
+                // Nothing ran for a bad argument, nor for an action refused by its own checks;
+                // but a command the browser got and never answered has started, whatever its code.
+                let started = e.outcome_unknown
+                    || !(e.code == ErrorCode::InvalidArgument || e.code.before_acting());
                 let code = e.code;
+                // No answer in time from a page that got the command: it may be wedged.
+                let unanswered = code == ErrorCode::CommandTimeout
+                    || (e.outcome_unknown && code == ErrorCode::ActionTimeout);
                 let mut receipt = self.failed(method, spec, &params, e, started, t0);
                 if code == ErrorCode::SpuriousDispatch && !retry_safe {
                     // It may have acted: never resend blindly (§5.2).
@@ -329,6 +335,16 @@ impl Executor {
                     );
                 }
                 let lane_held = _lane.is_some();
+                // A page that did not answer must not wedge the task: get the tab back before
+                // the lane is let go, so the next command meets a page that answers.
+                if let Some(t) = task
+                    .as_ref()
+                    .filter(|_| lane_held && unanswered && spec.group != Group::Lifecycle)
+                {
+                    if let Some(recovery) = recovery_report(t.revive().await) {
+                        receipt.add_data_field("pageRecovery", recovery);
+                    }
+                }
                 if let Some(t) = task
                     .as_ref()
                     .filter(|_| lane_held && code.wants_page_context())

@@ -3,10 +3,10 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::{ms_since, Executor};
-use crate::browser::task::{Task, TaskId};
+use crate::browser::task::{Revival, Task, TaskId};
 use crate::command::CommandSpec;
 use crate::error::CommandError;
 use crate::protocol::{Params, Receipt};
@@ -112,4 +112,27 @@ impl Executor {
              `list_tasks` shows the live ones, `start` creates one)"
         )
     }
+}
+
+/// The `pageRecovery` field of a receipt whose command met a page that did not answer, or
+/// `None` when nothing had to be done.
+pub(super) fn recovery_report(revival: Revival) -> Option<Value> {
+    Some(match revival {
+        Revival::NoTab | Revival::Crashed | Revival::Answering => return None,
+        Revival::ScriptStopped => json!({
+            "action": "scriptTerminated",
+            "note": "a script kept the page's main thread busy; it was stopped (Runtime.terminateExecution) and the tab answers again. The page's own state is as the script left it: read it before acting again",
+        }),
+        Revival::Replaced { url, loaded } => json!({
+            "action": "tabReplaced",
+            "url": url,
+            "loaded": loaded,
+            "note": "the tab did not answer even after its script was stopped; it was replaced by a fresh tab at the same URL (what was typed or changed on the old page is gone)",
+        }),
+        Revival::Failed(error) => json!({
+            "action": "failed",
+            "error": error,
+            "note": "the tab does not answer and could not be replaced: close this task and start a new one",
+        }),
+    })
 }
