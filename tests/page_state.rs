@@ -181,7 +181,7 @@ fn issue_10_a_huge_page_gets_a_partial_snapshot_within_the_bound_and_the_tab_sta
     use std::time::{Duration, Instant};
     let url = crate::support::harness::url_a("many_links.html?n=20000");
     let config = moonpilot::EngineConfig {
-        command_timeout: Duration::from_secs(6),
+        command_timeout: Duration::from_secs(12),
         ..crate::support::harness::test_config()
     };
     crate::support::harness::private(config, |ex| async move {
@@ -201,8 +201,9 @@ fn issue_10_a_huge_page_gets_a_partial_snapshot_within_the_bound_and_the_tab_sta
             "a partial snapshot, not a timeout: {:?} {:?}",
             s.code, s.msg
         );
+        eprintln!("get_browser_state on 20,000 links took {took:?}");
         assert!(
-            took < Duration::from_secs(6),
+            took < Duration::from_secs(12),
             "within the command's bound: {took:?}"
         );
         let d = &s.data;
