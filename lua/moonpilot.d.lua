@@ -140,7 +140,7 @@ function Task:get_title(params) end
 
 ---Read the page as indexed text and elements; replaces the index snapshot
 ---
----Runs the DOM index builder in every included frame (one index space across frames), renders `[index]<tag attr='v'>text/>` lines, lists tabs and elements, writes a screenshot and a state text file, and reports whether the indices are usable. Cross-origin frames are skipped unless `includeFrames` is true.
+---Runs the DOM index builder in every included frame (one index space across frames), renders `[index]<tag attr='v'>text/>` lines, lists tabs and elements, writes a screenshot and a state text file, and reports whether the indices are usable. Cross-origin frames are skipped unless `includeFrames` is true. The readers work within the command's time (at most 10 s per read): a page too big for it gets a partial snapshot with `snapshotIssues` `read_budget_exhausted:<frame>` and `indicesUsable:false`. Page text is read up to 100,000 characters (`state_text_max_chars`), attribute values up to 2,000; `textTruncated` (always present) says when something was cut, with `textLimit`, `textLength`, `textDroppedChars` and `textHint`.
 ---@param params? moonpilot.get_browser_state.params
 ---@return moonpilot.Result
 function Task:get_browser_state(params) end
@@ -210,7 +210,7 @@ function Task:wait(params) end
 
 ---Run JavaScript in the page or a frame and return its JSON result
 ---
----`body` is an expression, a function (called and awaited) or statements with `return` (wrapped into an async function). Promises are awaited. A thrown exception fails the command with data.error {name, message, stack}; an exceeded budget (also a synchronous endless loop) is EVAL_TIMEOUT and the page keeps working.
+---`body` is a function (called and awaited), an expression (whatever compiles as one, so an IIFE answers its value) or statements with `return` (wrapped into an async function). Promises are awaited; values JSON cannot hold (NaN, -0, BigInt, Symbol, functions, cycles, Map…) are converted and named in `resultNote`/`unserializable`. A thrown exception fails the command with data.error {name, message, stack}; an exceeded budget (also a synchronous endless loop) is EVAL_TIMEOUT and the page keeps working.
 ---@param params? moonpilot.execute_js.params
 ---@return moonpilot.Result
 function Task:execute_js(params) end

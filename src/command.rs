@@ -45,6 +45,10 @@ pub struct TaskCx {
     pub task: Arc<Task>,
     /// The spec of the running command.
     pub spec: &'static CommandSpec,
+    /// When the executor stops waiting for this command (its bound). Work that runs inside
+    /// the page and cannot be cancelled from here (the snapshot reader) is given the time
+    /// left, so it never outlives the command.
+    pub deadline: std::time::Instant,
 }
 
 impl TaskCx {

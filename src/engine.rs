@@ -40,6 +40,9 @@ pub struct EngineConfig {
     /// Commands in flight at once, engine-wide; one more is refused at once (not queued) with
     /// a `started:false` receipt (PROTOCOL.md §4.2: pool 24 + queue 24).
     pub max_in_flight: usize,
+    /// Most characters of the snapshot's `text` (`get_browser_state`, 100,000): page text past
+    /// it is not read from the page, and the receipt says what was cut (`textTruncated`).
+    pub state_text_max_chars: usize,
 }
 
 impl Default for EngineConfig {
@@ -53,6 +56,7 @@ impl Default for EngineConfig {
             action_timeout_ms: 5000,
             eval_timeout_ms: 60_000,
             launch_timeout: Duration::from_secs(60),
+            state_text_max_chars: 100_000,
             trace_dir: Some(PathBuf::from("logs/trace")),
             max_in_flight: 48,
             capture: true,

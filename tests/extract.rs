@@ -148,3 +148,82 @@ fn an_endless_function_is_stopped_at_the_budget() {
         end
     "#);
 }
+
+/// Issue 10 (defect 8): `(function(){ return 5 })()` answered `result: null` (the `return`
+/// inside the IIFE made the whole script a statement list), and a statement list that starts
+/// with a function declaration failed to compile. Every shape answers its value; values JSON
+/// cannot hold are said, not dropped.
+#[test]
+fn issue_10_every_script_shape_answers_its_value_and_names_what_json_cannot_hold() {
+    run(r#"
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        -- Shapes that have a JSON value: the value, and no note.
+        local plain = {
+            {"1 + 2", 3},
+            {"document.title", "Basic"},
+            {"return 2 * 3", 6},
+            {"const a = 4;\nreturn a + 1", 5},
+            {"(function(){ return 5 })()", 5},
+            {"(function () { return 'iife' }())", "iife"},
+            {"(() => { return 7 })()", 7},
+            {"(async () => { await null; return 8 })()", 8},
+            {"async function f() { return 9 }; return await f()", 9},
+            {"function g() { return 10 }\nreturn g()", 10},
+            {"() => 11", 11},
+            {"async () => { return 12 }", 12},
+            {"function () { return 13 }", 13},
+            {"Promise.resolve(14)", 14},
+            {"new Promise(r => setTimeout(() => r(15), 10))", 15},
+            {"let x = 2; x * 8", 16},
+            {"[1, 'a', true]", nil},
+        }
+        for _, case in ipairs(plain) do
+            local d = js(case[1])
+            if case[2] ~= nil then eq(d.result, case[2], case[1]) end
+            eq(d.unserializable, nil, case[1] .. ": no note")
+            eq(d.resultNote, nil, case[1] .. ": no note")
+        end
+        eq(js("[1, 'a', true]").result[2], "a", "an array")
+        -- Values JSON cannot hold: converted, and the receipt says how, at which path.
+        local said = {
+            {"10n", "10", "BigInt"},
+            {"NaN", nil, "NaN"},
+            {"Infinity", nil, "Infinity"},
+            {"-Infinity", nil, "-Infinity"},
+            {"-0", 0, "-0"},
+            {"Symbol('s')", nil, "symbol"},
+            {"undefined", nil, "undefined"},
+            {"(function(){ return 1n })()", "1", "BigInt"},
+            {"(function(){ return NaN })()", nil, "NaN"},
+            {"(function(){ return -0 })()", 0, "-0"},
+            {"(() => { return Symbol('t') })()", nil, "symbol"},
+            {"(function(){ return Math.max })()", nil, "function"},
+            {"document.querySelector", nil, "function"},
+            {"(function(){})()", nil, "undefined"},
+            {"void 0", nil, "undefined"},
+        }
+        for _, case in ipairs(said) do
+            local d = js(case[1])
+            eq(d.result, case[2], case[1])
+            local n = notes(d)
+            assert(n["$"] and n["$"]:find(case[3], 1, true) == 1,
+                case[1] .. ": note for $ names " .. case[3] .. ", got " .. tostring(n["$"]))
+            has(d.resultNote, case[3], case[1] .. ": resultNote")
+        end
+        -- A cyclic object returned from an IIFE keeps its data and names the cycle.
+        local c = js("(() => { const o = {a: 1}; o.me = o; return o })()")
+        eq(c.result.a, 1, "cyclic object keeps its data")
+        eq(notes(c)["$.me"], "cycle -> null (a reference to a value that contains it)", "cycle named")
+        -- Nested values: each place is said.
+        local nested = js("(function(){ return {n: NaN, z: -0, b: 2n, s: Symbol('q'), f() {}} })()")
+        local n = notes(nested)
+        eq(n["$.n"], "NaN -> null"); eq(n["$.z"], "-0 -> 0"); eq(n["$.b"], "BigInt -> its decimal string")
+        eq(n["$.s"], "symbol -> dropped"); eq(n["$.f"], "function -> dropped")
+        eq(nested.result.b, "2"); eq(nested.result.z, 0)
+        -- A script that throws still fails, from an IIFE too, and a syntax error stays one.
+        local t = page:execute_js{ body = "(function(){ throw new TypeError('boom') })()" }
+        eq(t.ok, false, "a throwing IIFE fails"); has(t.msg, "boom")
+        local s = page:execute_js{ body = "return (1" }
+        eq(s.ok, false, "syntax error fails"); has(s.msg, "SyntaxError")
+    "#);
+}

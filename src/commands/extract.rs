@@ -25,8 +25,10 @@ pub const SPECS: &[CommandSpec] = &[
     Group::ExtractJs
         .action("execute_js", execute_js)
         .summary("Run JavaScript in the page or a frame and return its JSON result")
-        .doc("`body` is an expression, a function (called and awaited) or statements with `return` \
-          (wrapped into an async function). Promises are awaited. A thrown exception fails the \
+        .doc("`body` is a function (called and awaited), an expression (whatever compiles as one, \
+          so an IIFE answers its value) or statements with `return` (wrapped into an async \
+          function). Promises are awaited; values JSON cannot hold (NaN, -0, BigInt, Symbol, \
+          functions, cycles, Map…) are converted and named in `resultNote`/`unserializable`. A thrown exception fails the \
           command with data.error {name, message, stack}; an exceeded budget (also a synchronous \
           endless loop) is EVAL_TIMEOUT and the page keeps working.")
         .params(&[
@@ -310,11 +312,16 @@ enum Ran {
     Value(Value),
 }
 
-/// Runs `body` (of `form`) in `frame`'s main world and reads its result once, serialised in the
-/// page in the call that runs it (`js/script_result.js`): `Runtime.evaluate` only makes the
-/// script a function, and the serialiser calls it. A script that is not an expression after all
-/// (statements without `return`, say `a(); b()`) runs as a script whose completion value is the
-/// result; an object result is then serialised in a second call.
+/// Runs `body` in `frame`'s main world and reads its result once, serialised in the page in the
+/// call that runs it (`js/script_result.js`): `Runtime.evaluate` only makes the script a
+/// function (creating it runs nothing), and the serialiser calls it.
+///
+/// The first wrapper that compiles decides what the script is: a function-like script (`form`
+/// says so) as the function itself, then any script as an expression (an expression's value is
+/// its value, so `(function(){ return 5 })()` answers 5: the `return` belongs to the inner
+/// function), then, when it has a `return`, as the body of an async function. A script that is
+/// none of these (statements without `return`, say `a(); b()`) runs as a script whose
+/// completion value is the result; an object result is then serialised in a second call.
 async fn run_script(
     tab: &Tab,
     frame: &FrameRef,
@@ -322,20 +329,39 @@ async fn run_script(
     form: ScriptForm,
     budget_ms: u64,
 ) -> Result<Ran, CommandError> {
-    let made = tab
-        .evaluate_script(frame, &wrap_script(body, form), Some(budget_ms))
-        .await?;
-    if let Some(ex) = made.get("exceptionDetails") {
-        let syntax =
-            ex.pointer("/exception/className").and_then(Value::as_str) == Some("SyntaxError");
-        if !(syntax && form == ScriptForm::Expression) {
-            return Ok(Ran::Threw(ex.clone()));
-        }
-        // Nothing ran: the wrapper did not compile. Run the text as it is.
-        let direct = tab.evaluate_script(frame, body, Some(budget_ms)).await?;
-        return serialised(tab, frame, direct, false).await;
+    let mut forms = Vec::with_capacity(3);
+    if form == ScriptForm::Function {
+        forms.push(ScriptForm::Function);
     }
-    serialised(tab, frame, made, true).await
+    forms.push(ScriptForm::Expression);
+    let returns = has_return(body);
+    if returns {
+        forms.push(ScriptForm::Statements);
+    }
+    let mut syntax_error = None;
+    for form in forms {
+        let made = tab
+            .evaluate_script(frame, &wrap_script(body, form), Some(budget_ms))
+            .await?;
+        match made.get("exceptionDetails") {
+            Some(ex) if is_syntax_error(ex) => syntax_error = Some(ex.clone()),
+            _ => return serialised(tab, frame, made, true).await,
+        }
+    }
+    match syntax_error {
+        // Nothing ran: the statement form (the closest to what the caller wrote) explains why.
+        Some(ex) if returns => Ok(Ran::Threw(ex)),
+        // Nothing ran: the wrappers did not compile. Run the text as it is.
+        _ => {
+            let direct = tab.evaluate_script(frame, body, Some(budget_ms)).await?;
+            serialised(tab, frame, direct, false).await
+        }
+    }
+}
+
+/// Whether CDP `exceptionDetails` report a script that did not compile.
+fn is_syntax_error(ex: &Value) -> bool {
+    ex.pointer("/exception/className").and_then(Value::as_str) == Some("SyntaxError")
 }
 
 /// Serialises the `Runtime.evaluate` answer `made` in the page (`call`: it is the script as a
@@ -390,8 +416,8 @@ fn inline_value(result: &Value) -> Value {
             json!(text.trim_end_matches('n')),
             note("BigInt", "its decimal string"),
         ),
-        // JSON.stringify writes -0 as 0.
-        (_, Some("-0")) => (json!(0), json!([])),
+        // JSON.stringify writes -0 as 0: said, as the serialiser says it.
+        (_, Some("-0")) => (json!(0), note("-0", "0")),
         (_, Some(text)) => (Value::Null, note(text, "null")),
         _ => (
             result.get("value").cloned().unwrap_or(Value::Null),
@@ -505,7 +531,7 @@ mod tests {
         assert_eq!(nan["notes"][0]["type"], "NaN");
         let zero = inline_value(&json!({"type": "number", "unserializableValue": "-0"}));
         assert_eq!(zero["value"], 0);
-        assert_eq!(zero["notes"], json!([]));
+        assert_eq!(zero["notes"][0]["type"], "-0");
         let undefined = inline_value(&json!({"type": "undefined"}));
         assert_eq!(undefined["notes"][0]["type"], "undefined");
     }

@@ -5,7 +5,7 @@
 //! before/after stamp of the main document (JS-PROBES.md §5). Only a consistent snapshot becomes
 //! the task's index snapshot.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -26,7 +26,13 @@ pub const SPECS: &[CommandSpec] = &[
         .doc("Runs the DOM index builder in every included frame (one index space across frames), \
               renders `[index]<tag attr='v'>text/>` lines, lists tabs and elements, writes a \
               screenshot and a state text file, and reports whether the indices are usable. \
-              Cross-origin frames are skipped unless `includeFrames` is true.")
+              Cross-origin frames are skipped unless `includeFrames` is true. The readers work \
+              within the command's time (at most 10 s per read): a page too big for it gets a \
+              partial snapshot with `snapshotIssues` `read_budget_exhausted:<frame>` and \
+              `indicesUsable:false`. Page text is read up to 100,000 characters \
+              (`state_text_max_chars`), attribute values up to 2,000; `textTruncated` (always \
+              present) says when something was cut, with `textLimit`, `textLength`, \
+              `textDroppedChars` and `textHint`.")
         .params(&[
             boolean("highlight", "draw the numbered highlight overlay in the page (never affects the text; hidden in screenshots)").or("true"),
             int("viewportExpansion", "pixels around the viewport that still get indices; -1 = the whole page").or("0"),
@@ -105,6 +111,44 @@ pub struct SnapshotOptions {
     /// How many elements (across frames, in index order) need the full live description; the
     /// rest are re-resolved for their identity only (tag, id, name).
     pub detail: usize,
+    /// When the command's bound ends: the readers in the page get the time left (see
+    /// [`read_budget`]), so none of them runs on after the command answered.
+    pub deadline: Instant,
+    /// Most characters of page text read into the snapshot, across frames (the rendered
+    /// `text`, markup included, is cut at twice that).
+    pub max_text_chars: usize,
+}
+
+/// Longest time one read of the page (every frame) may take, whatever the command's bound: a
+/// snapshot that takes longer is not worth waiting for, and the reader reports what it saw.
+const READ_CAP: Duration = Duration::from_secs(10);
+
+/// Time kept back from the page readers for the rest of the command (re-resolving indices,
+/// stamps, the tab block, rendering).
+const READ_RESERVE: Duration = Duration::from_millis(2500);
+
+/// How long before the command's bound the engine stops an in-page reader that is still
+/// running past its own budget (`Runtime.terminateExecution`), leaving time to answer: only a
+/// single DOM call that alone outlasts the budget (a forced layout of a huge page) gets there.
+const READER_STOP_MARGIN: Duration = Duration::from_millis(1000);
+
+/// The least time past its budget a reader is waited for before it is stopped.
+const READER_GRACE: Duration = Duration::from_millis(500);
+
+/// The least budget a frame read gets (a reader given nothing would index nothing).
+const READER_MIN: Duration = Duration::from_millis(200);
+
+/// Cap per attribute value in the snapshot, in characters (an input may hold megabytes).
+const MAX_ATTR_CHARS: usize = 2000;
+
+/// When a read that starts now must be done: at most [`READ_CAP`], and of the command's time
+/// left (less [`READ_RESERVE`]) a share of `1/shares` (the first of two possible reads leaves
+/// room for the second).
+fn read_budget(deadline: Instant, shares: u32) -> Instant {
+    let left = deadline
+        .saturating_duration_since(Instant::now())
+        .saturating_sub(READ_RESERVE);
+    Instant::now() + (left / shares.max(1)).min(READ_CAP)
 }
 
 /// One frame's part of a snapshot read.
@@ -151,8 +195,14 @@ struct Stamp {
     ready_state: String,
 }
 
-async fn read_once(tab: &Tab, opts: SnapshotOptions) -> Result<SnapshotRead, CommandError> {
+async fn read_once(
+    tab: &Tab,
+    opts: SnapshotOptions,
+    read_deadline: Instant,
+) -> Result<SnapshotRead, CommandError> {
     let t0 = Instant::now();
+    let mut text_left = opts.max_text_chars;
+    let mut time_up = false;
     let frames = tab.frames(true).await?;
     tracing::debug!(target: "moonpilot::snapshot", "frames listed after {:?}", t0.elapsed());
     let main = frames.first().cloned().ok_or_else(|| {
@@ -182,14 +232,55 @@ async fn read_once(tab: &Tab, opts: SnapshotOptions) -> Result<SnapshotRead, Com
             });
             continue;
         }
+        if time_up {
+            // The budget went to earlier frames: this one is not read at all.
+            issues.push(format!("read_budget_exhausted:{}", frame.ordinal));
+            reads.push(FrameRead {
+                read_error: Some("not read: the snapshot's time budget was spent".into()),
+                frame,
+                dom: None,
+                skipped: None,
+                resolved: Vec::new(),
+            });
+            continue;
+        }
+        let budget = read_deadline
+            .saturating_duration_since(Instant::now())
+            .max(READER_MIN);
         let args = json!({
             "doHighlightElements": opts.highlight,
             "viewportExpansion": opts.viewport_expansion,
             "highlightIndexStart": cursor,
+            "budgetMs": u64::try_from(budget.as_millis()).unwrap_or(u64::MAX),
+            // At least one character: 0 would mean "no limit" to the reader.
+            "maxTextChars": text_left.max(1),
+            "maxAttrChars": MAX_ATTR_CHARS,
         });
-        // A failed call keeps its own code (navigating, browser gone, timeout); a probe that
-        // answered but could not read the page is ACTION_FAILED.
-        let parsed = match tab.call_function(&frame, js::DOM_INDEX_JS, args).await {
+        // The reader stops itself at its budget; one DOM call that alone outlasts it is stopped
+        // from here, so the reader never runs on after the command answered. A failed call
+        // keeps its own code (navigating, browser gone); a probe that answered but could not
+        // read the page is ACTION_FAILED.
+        let call = tab.call_function(&frame, js::DOM_INDEX_JS, args);
+        let stop_at = opts
+            .deadline
+            .checked_sub(READER_STOP_MARGIN)
+            .unwrap_or(opts.deadline)
+            .max(Instant::now() + budget + READER_GRACE);
+        let answer = match tokio::time::timeout_at(stop_at.into(), call).await {
+            Ok(answer) => answer,
+            Err(_) => {
+                let _ = tab.terminate_execution(&frame).await;
+                Err(CommandError::new(
+                    ErrorCode::ActionTimeout,
+                    format!(
+                        "the page did not let the reader finish within its {} ms budget (one \
+                         step of it took longer than the command's time); it was stopped",
+                        budget.as_millis()
+                    ),
+                ))
+            }
+        };
+        let parsed = match answer {
             Ok(v) => probe_value(v)
                 .and_then(|v| {
                     dom::parse_frame(v).map_err(|e| format!("unreadable probe output: {e}"))
@@ -202,6 +293,11 @@ async fn read_once(tab: &Tab, opts: SnapshotOptions) -> Result<SnapshotRead, Com
                 if let Some(last) = dom.elements.iter().map(|e| e.index).max() {
                     cursor = last + 1;
                 }
+                if dom.time_up {
+                    time_up = true;
+                    issues.push(format!("read_budget_exhausted:{}", frame.ordinal));
+                }
+                text_left = text_left.saturating_sub(dom.text_chars());
                 reads.push(FrameRead {
                     frame,
                     dom: Some(dom),
@@ -350,13 +446,15 @@ struct Resolved {
     changed: Vec<usize>,
 }
 
-/// Reads a snapshot, re-reading once on any issue (never replaying actions).
+/// Reads a snapshot, re-reading once on any issue (never replaying actions), each read within
+/// its share of the command's time. A read that ran out of time is not repeated: the page is
+/// too big for the time, and a second read would only spend the rest.
 pub async fn read_snapshot(tab: &Tab, opts: SnapshotOptions) -> Result<SnapshotRead, CommandError> {
-    let first = read_once(tab, opts).await?;
-    if first.issues.is_empty() {
+    let first = read_once(tab, opts, read_budget(opts.deadline, 2)).await?;
+    if first.issues.is_empty() || first.time_up() {
         return Ok(first);
     }
-    let mut second = read_once(tab, opts).await?;
+    let mut second = read_once(tab, opts, read_budget(opts.deadline, 1)).await?;
     second.attempts = 2;
     Ok(second)
 }
@@ -389,6 +487,30 @@ impl SnapshotRead {
     /// Whether index commands may use it.
     pub fn usable(&self) -> bool {
         self.issues.is_empty()
+    }
+
+    /// Whether a frame's reader ran out of time (the snapshot is incomplete).
+    pub fn time_up(&self) -> bool {
+        self.issues
+            .iter()
+            .any(|i| i.starts_with("read_budget_exhausted:"))
+    }
+
+    /// Page-text characters the readers left out at the text budget (whitespace included).
+    fn text_dropped(&self) -> u64 {
+        self.frames
+            .iter()
+            .filter_map(|r| r.dom.as_ref())
+            .map(|d| d.text_dropped)
+            .sum()
+    }
+
+    /// Whether a reader left text out.
+    fn text_cut(&self) -> bool {
+        self.frames
+            .iter()
+            .filter_map(|r| r.dom.as_ref())
+            .any(|d| d.text_cut)
     }
 
     /// The snapshot to store on the task.
@@ -550,6 +672,24 @@ fn shown_path(path: &std::path::Path) -> String {
         .to_string()
 }
 
+/// Cuts the rendered text at `max` characters: at the last line break in the last 200
+/// characters before the cut when there is one, else mid-line. The readers keep page text
+/// within its budget already; this bounds what markup and attributes add (a guard for pages
+/// with very many elements). Answers the text and how many characters were cut.
+fn cut_text(text: String, max: usize) -> (String, u64) {
+    let Some((cut, _)) = text.char_indices().nth(max) else {
+        return (text, 0);
+    };
+    let floor = text[..cut]
+        .char_indices()
+        .rev()
+        .nth(200)
+        .map_or(0, |(i, _)| i);
+    let at = text[floor..cut].rfind('\n').map_or(cut, |i| floor + i);
+    let dropped = text[at..].chars().count() as u64;
+    (text[..at].to_string(), dropped)
+}
+
 fn get_browser_state(p: &mut Params) -> Prepared<TaskCx> {
     let highlight = p.bool_or("highlight", true)?;
     let viewport_expansion = p.int_opt("viewportExpansion")?.unwrap_or(0).max(-1);
@@ -564,8 +704,16 @@ fn get_browser_state(p: &mut Params) -> Prepared<TaskCx> {
         include_frames: p.bool_or("includeFrames", false)?,
         strict: p.bool_or("strictSnapshot", false)?,
         detail: if include_elements { max_elements } else { 0 },
+        // Both set from the context below.
+        deadline: Instant::now(),
+        max_text_chars: 0,
     };
     run(move |cx: TaskCx| async move {
+        let opts = SnapshotOptions {
+            deadline: cx.deadline,
+            max_text_chars: cx.engine.config.state_text_max_chars,
+            ..opts
+        };
         let task = cx.task.clone();
         let tab = task.tab()?;
         let t0 = Instant::now();
@@ -576,7 +724,8 @@ fn get_browser_state(p: &mut Params) -> Prepared<TaskCx> {
         }
         let usable = read.usable();
         task.set_snapshot(usable.then(|| read.to_snapshot(&tab)));
-        let text = read.text();
+        // Page text is bounded by the readers; markup may add as much again.
+        let (text, text_over) = cut_text(read.text(), opts.max_text_chars.saturating_mul(2));
         let (block, tabs, (url, title)) = tab_block(&task).await;
         let seq = task.next_capture_seq();
         let mut data = json!({
@@ -644,6 +793,28 @@ fn get_browser_state(p: &mut Params) -> Prepared<TaskCx> {
         } else if read.mutations.0 != 0 {
             data["snapshotNote"] = json!("content changed during the read (text, attributes), but no element was added or removed: indices stay usable");
         }
+        if read.time_up() {
+            data["snapshotHint"] = json!(
+                "the page is too big to read within the command's time: the snapshot stopped \
+                 early (read_budget_exhausted), so elements after the last index are missing \
+                 and indices are not usable; use *_by_selector or execute_js, or read a \
+                 smaller part (viewportExpansion=0, scroll first)"
+            );
+        }
+        let text_truncated = read.text_cut() || text_over > 0;
+        data["textTruncated"] = json!(text_truncated);
+        if text_truncated {
+            data["textLimit"] = json!(opts.max_text_chars);
+            data["textLength"] = json!(text.chars().count());
+            data["textDroppedChars"] = json!(read.text_dropped() + text_over);
+            data["textHint"] = json!(format!(
+                "the page text was cut at {} characters of page text (engine setting \
+                 state_text_max_chars; the rendered text at twice that): \
+                 scroll and read again (pixels_below), or read the part you need with \
+                 execute_js",
+                opts.max_text_chars
+            ));
+        }
         data["pageAppearsBlank"] = json!(text.trim().is_empty());
         tracing::debug!(target: "moonpilot::snapshot", "receipt built after {:?}", t0.elapsed());
         // Screenshot + state file (PROTOCOL.md §8, §15); a failure never fails the read. The
@@ -693,6 +864,8 @@ fn list_frames(p: &mut Params) -> Prepared<TaskCx> {
                 include_frames: true,
                 strict: false,
                 detail: 0,
+                deadline: cx.deadline,
+                max_text_chars: cx.engine.config.state_text_max_chars,
             };
             let read = read_snapshot(&tab, opts).await?;
             task.set_snapshot(read.usable().then(|| read.to_snapshot(&tab)));

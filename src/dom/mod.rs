@@ -42,6 +42,13 @@ pub struct FrameDom {
     pub media: Option<MediaHint>,
     /// The pruned tree in document pre-order; each node knows its depth and subtree end.
     pub nodes: Vec<DomNode>,
+    /// The reader's time budget ran out: the walk stopped early, so elements after the last
+    /// index were not visited (the indices given are correct, the list is incomplete).
+    pub time_up: bool,
+    /// Text was left out at the reader's text budget (`maxTextChars`).
+    pub text_cut: bool,
+    /// Characters of text nodes left out by the text budget (whitespace included).
+    pub text_dropped: u64,
 }
 
 /// One indexed (interactive) element of a frame.
@@ -289,10 +296,24 @@ pub fn parse_frame(value: Value) -> Result<FrameDom, String> {
         page_height: number(&map, "page_height"),
         media,
         nodes,
+        time_up: map.get("time_up") == Some(&Value::Bool(true)),
+        text_cut: map.get("text_cut") == Some(&Value::Bool(true)),
+        text_dropped: u64::try_from(number(&map, "text_dropped")).unwrap_or(0),
     })
 }
 
 impl FrameDom {
+    /// Characters of page text in the tree (what the text budget counts).
+    pub fn text_chars(&self) -> usize {
+        self.nodes
+            .iter()
+            .map(|n| match &n.kind {
+                NodeKind::Text(t) => t.chars().count(),
+                NodeKind::Element(_) => 0,
+            })
+            .sum()
+    }
+
     /// Marks the indexed elements that `seen` does not know as new, so they render as `*[i]`
     /// (JS-PROBES.md §1.11). The caller decides identity, e.g. tag + locator + id/name of the
     /// previous snapshot of the same document.

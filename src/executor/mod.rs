@@ -240,6 +240,7 @@ impl Executor {
                             engine: self.engine.clone(),
                             task: task.clone(),
                             spec,
+                            deadline: t_run + bound,
                         })
                     }),
                     // Unreachable: a task command without its task was answered above.

@@ -2,7 +2,7 @@
   // DOM index builder (JS-PROBES.md §1), highlight overlay (§3) and media hint (§15).
   //
   // Output `value`: {root_xpath, tree, pixels_above, pixels_below, viewport_height, page_height,
-  // media?}. `tree` is the JSON text of a flat, pruned pre-order list (flat so that no JSON
+  // media?, time_up, text_cut, text_dropped}. `tree` is the JSON text of a flat, pruned pre-order list (flat so that no JSON
   // nesting limit is hit on deep pages):
   //   element: [depth, tag, seg, flags, index, attrs|null, extra]
   //     depth  0 for the root (body), +1 per level; shadow-root children sit under their host;
@@ -14,6 +14,17 @@
   //     extra  [id|null, name|null, [l, t, w, h]] (only for indexed elements).
   //   text:    [depth, trimmedText]
   // Locators are rebuilt from `root_xpath` + seg chain; shadow content uses `/#shadow-root/`.
+  //
+  // Budgets (arguments; absent or <= 0 means none), so that the reader never outlives its
+  // command and never ships more than it may:
+  //   budgetMs      wall time for the walk: once it is spent the walk stops where it is (the
+  //                 elements indexed so far stay correct, nothing after them is visited) and
+  //                 `time_up` is true. Checked before every hit test (they cost up to hundreds
+  //                 of ms on pathological pages: one line of 10,000 links) and every 64 nodes.
+  //   maxTextChars  total characters of text entries: text past it is not read (a text node is
+  //                 cut with substringData, never copied whole); `text_cut` says so and
+  //                 `text_dropped` counts the characters left out (whitespace included).
+  //   maxAttrChars  cap per attribute value (an input holding megabytes), `...` marks a cut.
   const OVERLAY_ID = 'playwright-highlight-container';
   const LABEL_CLASS = 'playwright-highlight-label';
   try {
@@ -25,6 +36,45 @@
     const allViewport = exp < 0;
     let nextIndex = Number.isInteger(opts.highlightIndexStart) && opts.highlightIndexStart > 0
       ? opts.highlightIndexStart : 0;
+    const positive = (v) => (typeof v === 'number' && v > 0 ? v : Infinity);
+    const deadline = performance.now() + positive(opts.budgetMs);
+    let timeUp = false;
+    let ticks = 0;
+    // True once the budget is spent; the clock is read every 64th question (cheap, but not free).
+    const outOfTime = (always) => {
+      if (timeUp) return true;
+      if (!always && (++ticks & 63) !== 0) return false;
+      if (performance.now() > deadline) timeUp = true;
+      return timeUp;
+    };
+    let textLeft = positive(opts.maxTextChars);
+    let textCut = false;
+    let textDropped = 0;
+    const maxAttr = positive(opts.maxAttrChars);
+    const capAttr = (v) => (v.length > maxAttr ? v.slice(0, maxAttr) + '...' : v);
+    // The trimmed text of text node `n` within the text budget, or '' (nothing to output).
+    const takeText = (n) => {
+      const len = n.length;
+      if (len === 0) return '';
+      if (textLeft <= 0) {
+        textCut = true;
+        textDropped += len;
+        return '';
+      }
+      // A little more than what is left, so that trimming still leaves enough.
+      const raw = len > textLeft + 256 ? n.substringData(0, textLeft + 256) : n.nodeValue;
+      let text = raw.trim();
+      if (text.length > textLeft) {
+        textCut = true;
+        textDropped += len - textLeft;
+        text = text.slice(0, textLeft);
+      } else if (raw.length < len) {
+        textCut = true;
+        textDropped += len - raw.length;
+      }
+      textLeft -= text.length;
+      return text;
+    };
 
     // Remove the previous overlay of this document first, so boxes never accumulate and stale
     // numbers never survive a new snapshot.
@@ -93,6 +143,8 @@
     // §1.6: the element owns the point at the centre of its middle client rect.
     const isTop = (el, root) => {
       if (allViewport) return true;
+      // Out of time: no more hit tests, so no more indices (those given stay correct).
+      if (outOfTime(true)) return false;
       const rects = el.getClientRects();
       let any = false;
       for (let i = 0; i < rects.length; i++) {
@@ -180,7 +232,7 @@
         const list = el.attributes;
         for (let i = 0; i < list.length; i++) {
           const at = list[i];
-          if (PLAIN.has(at.name)) a[at.name] = at.value;
+          if (PLAIN.has(at.name)) a[at.name] = capAttr(at.value);
         }
       }
       const isForm = FORM_CONTROLS.has(tag);
@@ -194,7 +246,7 @@
       }
       const type = tag === 'input' ? String(el.type || '').toLowerCase() : '';
       if (tag === 'input' || tag === 'textarea') {
-        a.value = type === 'password' ? '[redacted]' : String(el.value);
+        a.value = type === 'password' ? '[redacted]' : capAttr(String(el.value));
       } else if (tag === 'select') {
         const picked = [];
         const texts = [];
@@ -202,8 +254,8 @@
           picked.push(o.value);
           texts.push(o.text.replace(/\s+/g, ' ').trim());
         }
-        a.value = el.multiple ? JSON.stringify(picked) : String(el.value);
-        if (texts.length) a['selected-text'] = texts.join(', ');
+        a.value = capAttr(el.multiple ? JSON.stringify(picked) : String(el.value));
+        if (texts.length) a['selected-text'] = capAttr(texts.join(', '));
         else delete a['selected-text'];
       }
       if (tag === 'input' && (type === 'checkbox' || type === 'radio')) {
@@ -231,7 +283,7 @@
       let n = el.firstChild;
       while (n !== null) {
         if (n.nodeType === 3) {
-          const s = n.nodeValue.trim();
+          const s = takeText(n);
           if (s) out.push([depth, s]);
         } else if (n.nodeType === 1 && n.firstChild !== null && !REJECT.has(n.localName)
           && n.localName !== 'iframe') {
@@ -519,6 +571,11 @@
         }
         let pushed = false;
         while (t.c !== null) {
+          if (outOfTime(false)) {
+            // Stop here: the open elements are finished as they are, nothing more is visited.
+            t.c = null;
+            break;
+          }
           const c = t.c;
           t.c = t.fast ? c.nextElementSibling : c.nextSibling;
           const type = c.nodeType;
@@ -533,7 +590,7 @@
             }
             if (res !== null) keep(t, res, c);
           } else if (type === 3 && (t.lineAbove || (t.parentVT && !t.idxAbove))) {
-            const text = c.nodeValue.trim();
+            const text = takeText(c);
             if (text) out.push([t.depth, text]);
           }
         }
@@ -785,6 +842,9 @@
     value.viewport_height = Math.round(vh);
     value.page_height = Math.round(pageHeight);
     value.pixels_below = Math.round(pageHeight - scrollY - vh);
+    value.time_up = timeUp;
+    value.text_cut = textCut;
+    value.text_dropped = textDropped;
 
     // §15 media hint.
     try {

@@ -8,7 +8,7 @@ async function (arg) {
   // awaited first; otherwise `this` is the value itself. Answers {value, notes, more, navigation}:
   // - `value` is what JSON.stringify would make of the result (toJSON is honoured, so a Date is its
   //   ISO string and a URL its href), except that nothing is lost silently: values JSON cannot
-  //   hold (Map, Set, BigInt, typed arrays, functions, symbols, cycles, undefined, NaN) are
+  //   hold (Map, Set, BigInt, typed arrays, functions, symbols, cycles, undefined, NaN, -0) are
   //   converted or dropped and each such place gets a note {path, type, as};
   // - `notes` holds the first `arg.maxNotes` notes and `more` counts the rest;
   // - `navigation` is the last navigation the script started while it ran ({url, navigationType,
@@ -94,6 +94,10 @@ async function (arg) {
       case 'boolean':
         return v;
       case 'number':
+        if (v === 0 && 1 / v < 0) {
+          note(path, '-0', '0');
+          return 0;
+        }
         if (Number.isFinite(v)) return v;
         note(path, String(v), 'null');
         return null;
