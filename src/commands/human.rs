@@ -142,8 +142,10 @@ pub fn request_json(r: &Request, now: u64) -> Value {
 fn refusal(r: Refusal) -> CommandError {
     let msg = r.to_string();
     match r {
+        // The caller named a request that does not exist (or no longer does): a not-found, not
+        // a refusal of the page, so a script can tell "wrong id" from "the answer was refused".
         Refusal::UnknownRequest { id } => {
-            CommandError::failed(msg).with_details(json!({"requestId": id}))
+            CommandError::new(ErrorCode::NotFound, msg).with_details(json!({"requestId": id}))
         }
         Refusal::StepsExpected { pending } => CommandError::failed(msg).with_details(
             json!({"pendingSteps": pending.iter().map(|(id, p)| json!({"stepId": id, "prompt": p})).collect::<Vec<_>>()}),
@@ -374,51 +376,67 @@ fn request_human_input(p: &mut Params) -> Prepared<TaskCx> {
     })
 }
 
+/// `ask_user`'s questions as steps (the question's id is the step's), or why they are not.
+fn read_questions(questions: &[Value]) -> Result<Vec<StepSpec>, CommandError> {
+    if questions.is_empty() {
+        return Err(CommandError::invalid(
+            "questions",
+            "param `questions`: empty: give at least one {id, question}",
+        ));
+    }
+    let mut steps: Vec<StepSpec> = Vec::with_capacity(questions.len());
+    for (i, q) in questions.iter().enumerate() {
+        let id = q.get("id").and_then(|v| match v {
+            Value::String(s) if !s.is_empty() => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        });
+        let question = q
+            .get("question")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty());
+        let (Some(id), Some(question)) = (id, question) else {
+            return Err(CommandError::invalid(
+                "questions",
+                format!(
+                    "param `questions`: question {} needs an `id` and a `question`",
+                    i + 1
+                ),
+            ));
+        };
+        if steps
+            .iter()
+            .any(|(seen, _, _)| seen.as_deref() == Some(id.as_str()))
+        {
+            return Err(CommandError::invalid(
+                "questions",
+                format!(
+                    "param `questions`: question {} repeats the id `{id}`: ids must be unique",
+                    i + 1
+                ),
+            ));
+        }
+        let mut extra = Map::new();
+        for key in ["header", "options", "multiSelect"] {
+            if let Some(v) = q.get(key) {
+                extra.insert(key.to_string(), v.clone());
+            }
+        }
+        steps.push((Some(id), question.to_string(), extra));
+    }
+    Ok(steps)
+}
+
 fn ask_user(p: &mut Params) -> Prepared<TaskCx> {
     let questions = p
         .array_opt("questions")?
         .ok_or_else(|| CommandError::invalid("questions", "missing parameter `questions`"))?;
     let deadline = read_deadline(p)?;
+    // The questions are the params: a malformed list is refused before anything opens
+    // (`INVALID_ARGUMENT`, `started:false`).
+    let steps = read_questions(&questions)?;
+    let ids: Vec<String> = steps.iter().filter_map(|(id, _, _)| id.clone()).collect();
     run(move |cx: TaskCx| async move {
-        if questions.is_empty() {
-            return Err(CommandError::failed(
-                "ask_user: `questions` is empty: nothing to ask",
-            ));
-        }
-        let mut steps = Vec::with_capacity(questions.len());
-        for (i, q) in questions.iter().enumerate() {
-            let id = q.get("id").and_then(|v| match v {
-                Value::String(s) if !s.is_empty() => Some(s.clone()),
-                Value::Number(n) => Some(n.to_string()),
-                _ => None,
-            });
-            let question = q
-                .get("question")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty());
-            let (Some(id), Some(question)) = (id, question) else {
-                return Err(CommandError::failed(format!(
-                    "ask_user: question {} needs an `id` and a `question`",
-                    i + 1
-                )));
-            };
-            let mut extra = Map::new();
-            for key in ["header", "options", "multiSelect"] {
-                if let Some(v) = q.get(key) {
-                    extra.insert(key.to_string(), v.clone());
-                }
-            }
-            steps.push((Some(id), question.to_string(), extra));
-        }
-        let ids: Vec<String> = steps.iter().filter_map(|(id, _, _)| id.clone()).collect();
-        for (i, id) in ids.iter().enumerate() {
-            if ids[..i].contains(id) {
-                return Err(CommandError::failed(format!(
-                    "ask_user: question {} repeats the id `{id}`: ids must be unique",
-                    i + 1
-                )));
-            }
-        }
         let now = epoch_ms();
         let new = NewRequest {
             task: task_of(&cx)?.0,
