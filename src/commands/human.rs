@@ -18,12 +18,27 @@ use crate::human::{self, NewRequest, Origin, Refusal, Request, Status, StepSpec,
 use crate::js;
 use crate::protocol::{ErrorCode, Params};
 
-const TIMEOUT: ParamSpec = int("timeoutSeconds", "relative lifetime (legacy name)").or("300");
+/// The longest lifetime of a request (7 days): a deadline further away is a mistake (seconds
+/// sent as milliseconds), not a wish.
+const MAX_LIFETIME_S: f64 = 604_800.0;
+/// The latest absolute deadline: 9999-12-31, the end of what a Date shows.
+const MAX_EPOCH_MS: f64 = 253_402_300_799_999.0;
+/// The longest long-poll: under the long-command bound (PROTOCOL.md §4.2, 900 s).
+const MAX_POLL_S: f64 = 899.0;
+
+const TIMEOUT: ParamSpec = int(
+    "timeoutSeconds",
+    "relative lifetime (legacy name), at most 7 days",
+)
+.or("300")
+.range(f64::NEG_INFINITY, MAX_LIFETIME_S);
 const EXPIRES_IN: ParamSpec = int(
     "expiresInSeconds",
     "relative lifetime; same meaning as timeoutSeconds, wins over it",
-);
-const EXPIRES_AT: ParamSpec = int("expiresAt", "absolute expiry epoch ms; wins over both");
+)
+.range(f64::NEG_INFINITY, MAX_LIFETIME_S);
+const EXPIRES_AT: ParamSpec = int("expiresAt", "absolute expiry epoch ms; wins over both")
+    .range(f64::NEG_INFINITY, MAX_EPOCH_MS);
 
 /// The human group.
 pub const SPECS: &[CommandSpec] = &[
@@ -60,9 +75,9 @@ pub const SPECS: &[CommandSpec] = &[
               get_human_input, which adds answers [{id, selected[], custom?}].")
         .params(&[
             array("questions", "[{id, question, header?, options? [string | {label, description?}], multiSelect?}]").req(),
-            int("timeoutSeconds", "relative lifetime").or("300"),
-            int("expiresInSeconds", "relative lifetime, wins over timeoutSeconds"),
-            int("expiresAt", "absolute epoch ms, wins over both"),
+            int("timeoutSeconds", "relative lifetime, at most 7 days").or("300").range(f64::NEG_INFINITY, MAX_LIFETIME_S),
+            int("expiresInSeconds", "relative lifetime, wins over timeoutSeconds").range(f64::NEG_INFINITY, MAX_LIFETIME_S),
+            int("expiresAt", "absolute epoch ms, wins over both").range(f64::NEG_INFINITY, MAX_EPOCH_MS),
         ])
         .example("local q = page:ask_user{ questions = { { id = \"code\", question = \"SMS code?\" } } }")
         .retry_safe(false)
@@ -94,7 +109,7 @@ pub const SPECS: &[CommandSpec] = &[
               lands, or the deadline passes), else when the time is up — not a failure.")
         .params(&[
             string("requestId", "request id").req(),
-            int("timeoutSeconds", "long-poll while pending; absent/<=0 = return immediately"),
+            int("timeoutSeconds", "long-poll while pending, at most 899; absent/<=0 = return immediately").range(f64::NEG_INFINITY, MAX_POLL_S),
         ])
         .example("local r = page:get_human_input{ requestId = id, timeoutSeconds = 60 }:unwrap()")
         .retry_safe(false)

@@ -29,9 +29,9 @@ pub const SPECS: &[CommandSpec] = &[
               Cross-origin frames are skipped unless `includeFrames` is true.")
         .params(&[
             boolean("highlight", "draw the numbered highlight overlay in the page (never affects the text; hidden in screenshots)").or("true"),
-            int("viewportExpansion", "pixels around the viewport that still get indices; -1 = the whole page").or("0"),
+            int("viewportExpansion", "pixels around the viewport that still get indices, -1..=10000000; -1 = the whole page").or("0").range(-1.0, 10_000_000.0),
             boolean("includeElements", "inline the element list in data.elements").or("true"),
-            int("maxElements", "cap for the inlined list (<= 0 means 200)").or("200"),
+            int("maxElements", "cap for the inlined list, at most 100000 (<= 0 means 200)").or("200").range(f64::NEG_INFINITY, 100_000.0),
             boolean("includeFrames", "also index cross-origin (and cross-site) iframes; same-origin frames are always included").or("false"),
             boolean("strictSnapshot", "any DOM mutation during the read invalidates the indices (default: only structural ones)").or("false"),
         ])
