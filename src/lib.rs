@@ -25,6 +25,7 @@ pub mod human;
 pub mod js;
 pub mod lua;
 pub mod protocol;
+pub mod redact;
 pub mod registry;
 pub mod repl;
 pub mod trace;

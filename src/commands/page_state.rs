@@ -657,11 +657,14 @@ fn get_browser_state(p: &mut Params) -> Prepared<TaskCx> {
         data["screenshot"] = json!(format!("/data/{}/{seq}.png", task.id));
         data["screenshot_path"] = json!(shown_path(&png_path));
         data["state_file"] = json!(shown_path(&txt_path));
-        let state_text = format!(
+        // Redacted like everything the engine writes (the page's text may show a card number
+        // typed into a field; the tab block, a URL with a token).
+        let state_text = crate::redact::text(&format!(
             "{}\n\n{}",
             data["browser_state"].as_str().unwrap_or_default(),
             text
-        );
+        ))
+        .into_owned();
         let shot_tab = tab.clone();
         task.defer_evidence(seq, async move {
             tokio::fs::create_dir_all(&dir)
