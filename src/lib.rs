@@ -20,6 +20,7 @@ pub mod console;
 pub mod dom;
 pub mod engine;
 pub mod error;
+pub mod evidence;
 pub mod executor;
 pub mod human;
 pub mod js;

@@ -35,7 +35,17 @@ struct BrowserOpts {
     /// Keep the browser profile in DIR (default: a fresh temporary profile per browser).
     #[arg(long, value_name = "DIR")]
     profile: Option<PathBuf>,
-    /// Write the trace log (one JSON line per command) under DIR [default: logs/trace].
+    /// Keep evidence (data/) and the trace log (logs/) under DIR [default: $MOONPILOT_STATE_DIR,
+    /// else $XDG_STATE_HOME/moonpilot, else ~/.local/state/moonpilot].
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
+    /// Keep the newest N evidence files per task; older ones are deleted [default: 200].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    keep_evidence: Option<u64>,
+    /// Keep at most MB megabytes of evidence in all; the oldest files go first [default: 256].
+    #[arg(long, value_name = "MB", value_parser = clap::value_parser!(u64).range(1..))]
+    evidence_max_mb: Option<u64>,
+    /// Write the trace log (one JSON line per command) under DIR [default: <state dir>/logs/trace].
     #[arg(long, value_name = "DIR")]
     trace_dir: Option<PathBuf>,
     /// Do not write the trace log.
@@ -101,9 +111,10 @@ fn main() -> ExitCode {
         Command::Stubs => {
             print(moonpilot::lua::stubs::generate(moonpilot::commands::registry().all()).trim_end())
         }
-        Command::Repl { no_start, browser } => {
-            moonpilot::repl::run(engine_config(browser), !no_start)
-        }
+        Command::Repl { no_start, browser } => match engine_config(browser) {
+            Ok(config) => moonpilot::repl::run(config, !no_start),
+            Err(code) => code,
+        },
         Command::Run {
             file,
             args,
@@ -149,8 +160,25 @@ fn print(text: &str) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn engine_config(opts: BrowserOpts) -> EngineConfig {
-    EngineConfig {
+/// The engine's settings from the options; no state directory to be found is a usage error
+/// (exit code 2), never a silent fall-back to the current directory.
+fn engine_config(opts: BrowserOpts) -> Result<EngineConfig, ExitCode> {
+    let Some(state) = moonpilot::evidence::state_dir(opts.state_dir) else {
+        eprintln!(
+            "moonpilot: no state directory for data/ and logs/: pass --state-dir DIR or set \
+             MOONPILOT_STATE_DIR (neither XDG_STATE_HOME nor HOME is set)"
+        );
+        return Err(ExitCode::from(2));
+    };
+    let base = EngineConfig::in_state_dir(&state);
+    let mut evidence = base.evidence;
+    if let Some(n) = opts.keep_evidence {
+        evidence.keep_per_task = usize::try_from(n).unwrap_or(usize::MAX);
+    }
+    if let Some(mb) = opts.evidence_max_mb {
+        evidence.max_bytes = mb.saturating_mul(1024 * 1024);
+    }
+    Ok(EngineConfig {
         launch: LaunchConfig {
             chromium: opts.chromium,
             headful: opts.headful,
@@ -158,13 +186,14 @@ fn engine_config(opts: BrowserOpts) -> EngineConfig {
             cdp_url: opts.cdp_url,
         },
         capture: !opts.no_capture,
+        evidence,
         trace_dir: match (opts.no_trace, opts.trace_dir) {
             (true, _) => None,
             (false, Some(dir)) => Some(dir),
-            (false, None) => EngineConfig::default().trace_dir,
+            (false, None) => base.trace_dir.clone(),
         },
-        ..EngineConfig::default()
-    }
+        ..base
+    })
 }
 
 fn parse_args(args: &[String]) -> Result<BTreeMap<String, String>, String> {
@@ -193,8 +222,12 @@ fn script_and_args(
 }
 
 fn watch(file: PathBuf, args: Vec<String>, opts: BrowserOpts) -> ExitCode {
+    let config = match engine_config(opts) {
+        Ok(config) => config,
+        Err(code) => return code,
+    };
     match script_and_args(&file, &args) {
-        Ok(args) => moonpilot::watch::run(engine_config(opts), file, args),
+        Ok(args) => moonpilot::watch::run(config, file, args),
         Err(code) => code,
     }
 }
@@ -204,7 +237,11 @@ fn run(file: PathBuf, args: Vec<String>, opts: BrowserOpts) -> ExitCode {
         Ok(args) => args,
         Err(code) => return code,
     };
-    run_host(engine_config(opts), args, |host| async move {
+    let config = match engine_config(opts) {
+        Ok(config) => config,
+        Err(code) => return code,
+    };
+    run_host(config, args, |host| async move {
         // Human-input requests are shown on the terminal and answered there.
         if let (true, Some(executor)) = (moonpilot::console::on_terminal(), host.executor()) {
             tokio::task::spawn_local(moonpilot::console::serve(executor));

@@ -146,6 +146,7 @@ fn a_run_ends_with_every_named_screenshot_written() {
     .unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_moonpilot"))
         .current_dir(&dir)
+        .env("MOONPILOT_STATE_DIR", &dir)
         .arg("run")
         .arg(&script)
         .args(["--arg", &format!("url={}", url_a("basic.html"))])

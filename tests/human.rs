@@ -200,7 +200,10 @@ fn the_terminal_host_answers_a_request_step_by_step() {
     let term = Terminal::start(
         env!("CARGO_BIN_EXE_moonpilot"),
         &["run", &script.display().to_string()],
-        &[],
+        &[(
+            "MOONPILOT_STATE_DIR",
+            &crate::support::harness::state_dir().display().to_string(),
+        )],
     );
     let (screen, _) = term.wait_for("answer color>", T);
     assert!(screen.contains("[human] request aq-"), "{screen}");
@@ -225,6 +228,7 @@ fn the_terminal_host_answers_a_request_step_by_step() {
 fn without_a_terminal_nothing_is_prompted() {
     let script = asking_script("pipe");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_moonpilot"))
+        .env("MOONPILOT_STATE_DIR", crate::support::harness::state_dir())
         .arg("run")
         .arg(&script)
         .args(["--arg", "expires=1"])

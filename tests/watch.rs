@@ -22,6 +22,7 @@ struct Watch {
 impl Watch {
     fn start(script: &Path, args: &[&str]) -> Watch {
         let mut child = Command::new(env!("CARGO_BIN_EXE_moonpilot"))
+            .env("MOONPILOT_STATE_DIR", crate::support::harness::state_dir())
             .arg("watch")
             .arg(script)
             .args(args)

@@ -538,6 +538,7 @@ pub(crate) async fn write_data_file(
     tokio::fs::create_dir_all(&dir).await?;
     let path = dir.join(name);
     tokio::fs::write(&path, bytes).await?;
+    crate::evidence::prune(&cx.engine.config.data_dir, &dir, cx.engine.config.evidence).await;
     Ok(shown_path(&path))
 }
 
@@ -666,6 +667,7 @@ fn get_browser_state(p: &mut Params) -> Prepared<TaskCx> {
         ))
         .into_owned();
         let shot_tab = tab.clone();
+        let (data_dir, bound) = (cx.engine.config.data_dir.clone(), cx.engine.config.evidence);
         task.defer_evidence(seq, async move {
             tokio::fs::create_dir_all(&dir)
                 .await
@@ -675,10 +677,16 @@ fn get_browser_state(p: &mut Params) -> Prepared<TaskCx> {
             tokio::fs::write(&txt_path, state_text.as_bytes())
                 .await
                 .map_err(|e| format!("state file: {e}"))?;
-            let png = shot_tab.screenshot().await.map_err(|e| e.msg)?;
-            tokio::fs::write(&png_path, &png)
-                .await
-                .map_err(|e| e.to_string())
+            let png = shot_tab.screenshot().await.map_err(|e| e.msg);
+            let written = match png {
+                Ok(png) => tokio::fs::write(&png_path, &png)
+                    .await
+                    .map_err(|e| e.to_string()),
+                Err(e) => Err(e),
+            };
+            // Bounded whatever the screenshot did: the state file was written.
+            crate::evidence::prune(&data_dir, &dir, bound).await;
+            written
         });
         Ok(data)
     })
