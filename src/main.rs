@@ -104,6 +104,8 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .with_writer(std::io::stderr)
+        // Colour only for a person: a log file or a pipe gets plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let cli = Cli::parse();
     match cli.command {
@@ -214,6 +216,13 @@ fn script_and_args(
         eprintln!("moonpilot: {e}");
         ExitCode::from(2)
     })?;
+    if file.is_dir() {
+        eprintln!(
+            "moonpilot: {} is a directory, not a Lua script",
+            file.display()
+        );
+        return Err(ExitCode::from(2));
+    }
     if !file.is_file() {
         eprintln!("moonpilot: no such script: {}", file.display());
         return Err(ExitCode::from(2));
@@ -254,10 +263,25 @@ fn run(file: PathBuf, args: Vec<String>, opts: BrowserOpts) -> ExitCode {
         };
         match res {
             Some(Ok(())) => ExitCode::SUCCESS,
-            Some(Err(e)) => {
+            // The script does not parse: a usage error, like a missing file (exit 2).
+            Some(Err(e @ mlua::Error::SyntaxError { .. })) => {
                 eprintln!("moonpilot: {e}");
-                ExitCode::from(1)
+                ExitCode::from(2)
             }
+            Some(Err(e)) => match host.start_failure(&e) {
+                // A browser that does not start is a start-up error (exit 2), said plainly.
+                Some(why) => {
+                    eprintln!(
+                        "moonpilot: the browser did not start: {why}\n\
+                         (choose the browser with --chromium PATH or MOONPILOT_CHROMIUM, or attach with --cdp-url)"
+                    );
+                    ExitCode::from(2)
+                }
+                None => {
+                    eprintln!("moonpilot: {e}");
+                    ExitCode::from(1)
+                }
+            },
             None => {
                 eprintln!("moonpilot: interrupted");
                 ExitCode::from(130)

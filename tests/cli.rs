@@ -349,3 +349,80 @@ fn issue10_evidence_lands_in_the_state_dir_and_stays_bounded() {
     assert!(trace.is_file(), "{}", trace.display());
     let _ = std::fs::remove_dir_all(root);
 }
+
+/// Issue 10 #15: first-run rough edges — a browser that does not start is a start-up error
+/// (exit 2, a plain message, no traceback into the bridge); a syntax error is a usage error
+/// (exit 2); a directory is said to be one; log lines carry no colour codes on a pipe.
+#[test]
+fn issue10_first_run_errors_are_usage_class_and_plain() {
+    let dir = std::env::temp_dir().join(format!("moonpilot-cli-first-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let start = dir.join("start.lua");
+    std::fs::write(
+        &start,
+        "local page = browser.start{}\nprint('unreachable')\n",
+    )
+    .unwrap();
+    let out = moonpilot()
+        .arg("run")
+        .arg(&start)
+        .args(["--chromium", "/bin/false"])
+        .env("MOONPILOT_LOG", "debug")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("moonpilot: the browser did not start: "),
+        "{err}"
+    );
+    assert!(
+        err.contains("/bin/false") && err.contains("--chromium"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("prelude.lua") && !err.contains("stack traceback"),
+        "{err}"
+    );
+    assert!(
+        !err.contains('\u{1b}'),
+        "no ANSI codes when stderr is a pipe: {err:?}"
+    );
+    assert!(out.stdout.is_empty());
+
+    let syntax = dir.join("syntax.lua");
+    std::fs::write(&syntax, "local x = = 1\n").unwrap();
+    let out = moonpilot().arg("run").arg(&syntax).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("syntax error") && err.contains("syntax.lua:1:"),
+        "{err}"
+    );
+
+    for host in ["run", "watch"] {
+        let out = moonpilot().arg(host).arg(&dir).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{host}: {err}");
+        assert!(
+            err.contains("is a directory, not a Lua script"),
+            "{host}: {err}"
+        );
+    }
+    // A script error that is not the start is still exit 1 with its line.
+    let caught = dir.join("caught.lua");
+    std::fs::write(&caught, "pcall(browser.start, {})\nerror('boom')\n").unwrap();
+    let out = moonpilot()
+        .arg("run")
+        .arg(&caught)
+        .args(["--chromium", "/bin/false"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("caught.lua:2:") && err.contains("boom"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -74,8 +74,8 @@ fn in_a_terminal_completes_evaluates_and_survives_ctrl_c() {
         if n == 1 {
             repl.term.type_text("page:get_ti");
             repl.term.keys(&["Tab"]);
-            repl.term.wait_for("page:get_title", T);
-            repl.term.type_text("()");
+            // Issue 10 #15: the completion brings its call, so Enter runs it.
+            repl.term.wait_for("page:get_title()", T);
         } else {
             repl.term.type_text("page:get_title()");
         }

@@ -123,6 +123,8 @@ function browser.start(opts)
   local r, js = core.exec(id, "start", params)
   json_of[r] = js
   setmetatable(r, Result)
+  -- The host tells a browser that did not start from a script error by this.
+  core.start_result(not r.ok and (r.msg or "failed") or nil)
   if not r.ok then raise(r, nil, 2) end
   return new_task(math.tointeger(tonumber(r.data.id)))
 end
