@@ -46,6 +46,8 @@ fn redact_url_echoes(value: &mut Value) {
         Value::Object(map) => {
             for (k, v) in map.iter_mut() {
                 match v {
+                    // A script's own value (`execute_js`) is the caller's data, not an echo.
+                    _ if k == "result" => {}
                     Value::String(s) if url_echo(k) => {
                         if let std::borrow::Cow::Owned(masked) = crate::redact::text(s) {
                             *s = masked;
