@@ -132,9 +132,9 @@ function Task:get_title(params) end
 
 ---@class moonpilot.get_browser_state.params
 ---@field highlight? boolean draw the numbered highlight overlay in the page (never affects the text; hidden in screenshots) (default true)
----@field viewportExpansion? integer pixels around the viewport that still get indices; -1 = the whole page (default 0)
+---@field viewportExpansion? integer pixels around the viewport that still get indices, -1..=10000000; -1 = the whole page (default 0)
 ---@field includeElements? boolean inline the element list in data.elements (default true)
----@field maxElements? integer cap for the inlined list (<= 0 means 200) (default 200)
+---@field maxElements? integer cap for the inlined list, at most 100000 (<= 0 means 200) (default 200)
 ---@field includeFrames? boolean also index cross-origin (and cross-site) iframes; same-origin frames are always included (default false)
 ---@field strictSnapshot? boolean any DOM mutation during the read invalidates the indices (default: only structural ones) (default false)
 
@@ -158,7 +158,7 @@ function Task:list_frames(params) end
 ---@class moonpilot.click_element_by_index.params
 ---@field index integer element index from the latest get_browser_state snapshot (frame routing is automatic)
 ---@field mode? string auto | native | mouse | js (aliases: dispatch/force/event -> js; real/coordinate/coords -> mouse; playwright -> native) (default "auto")
----@field timeoutMs? integer actionability timeout in ms; absent or <= 0 uses the configured 5000 (default 5000)
+---@field timeoutMs? integer actionability timeout in ms, at most 60000 (inside the 90-s command bound); absent or <= 0 uses the configured 5000 (default 5000)
 
 ---Click the element with this snapshot index and report what changed
 ---
@@ -191,7 +191,7 @@ function Task:input_text(params) end
 function Task:type_text(params) end
 
 ---@class moonpilot.wait.params
----@field seconds integer fixed sleep in whole seconds; must be > 0
+---@field seconds integer fixed sleep in whole seconds, 1..=899 (less than the 15-min long-command bound)
 
 ---Pause for a whole number of seconds (prefer the wait_for_* conditions)
 ---
@@ -205,7 +205,7 @@ function Task:wait(params) end
 ---@field bodyFile? string file inside scripts/js of the working directory; escaping the dir fails
 ---@field vars? table values injected for {{name}} placeholders as JSON literals ("{{name}}" with quotes too)
 ---@field frame? string frame ordinal (0 = main, as list_frames) or a substring of the frame URL or name
----@field timeoutMs? integer in-page time budget in ms (at most 29000 for now; 0 means that maximum) (default 60000)
+---@field timeoutMs? integer in-page time budget in ms, 0..=90000 (at most 29000 is used for now; 0 means that maximum) (default 60000)
 ---@field retryOnSpurious? boolean framework param: allow an automatic resend (only for side-effect-free scripts) (default false)
 
 ---Run JavaScript in the page or a frame and return its JSON result
@@ -294,7 +294,7 @@ function Task:close_modal(params) end
 ---@field index? integer element index from the latest snapshot (its image is attached)
 ---@field selector? string CSS selector of the element to attach (no snapshot needed)
 ---@field frame? string frame for selector: ordinal (0 = main) or a substring of its URL or name
----@field timeoutSeconds? integer relative lifetime (legacy name) (default 300)
+---@field timeoutSeconds? integer relative lifetime (legacy name), at most 7 days (default 300)
 ---@field expiresInSeconds? integer relative lifetime; same meaning as timeoutSeconds, wins over it
 ---@field expiresAt? integer absolute expiry epoch ms; wins over both
 ---@field ocr? boolean OCR the captured image (not available: answers ocrError) (default false)
@@ -310,7 +310,7 @@ function Task:request_human_input(params) end
 
 ---@class moonpilot.ask_user.params
 ---@field questions any[] [{id, question, header?, options? [string | {label, description?}], multiSelect?}]
----@field timeoutSeconds? integer relative lifetime (default 300)
+---@field timeoutSeconds? integer relative lifetime, at most 7 days (default 300)
 ---@field expiresInSeconds? integer relative lifetime, wins over timeoutSeconds
 ---@field expiresAt? integer absolute epoch ms, wins over both
 
@@ -336,7 +336,7 @@ function Task:submit_human_input(params) end
 
 ---@class moonpilot.get_human_input.params
 ---@field requestId string request id
----@field timeoutSeconds? integer long-poll while pending; absent/<=0 = return immediately
+---@field timeoutSeconds? integer long-poll while pending, at most 899; absent/<=0 = return immediately
 
 ---Read a human-input request; with timeoutSeconds, wait while it is pending
 ---

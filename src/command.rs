@@ -536,14 +536,20 @@ impl ParamSpec {
         }
         if let (Some((min, max)), Some(n)) = (self.range, number) {
             if n < min || n > max {
-                let bound = if max.is_infinite() {
+                // The side that was crossed, then the whole range when both ends are finite.
+                let side = if n < min {
                     format!(">= {min}")
                 } else {
-                    format!("within {min}..={max}")
+                    format!("<= {max}")
+                };
+                let range = if min.is_finite() && max.is_finite() {
+                    format!(" (range {min}..={max})")
+                } else {
+                    String::new()
                 };
                 return Err(CommandError::invalid(
                     name,
-                    format!("param `{name}`: must be {bound}, got {n}"),
+                    format!("param `{name}`: must be {side}, got {n}{range}"),
                 ));
             }
         }
@@ -598,6 +604,20 @@ mod tests {
         assert_eq!(e.msg, "missing parameter `index`");
         let e = check(&index, json!(-1)).unwrap_err();
         assert_eq!(e.msg, "param `index`: must be >= 0, got -1");
+        // Issue 10 #12: a value that can never succeed is refused, naming the range.
+        let seconds = int("seconds", "s").req().range(1.0, 899.0);
+        let e = check(&seconds, json!(1e12)).unwrap_err();
+        assert_eq!(e.code, crate::protocol::ErrorCode::InvalidArgument);
+        assert_eq!(
+            e.msg,
+            "param `seconds`: must be <= 899, got 1000000000000 (range 1..=899)"
+        );
+        let poll = int("timeoutSeconds", "t").range(f64::NEG_INFINITY, 899.0);
+        assert!(check(&poll, json!(-5)).is_ok());
+        assert_eq!(
+            check(&poll, json!(900)).unwrap_err().msg,
+            "param `timeoutSeconds`: must be <= 899, got 900"
+        );
         let e = check(&index, json!(1.5)).unwrap_err();
         assert!(e.msg.contains("expected integer, got number"), "{}", e.msg);
         let e = check(&index, json!({})).unwrap_err();

@@ -19,8 +19,12 @@ use crate::protocol::ErrorCode;
 pub struct EngineConfig {
     /// How to launch or attach to the browser.
     pub launch: LaunchConfig,
-    /// Where captures and state files go (`<dir>/<task>/<seq>.png|txt`).
+    /// Where captures and state files go (`<dir>/<task>/<seq>.png|txt`): `data/` of the state
+    /// directory (`evidence::state_dir`).
     pub data_dir: PathBuf,
+    /// How much evidence is kept (newest files per task, total size); the rest is deleted
+    /// after each write.
+    pub evidence: crate::evidence::Bound,
     /// How long a command waits for its task's lane (PROTOCOL.md §4.1: 5000 ms).
     pub lane_wait: Duration,
     /// The bound of a normal command (`browser.command.timeoutMs`, 90 s).
@@ -33,7 +37,8 @@ pub struct EngineConfig {
     pub eval_timeout_ms: u64,
     /// How long a launch may take (`browser.launch.timeoutMs`, 60 s).
     pub launch_timeout: Duration,
-    /// Where the trace log goes (`browser.trace.dir`, `logs/trace`); `None` turns it off.
+    /// Where the trace log goes (`browser.trace.dir`, `logs/trace` of the state directory);
+    /// `None` turns it off.
     pub trace_dir: Option<PathBuf>,
     /// Screenshots after page-changing commands (`browser.capture.enabled`, true).
     pub capture: bool,
@@ -45,11 +50,27 @@ pub struct EngineConfig {
     pub state_text_max_chars: usize,
 }
 
+impl EngineConfig {
+    /// The defaults, with `data/` and `logs/trace` under the state directory `state`.
+    pub fn in_state_dir(state: &std::path::Path) -> EngineConfig {
+        EngineConfig {
+            data_dir: crate::evidence::data_dir(state),
+            trace_dir: Some(crate::evidence::trace_dir(state)),
+            ..EngineConfig::default()
+        }
+    }
+}
+
 impl Default for EngineConfig {
+    /// Files under the state directory (`evidence::state_dir(None)`); without one (no
+    /// `HOME`), under `moonpilot-state` of the temporary directory — never the current one.
     fn default() -> Self {
+        let state = crate::evidence::state_dir(None)
+            .unwrap_or_else(|| std::env::temp_dir().join("moonpilot-state"));
         EngineConfig {
             launch: LaunchConfig::default(),
-            data_dir: PathBuf::from("data"),
+            data_dir: crate::evidence::data_dir(&state),
+            evidence: crate::evidence::Bound::default(),
             lane_wait: Duration::from_millis(5000),
             command_timeout: Duration::from_millis(90_000),
             long_command_timeout: Duration::from_millis(900_000),
@@ -57,7 +78,7 @@ impl Default for EngineConfig {
             eval_timeout_ms: 60_000,
             launch_timeout: Duration::from_secs(60),
             state_text_max_chars: 100_000,
-            trace_dir: Some(PathBuf::from("logs/trace")),
+            trace_dir: Some(crate::evidence::trace_dir(&state)),
             max_in_flight: 48,
             capture: true,
         }

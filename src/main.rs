@@ -35,7 +35,17 @@ struct BrowserOpts {
     /// Keep the browser profile in DIR (default: a fresh temporary profile per browser).
     #[arg(long, value_name = "DIR")]
     profile: Option<PathBuf>,
-    /// Write the trace log (one JSON line per command) under DIR [default: logs/trace].
+    /// Keep evidence (data/) and the trace log (logs/) under DIR [default: $MOONPILOT_STATE_DIR,
+    /// else $XDG_STATE_HOME/moonpilot, else ~/.local/state/moonpilot].
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
+    /// Keep the newest N evidence files per task; older ones are deleted [default: 200].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    keep_evidence: Option<u64>,
+    /// Keep at most MB megabytes of evidence in all; the oldest files go first [default: 256].
+    #[arg(long, value_name = "MB", value_parser = clap::value_parser!(u64).range(1..))]
+    evidence_max_mb: Option<u64>,
+    /// Write the trace log (one JSON line per command) under DIR [default: <state dir>/logs/trace].
     #[arg(long, value_name = "DIR")]
     trace_dir: Option<PathBuf>,
     /// Do not write the trace log.
@@ -94,6 +104,8 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .with_writer(std::io::stderr)
+        // Colour only for a person: a log file or a pipe gets plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let cli = Cli::parse();
     match cli.command {
@@ -101,9 +113,10 @@ fn main() -> ExitCode {
         Command::Stubs => {
             print(moonpilot::lua::stubs::generate(moonpilot::commands::registry().all()).trim_end())
         }
-        Command::Repl { no_start, browser } => {
-            moonpilot::repl::run(engine_config(browser), !no_start)
-        }
+        Command::Repl { no_start, browser } => match engine_config(browser) {
+            Ok(config) => moonpilot::repl::run(config, !no_start),
+            Err(code) => code,
+        },
         Command::Run {
             file,
             args,
@@ -149,8 +162,25 @@ fn print(text: &str) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn engine_config(opts: BrowserOpts) -> EngineConfig {
-    EngineConfig {
+/// The engine's settings from the options; no state directory to be found is a usage error
+/// (exit code 2), never a silent fall-back to the current directory.
+fn engine_config(opts: BrowserOpts) -> Result<EngineConfig, ExitCode> {
+    let Some(state) = moonpilot::evidence::state_dir(opts.state_dir) else {
+        eprintln!(
+            "moonpilot: no state directory for data/ and logs/: pass --state-dir DIR or set \
+             MOONPILOT_STATE_DIR (neither XDG_STATE_HOME nor HOME is set)"
+        );
+        return Err(ExitCode::from(2));
+    };
+    let base = EngineConfig::in_state_dir(&state);
+    let mut evidence = base.evidence;
+    if let Some(n) = opts.keep_evidence {
+        evidence.keep_per_task = usize::try_from(n).unwrap_or(usize::MAX);
+    }
+    if let Some(mb) = opts.evidence_max_mb {
+        evidence.max_bytes = mb.saturating_mul(1024 * 1024);
+    }
+    Ok(EngineConfig {
         launch: LaunchConfig {
             chromium: opts.chromium,
             headful: opts.headful,
@@ -159,13 +189,14 @@ fn engine_config(opts: BrowserOpts) -> EngineConfig {
             ..LaunchConfig::default()
         },
         capture: !opts.no_capture,
+        evidence,
         trace_dir: match (opts.no_trace, opts.trace_dir) {
             (true, _) => None,
             (false, Some(dir)) => Some(dir),
-            (false, None) => EngineConfig::default().trace_dir,
+            (false, None) => base.trace_dir.clone(),
         },
-        ..EngineConfig::default()
-    }
+        ..base
+    })
 }
 
 fn parse_args(args: &[String]) -> Result<BTreeMap<String, String>, String> {
@@ -186,6 +217,13 @@ fn script_and_args(
         eprintln!("moonpilot: {e}");
         ExitCode::from(2)
     })?;
+    if file.is_dir() {
+        eprintln!(
+            "moonpilot: {} is a directory, not a Lua script",
+            file.display()
+        );
+        return Err(ExitCode::from(2));
+    }
     if !file.is_file() {
         eprintln!("moonpilot: no such script: {}", file.display());
         return Err(ExitCode::from(2));
@@ -194,8 +232,12 @@ fn script_and_args(
 }
 
 fn watch(file: PathBuf, args: Vec<String>, opts: BrowserOpts) -> ExitCode {
+    let config = match engine_config(opts) {
+        Ok(config) => config,
+        Err(code) => return code,
+    };
     match script_and_args(&file, &args) {
-        Ok(args) => moonpilot::watch::run(engine_config(opts), file, args),
+        Ok(args) => moonpilot::watch::run(config, file, args),
         Err(code) => code,
     }
 }
@@ -205,7 +247,11 @@ fn run(file: PathBuf, args: Vec<String>, opts: BrowserOpts) -> ExitCode {
         Ok(args) => args,
         Err(code) => return code,
     };
-    run_host(engine_config(opts), args, |host| async move {
+    let config = match engine_config(opts) {
+        Ok(config) => config,
+        Err(code) => return code,
+    };
+    run_host(config, args, |host| async move {
         // Human-input requests are shown on the terminal and answered there.
         if let (true, Some(executor)) = (moonpilot::console::on_terminal(), host.executor()) {
             tokio::task::spawn_local(moonpilot::console::serve(executor));
@@ -218,10 +264,25 @@ fn run(file: PathBuf, args: Vec<String>, opts: BrowserOpts) -> ExitCode {
         };
         match res {
             Some(Ok(())) => ExitCode::SUCCESS,
-            Some(Err(e)) => {
+            // The script does not parse: a usage error, like a missing file (exit 2).
+            Some(Err(e @ mlua::Error::SyntaxError { .. })) => {
                 eprintln!("moonpilot: {e}");
-                ExitCode::from(1)
+                ExitCode::from(2)
             }
+            Some(Err(e)) => match host.start_failure(&e) {
+                // A browser that does not start is a start-up error (exit 2), said plainly.
+                Some(why) => {
+                    eprintln!(
+                        "moonpilot: the browser did not start: {why}\n\
+                         (choose the browser with --chromium PATH or MOONPILOT_CHROMIUM, or attach with --cdp-url)"
+                    );
+                    ExitCode::from(2)
+                }
+                None => {
+                    eprintln!("moonpilot: {e}");
+                    ExitCode::from(1)
+                }
+            },
             None => {
                 eprintln!("moonpilot: interrupted");
                 ExitCode::from(130)

@@ -4,8 +4,9 @@
 //!
 //! Off the hot path: the executor hands the record to a bounded queue (10 000 entries; records
 //! are dropped with one warning when it is full) and a writer thread of its own serialises and
-//! appends. Secrets are redacted before writing: values of keys that name passwords, tokens,
-//! `Authorization` or cookies; the text typed into a password field; long digit runs (card
+//! appends. Secrets are redacted before writing: params the command's spec calls secret (the
+//! text typed into a password field), then `redact::value` — the engine's one redaction, shared
+//! with the state files and receipts (secret keys and URL parameters, credentials, card
 //! numbers). Nothing here can fail a command: write errors are warned about once.
 
 use std::io::Write;
@@ -21,8 +22,8 @@ use crate::command::{ParamSpec, Secrecy};
 use crate::protocol::Receipt;
 
 const QUEUE: usize = 10_000;
-/// What replaces a redacted value.
-pub const MASK: &str = "***";
+use crate::redact::value as redact;
+pub use crate::redact::MASK;
 /// Receipt fields copied into the line's `result`.
 const HIGHLIGHTS: &[&str] = &[
     "url",
@@ -302,107 +303,6 @@ fn line_of(r: Record) -> Value {
     })
 }
 
-/// Whether a key names a secret (`X-API-Key`, `api_key`, `sessionId`, `Authorization`…).
-fn secret_key(key: &str) -> bool {
-    let k: String = key
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .map(|c| c.to_ascii_lowercase())
-        .collect();
-    [
-        "password",
-        "passwd",
-        "pwd",
-        "secret",
-        "token",
-        "auth",
-        "cookie",
-        "apikey",
-        "credential",
-        "session",
-    ]
-    .iter()
-    .any(|s| k.contains(s))
-}
-
-/// Masks `Bearer <token>` and `scheme://user:pass@` inside a string.
-fn mask_inline_credentials(s: &str) -> Option<String> {
-    let mut out = s.to_string();
-    let mut changed = false;
-    if let Some(at) = out.find("Bearer ") {
-        let start = at + "Bearer ".len();
-        let end = out[start..]
-            .find(|c: char| c.is_whitespace() || c == '"' || c == '\'')
-            .map_or(out.len(), |i| start + i);
-        if end > start {
-            out.replace_range(start..end, MASK);
-            changed = true;
-        }
-    }
-    if let Some(scheme) = out.find("://") {
-        let rest = scheme + 3;
-        let host_end = out[rest..]
-            .find(['/', '?', '#', ' '])
-            .map_or(out.len(), |i| rest + i);
-        if let Some(at) = out[rest..host_end].rfind('@') {
-            out.replace_range(rest..rest + at, MASK);
-            changed = true;
-        }
-    }
-    changed.then_some(out)
-}
-
-/// Masks secrets in place: values under secret keys, and digit runs of 16–19 digits (card
-/// numbers) inside strings.
-pub fn redact(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            for (k, v) in map.iter_mut() {
-                if secret_key(k) && !v.is_null() {
-                    *v = json!(MASK);
-                } else {
-                    redact(v);
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(redact),
-        Value::String(s) => {
-            if let Some(masked) = mask_inline_credentials(s) {
-                *s = masked;
-            }
-            if let Some(masked) = mask_long_digit_runs(s) {
-                *s = masked;
-            }
-        }
-        _ => {}
-    }
-}
-
-fn mask_long_digit_runs(s: &str) -> Option<String> {
-    let mut out = String::with_capacity(s.len());
-    let mut run = String::new();
-    let mut changed = false;
-    let flush = |run: &mut String, out: &mut String, changed: &mut bool| {
-        if (16..=19).contains(&run.len()) {
-            out.push_str(MASK);
-            *changed = true;
-        } else {
-            out.push_str(run);
-        }
-        run.clear();
-    };
-    for c in s.chars() {
-        if c.is_ascii_digit() {
-            run.push(c);
-        } else {
-            flush(&mut run, &mut out, &mut changed);
-            out.push(c);
-        }
-    }
-    flush(&mut run, &mut out, &mut changed);
-    changed.then_some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -414,39 +314,6 @@ mod tests {
         assert_eq!(utc_date(951_782_400_000), "20000229");
         assert_eq!(utc_date(1_798_675_200_000), "20261231");
         assert_eq!(utc_date(1_798_675_199_999), "20261230");
-    }
-
-    #[test]
-    fn secrets_are_masked_and_the_rest_kept() {
-        let mut v = json!({
-            "url": "https://x/?a=1",
-            "headers": {"Authorization": "Bearer abc", "X-Other": "ok", "Cookie": "s=1"},
-            "password": "hunter2",
-            "body": "card 4111111111111111 ok, order 12345",
-            "nested": [{"apiKey": "k"}],
-            "empty": null,
-        });
-        redact(&mut v);
-        assert_eq!(v["headers"]["Authorization"], MASK);
-        assert_eq!(v["headers"]["Cookie"], MASK);
-        assert_eq!(v["headers"]["X-Other"], "ok");
-        assert_eq!(v["password"], MASK);
-        assert_eq!(v["body"], "card *** ok, order 12345");
-        assert_eq!(v["nested"][0]["apiKey"], MASK);
-        assert_eq!(v["url"], "https://x/?a=1");
-        let mut v = json!({
-            "body": "fetch(u, {headers: {Authorization: 'Bearer abc.def'}})",
-            "url": "https://alice:pw@host/path",
-            "X-API-Key": "k1", "sessionId": "s1",
-        });
-        redact(&mut v);
-        assert_eq!(
-            v["body"],
-            "fetch(u, {headers: {Authorization: 'Bearer ***'}})"
-        );
-        assert_eq!(v["url"], "https://***@host/path");
-        assert_eq!(v["X-API-Key"], MASK);
-        assert_eq!(v["sessionId"], MASK);
     }
 
     fn traced(method: &str, params: Value, receipt: Receipt) -> Value {

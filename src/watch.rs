@@ -222,7 +222,8 @@ pub fn run(config: EngineConfig, file: PathBuf, args: BTreeMap<String, String>) 
             previous.abort_jobs();
         }
         println!("watch: stopped");
-        ExitCode::SUCCESS
+        // The loop only ends on Ctrl-C: interrupted, as `run` says it (130).
+        ExitCode::from(130)
     })
 }
 

@@ -3,7 +3,9 @@
 use std::process::Command;
 
 fn moonpilot() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_moonpilot"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_moonpilot"));
+    command.env("MOONPILOT_STATE_DIR", crate::support::harness::state_dir());
+    command
 }
 
 #[test]
@@ -196,4 +198,231 @@ fn a_killed_engine_leaves_no_browser_behind() {
         !profile.exists(),
         "the temporary profile {profile:?} is gone"
     );
+}
+
+/// The `dataDir` a `moonpilot run` reports through `get_config`, with `env` set and the
+/// state-dir variables cleared first.
+fn data_dir_with(env: &[(&str, &std::path::Path)], args: &[&str]) -> String {
+    let dir = std::env::temp_dir().join(format!("moonpilot-cli-where-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("where.lua");
+    std::fs::write(&script, "print(browser.call('get_config').data.dataDir)\n").unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_moonpilot"));
+    command
+        .env_remove("MOONPILOT_STATE_DIR")
+        .env_remove("XDG_STATE_HOME")
+        .current_dir(&dir)
+        .arg("run")
+        .arg(&script)
+        .args(args)
+        .arg("--no-trace");
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let out = command.output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// Issue 10 #9: data/ and logs/ go to the documented state directory, whichever directory the
+/// user runs from — flag, then MOONPILOT_STATE_DIR, then $XDG_STATE_HOME/moonpilot, then
+/// ~/.local/state/moonpilot.
+#[test]
+fn issue10_the_state_dir_is_chosen_by_flag_env_xdg_then_home() {
+    let root = std::env::temp_dir().join(format!("moonpilot-cli-state-{}", std::process::id()));
+    let (flag, env, xdg, home) = (
+        root.join("flag"),
+        root.join("env"),
+        root.join("xdg"),
+        root.join("home"),
+    );
+    let flag_s = flag.display().to_string();
+    assert_eq!(
+        data_dir_with(
+            &[
+                ("MOONPILOT_STATE_DIR", &env),
+                ("XDG_STATE_HOME", &xdg),
+                ("HOME", &home)
+            ],
+            &["--state-dir", &flag_s]
+        ),
+        flag.join("data").display().to_string()
+    );
+    assert_eq!(
+        data_dir_with(
+            &[
+                ("MOONPILOT_STATE_DIR", &env),
+                ("XDG_STATE_HOME", &xdg),
+                ("HOME", &home)
+            ],
+            &[]
+        ),
+        env.join("data").display().to_string()
+    );
+    assert_eq!(
+        data_dir_with(&[("XDG_STATE_HOME", &xdg), ("HOME", &home)], &[]),
+        xdg.join("moonpilot/data").display().to_string()
+    );
+    assert_eq!(
+        data_dir_with(&[("HOME", &home)], &[]),
+        home.join(".local/state/moonpilot/data")
+            .display()
+            .to_string()
+    );
+    let _ = std::fs::remove_dir_all(root);
+}
+
+/// Issue 10 #9: a run writes nothing into the directory it was started from; its evidence and
+/// trace are under the state dir, receipts name real files there, and evidence is bounded
+/// (`--keep-evidence`): older files of the task are deleted as new ones land.
+#[test]
+fn issue10_evidence_lands_in_the_state_dir_and_stays_bounded() {
+    let root = std::env::temp_dir().join(format!("moonpilot-cli-bound-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let (cwd, state) = (root.join("cwd"), root.join("state"));
+    std::fs::create_dir_all(&cwd).unwrap();
+    let script = root.join("shots.lua");
+    std::fs::write(
+        &script,
+        "local page = browser.start{}\n\
+         page:navigate{ url = browser.args.url }:unwrap()\n\
+         local last\n\
+         for i = 1, 5 do last = page:get_browser_state{}:unwrap() end\n\
+         print(last.state_file)\n\
+         print(last.screenshot_path)\n",
+    )
+    .unwrap();
+    let out = moonpilot()
+        .current_dir(&cwd)
+        .env("MOONPILOT_STATE_DIR", &state)
+        .arg("run")
+        .arg(&script)
+        .args([
+            "--arg",
+            &format!("url={}", crate::support::harness::url_a("basic.html")),
+        ])
+        .args(["--keep-evidence", "4"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut lines = stdout.lines();
+    let (state_file, shot) = (lines.next().unwrap(), lines.next().unwrap());
+    assert_eq!(
+        std::fs::read_dir(&cwd).unwrap().count(),
+        0,
+        "nothing in the current directory"
+    );
+    for path in [state_file, shot] {
+        let p = std::path::Path::new(path);
+        assert!(
+            p.is_absolute() && p.starts_with(state.join("data")),
+            "{path}"
+        );
+        assert!(p.is_file(), "{path} is a real file");
+    }
+    let task_dir = std::path::Path::new(state_file).parent().unwrap();
+    let mut kept: Vec<String> = std::fs::read_dir(task_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    kept.sort();
+    assert_eq!(
+        kept.len(),
+        4,
+        "5 reads wrote 10 files, 4 are kept: {kept:?}"
+    );
+    let trace = state
+        .join("logs/trace")
+        .join(moonpilot::trace::today())
+        .join("calls.jsonl");
+    assert!(trace.is_file(), "{}", trace.display());
+    let _ = std::fs::remove_dir_all(root);
+}
+
+/// Issue 10 #15: first-run rough edges — a browser that does not start is a start-up error
+/// (exit 2, a plain message, no traceback into the bridge); a syntax error is a usage error
+/// (exit 2); a directory is said to be one; log lines carry no colour codes on a pipe.
+#[test]
+fn issue10_first_run_errors_are_usage_class_and_plain() {
+    let dir = std::env::temp_dir().join(format!("moonpilot-cli-first-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let start = dir.join("start.lua");
+    std::fs::write(
+        &start,
+        "local page = browser.start{}\nprint('unreachable')\n",
+    )
+    .unwrap();
+    let out = moonpilot()
+        .arg("run")
+        .arg(&start)
+        .args(["--chromium", "/bin/false"])
+        .env("MOONPILOT_LOG", "debug")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("moonpilot: the browser did not start: "),
+        "{err}"
+    );
+    assert!(
+        err.contains("/bin/false") && err.contains("--chromium"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("prelude.lua") && !err.contains("stack traceback"),
+        "{err}"
+    );
+    assert!(
+        !err.contains('\u{1b}'),
+        "no ANSI codes when stderr is a pipe: {err:?}"
+    );
+    assert!(out.stdout.is_empty());
+
+    let syntax = dir.join("syntax.lua");
+    std::fs::write(&syntax, "local x = = 1\n").unwrap();
+    let out = moonpilot().arg("run").arg(&syntax).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("syntax error") && err.contains("syntax.lua:1:"),
+        "{err}"
+    );
+
+    for host in ["run", "watch"] {
+        let out = moonpilot().arg(host).arg(&dir).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{host}: {err}");
+        assert!(
+            err.contains("is a directory, not a Lua script"),
+            "{host}: {err}"
+        );
+    }
+    // A script error that is not the start is still exit 1 with its line.
+    let caught = dir.join("caught.lua");
+    std::fs::write(&caught, "pcall(browser.start, {})\nerror('boom')\n").unwrap();
+    let out = moonpilot()
+        .arg("run")
+        .arg(&caught)
+        .args(["--chromium", "/bin/false"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("caught.lua:2:") && err.contains("boom"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
 }

@@ -213,3 +213,81 @@ fn command_deadline_bounds_a_hanging_command() {
         ex.execute(None, "shutdown", json!({})).await;
     });
 }
+
+/// Issue 10 #12: values that can never succeed are refused at once, naming the param and its
+/// range (`wait{seconds=1e12}` slept 900 s then answered "outcome unknown"; a URL with port
+/// 99999 timed out after 30 s), and the page is left as it was.
+#[test]
+fn issue10_values_that_can_never_succeed_are_invalid_argument() {
+    let id = new_task();
+    let here = url_a("basic.html");
+    assert!(exec(Some(id), "navigate", json!({"url": here})).ok);
+    let cases = [
+        ("wait", json!({"seconds": 1e12}), "seconds", "range 1..=899"),
+        ("wait", json!({"seconds": 900}), "seconds", "range 1..=899"),
+        (
+            "navigate",
+            json!({"url": "http://127.0.0.1:99999/"}),
+            "url",
+            "within 1..=65535",
+        ),
+        (
+            "go_to_url",
+            json!({"url": "http://127.0.0.1:0/x"}),
+            "url",
+            "within 1..=65535",
+        ),
+        (
+            "execute_js",
+            json!({"body": "1", "timeoutMs": 1e9}),
+            "timeoutMs",
+            "range 0..=90000",
+        ),
+        (
+            "click_element_by_index",
+            json!({"index": 0, "timeoutMs": 1e9}),
+            "timeoutMs",
+            "<= 60000",
+        ),
+        (
+            "get_browser_state",
+            json!({"viewportExpansion": -7}),
+            "viewportExpansion",
+            "range -1..=10000000",
+        ),
+        (
+            "get_human_input",
+            json!({"requestId": "hr-1-1", "timeoutSeconds": 1e6}),
+            "timeoutSeconds",
+            "<= 899",
+        ),
+        (
+            "request_human_input",
+            json!({"prompt": "x", "expiresInSeconds": 1e12}),
+            "expiresInSeconds",
+            "<= 604800",
+        ),
+    ];
+    for (method, params, param, range) in cases {
+        let t0 = std::time::Instant::now();
+        let r = exec(Some(id), method, params.clone());
+        assert_eq!(
+            r.code,
+            Some(ErrorCode::InvalidArgument),
+            "{method} {params}"
+        );
+        assert!(!r.started && !r.retryable, "{method} {params}: nothing ran");
+        let msg = r.msg.clone().unwrap_or_default();
+        assert!(
+            msg.contains(&format!("param `{param}`")) && msg.contains(range),
+            "{method} {params}: {msg}"
+        );
+        assert!(t0.elapsed() < Duration::from_secs(2), "{method}: at once");
+    }
+    let url = exec(Some(id), "get_url", json!({}));
+    assert_eq!(url.data["url"], here, "the page did not move");
+    // The edges of the ranges are accepted.
+    assert!(exec(Some(id), "wait", json!({"seconds": 1})).ok);
+    let r = exec(Some(id), "navigate", json!({"url": url_a("second.html")}));
+    assert!(r.ok, "{:?}", r.msg);
+}

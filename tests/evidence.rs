@@ -146,6 +146,7 @@ fn a_run_ends_with_every_named_screenshot_written() {
     .unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_moonpilot"))
         .current_dir(&dir)
+        .env("MOONPILOT_STATE_DIR", &dir)
         .arg("run")
         .arg(&script)
         .args(["--arg", &format!("url={}", url_a("basic.html"))])
@@ -214,4 +215,152 @@ fn a_capture_that_fails_late_is_reported_next_and_opens_the_breaker() {
         ex.execute(None, "shutdown", json!({})).await;
     });
     let _ = std::fs::remove_dir_all(&root);
+}
+
+/// Every file under `dir`, recursively.
+fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
+/// Issue 10 #4: secrets in URLs (query and fragment, a GET login form's password) and a card
+/// number typed into a field reach neither the trace log nor the state files, nor the URLs a
+/// receipt echoes; the page itself still has them.
+#[test]
+fn issue10_secrets_never_reach_disk_or_receipt_echoes() {
+    let dir = std::env::temp_dir().join(format!("moonpilot-test-secrets-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut config = test_config();
+    config.data_dir = dir.join("data");
+    config.trace_dir = Some(dir.join("trace"));
+    let start = format!(
+        "{}?api_key=APIKEY123&x=1#access_token=FRAGTOK456",
+        url_a("login_get.html")
+    );
+    crate::support::harness::private(config, |ex| async move {
+        let r = ex.execute(None, "start", json!({})).await;
+        let id = TaskId(r.data["id"].as_str().unwrap().parse().unwrap());
+        let run = |method: &'static str, params: serde_json::Value| {
+            let ex = ex.clone();
+            async move { ex.execute(Some(id), method, params).await }
+        };
+        let nav = run("navigate", json!({"url": start})).await;
+        assert!(nav.ok, "{:?}", nav.msg);
+        let state = run("get_browser_state", json!({})).await;
+        assert!(state.ok, "{:?}", state.msg);
+        let index_of = |id_attr: &str| {
+            state.data["elements"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| e["id"] == id_attr)
+                .and_then(|e| e["index"].as_u64())
+                .unwrap_or_else(|| panic!("#{id_attr} in {}", state.data["elements"]))
+        };
+        for (field, text) in [
+            ("user", "alice"),
+            ("password", "Hunter2Secret"),
+            ("card", "4111111111111111"),
+        ] {
+            let r = run(
+                "input_text",
+                json!({"index": index_of(field), "text": text}),
+            )
+            .await;
+            assert!(r.ok, "{field}: {:?}", r.msg);
+        }
+        // The card number shows in the field's value in the state text.
+        let filled = run("get_browser_state", json!({})).await;
+        assert!(filled.ok, "{:?}", filled.msg);
+        assert!(
+            filled.data["text"]
+                .as_str()
+                .unwrap()
+                .contains("4111111111111111"),
+            "the receipt's page text is the page's: {}",
+            filled.data["text"]
+        );
+        let click = run("click_element_by_index", json!({"index": index_of("go")})).await;
+        assert!(click.ok, "{:?}", click.msg);
+        // The page really has the secrets in its URL.
+        let href = run("execute_js", json!({"body": "location.search"})).await;
+        let search = href.data["result"].as_str().unwrap_or_default().to_string();
+        assert!(search.contains("password=Hunter2Secret"), "{search}");
+        let after = run("get_browser_state", json!({})).await;
+        assert!(after.ok, "{:?}", after.msg);
+        let url = run("get_url", json!({})).await;
+        let shown = url.data["url"].as_str().unwrap().to_string();
+        assert!(
+            shown.contains("password=***") && shown.contains("user=alice"),
+            "the echoed URL is masked: {shown}"
+        );
+        for r in [&nav, &after, &url] {
+            let data = r.data.to_string();
+            for secret in [
+                "APIKEY123",
+                "FRAGTOK456",
+                "Hunter2Secret",
+                "4111111111111111",
+            ] {
+                assert!(
+                    !data.contains(secret),
+                    "{} echoes {secret}: {data}",
+                    r.method
+                );
+            }
+        }
+        run("close", json!({})).await;
+        ex.engine().flush_trace().await;
+        ex.execute(None, "shutdown", json!({})).await;
+    });
+    let files = files_under(&dir);
+    let texts: Vec<_> = files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "txt" || e == "jsonl"))
+        .collect();
+    assert!(
+        texts
+            .iter()
+            .filter(|p| p.extension().unwrap() == "txt")
+            .count()
+            >= 3,
+        "three state files: {files:?}"
+    );
+    assert!(
+        texts.iter().any(|p| p.ends_with("calls.jsonl")),
+        "{files:?}"
+    );
+    for path in &files {
+        let bytes = std::fs::read(path).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        for secret in [
+            "APIKEY123",
+            "FRAGTOK456",
+            "Hunter2Secret",
+            "4111111111111111",
+        ] {
+            assert!(!text.contains(secret), "{} holds {secret}", path.display());
+        }
+    }
+    // What was masked is still there, as a mask.
+    let all: String = texts
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    assert!(
+        all.contains("password=***") && all.contains("access_token=***"),
+        "{all}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

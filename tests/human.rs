@@ -49,8 +49,10 @@ fn steps_go_partial_then_answered_with_an_element_image() {
         eq(u.code, "ACTION_FAILED"); eq(u.data.unknownSteps[1], "s9"); eq(u.started, true)
         local g = page:get_human_input{ requestId = r.requestId }:unwrap()
         eq(g.status, "answered"); eq(g.steps[2].answer, "pressed")
-        eq(page:submit_human_input{ requestId = "hr-0-0", answer = "x" }.code, "ACTION_FAILED", "unknown request")
-        eq(page:get_human_input{ requestId = "aq-9-9" }.code, "ACTION_FAILED")
+        -- Issue 10 #14: an unknown request id is a not-found, not a refusal of the page.
+        local nf = page:submit_human_input{ requestId = "hr-0-0", answer = "x" }
+        eq(nf.code, "NOT_FOUND", "unknown request"); eq(nf.data.requestId, "hr-0-0"); eq(nf.retryable, false)
+        eq(page:get_human_input{ requestId = "aq-9-9" }.code, "NOT_FOUND")
         eq(page:get_human_input{}.code, "INVALID_ARGUMENT", "a missing requestId is a bad param")
     "##);
 }
@@ -69,6 +71,28 @@ fn an_image_by_index_and_a_missing_selector() {
         has(m.imageError, "#nope"); eq(m.status, "pending", "the request stands without its image")
         local bad = page:request_human_input{ prompt = "look", selector = "[[" }:unwrap()
         has(bad.imageError, "no element matches selector `[[`: "); eq(bad.status, "pending")
+    "##);
+}
+
+/// Issue 10 #14: malformed questions are a bad param (nothing opened), said once, not
+/// `ACTION_FAILED` with `started:true` and a doubled "ask_user: ask_user:" prefix.
+#[test]
+fn issue10_malformed_questions_are_invalid_argument_before_anything_opens() {
+    lua(r##"
+        local before = #browser.call("list_tasks").data.tasks
+        for what, questions in pairs({
+          empty = {},
+          no_question = { { id = "a" } },
+          twice = { { id = "a", question = "?" }, { id = "a", question = "!" } },
+        }) do
+          local r = page:ask_user{ questions = questions }
+          eq(r.ok, false, what); eq(r.code, "INVALID_ARGUMENT", what); eq(r.started, false, what)
+          eq(r.retryable, false, what); has(r.msg, "param `questions`", what)
+          hasnt(r.msg, "ask_user: ask_user", what)
+        end
+        eq(#browser.call("list_tasks").data.tasks, before, "nothing changed")
+        local ok = page:ask_user{ questions = { { id = "code", question = "Code?" } } }:unwrap()
+        eq(ok.status, "pending"); eq(ok.questionIds[1], "code")
     "##);
 }
 
@@ -176,7 +200,10 @@ fn the_terminal_host_answers_a_request_step_by_step() {
     let term = Terminal::start(
         env!("CARGO_BIN_EXE_moonpilot"),
         &["run", &script.display().to_string()],
-        &[],
+        &[(
+            "MOONPILOT_STATE_DIR",
+            &crate::support::harness::state_dir().display().to_string(),
+        )],
     );
     let (screen, _) = term.wait_for("answer color>", T);
     assert!(screen.contains("[human] request aq-"), "{screen}");
@@ -201,6 +228,7 @@ fn the_terminal_host_answers_a_request_step_by_step() {
 fn without_a_terminal_nothing_is_prompted() {
     let script = asking_script("pipe");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_moonpilot"))
+        .env("MOONPILOT_STATE_DIR", crate::support::harness::state_dir())
         .arg("run")
         .arg(&script)
         .args(["--arg", "expires=1"])

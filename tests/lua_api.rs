@@ -62,6 +62,38 @@ fn lua_argument_mistakes_are_invalid_argument() {
     "#);
 }
 
+/// Issue 10 #14: every wrong argument to a `browser` function is a raised error table with
+/// `code`, pointing at the script's line, never a plain string out of the bridge.
+#[test]
+fn issue10_wrong_arguments_to_browser_functions_raise_typed_errors() {
+    lua(r#"
+        local cases = {
+          { "page:call(nil)", function() local r = page:call(nil); return r end, "bad argument #1 to `task:call`" },
+          { "browser.call(nil)", function() local r = browser.call(nil); return r end, "bad argument #1 to `browser.call`" },
+          { "browser.call({})", function() local r = browser.call({}); return r end, "expected a method name (string), got table" },
+          { "browser.sleep('x')", function() browser.sleep("x") end, "bad argument #1 to `browser.sleep`" },
+          { "browser.sleep()", function() browser.sleep() end, "got nil" },
+          { "browser.spawn(nil)", function() local r = browser.spawn(nil); return r end, "bad argument #1 to `browser.spawn`" },
+          { "browser.parallel(1)", function() local r = browser.parallel(1); return r end, "bad argument #1 to `browser.parallel`" },
+        }
+        for _, case in ipairs(cases) do
+          local what, f, text = case[1], case[2], case[3]
+          local ok, err = pcall(f)
+          eq(ok, false, what)
+          eq(type(err), "table", what .. ": a structured error, got " .. tostring(err))
+          eq(err.code, "INVALID_ARGUMENT", what); eq(err.started, false, what)
+          eq(err.retryable, false, what)
+          has(err.msg, text, what)
+          has(tostring(err), "test:", what .. ": points at the script line")
+          hasnt(tostring(err), "__mlua", what); hasnt(tostring(err), "prelude.lua", what)
+        end
+        -- The right calls still work.
+        browser.sleep("1")
+        eq(browser.spawn(function(a) return a + 1 end, 1):join(), 2)
+        eq(page:call("get_url").ok, true)
+    "#);
+}
+
 #[test]
 fn spawn_and_parallel_share_the_engine() {
     lua(r#"

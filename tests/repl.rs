@@ -50,7 +50,13 @@ fn in_a_terminal_completes_evaluates_and_survives_ctrl_c() {
     let term = Terminal::start(
         env!("CARGO_BIN_EXE_moonpilot"),
         &["repl"],
-        &[("XDG_DATA_HOME", &data.display().to_string())],
+        &[
+            ("XDG_DATA_HOME", &data.display().to_string()),
+            (
+                "MOONPILOT_STATE_DIR",
+                &crate::support::harness::state_dir().display().to_string(),
+            ),
+        ],
     );
     let mut repl = Session { term, prompts: 0 };
     repl.next_prompt();
@@ -68,8 +74,8 @@ fn in_a_terminal_completes_evaluates_and_survives_ctrl_c() {
         if n == 1 {
             repl.term.type_text("page:get_ti");
             repl.term.keys(&["Tab"]);
-            repl.term.wait_for("page:get_title", T);
-            repl.term.type_text("()");
+            // Issue 10 #15: the completion brings its call, so Enter runs it.
+            repl.term.wait_for("page:get_title()", T);
         } else {
             repl.term.type_text("page:get_title()");
         }
@@ -167,6 +173,7 @@ fn repl(input: &str) -> (String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_moonpilot"))
         .arg("repl")
         .env("XDG_DATA_HOME", &data)
+        .env("MOONPILOT_STATE_DIR", crate::support::harness::state_dir())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

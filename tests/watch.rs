@@ -22,6 +22,7 @@ struct Watch {
 impl Watch {
     fn start(script: &Path, args: &[&str]) -> Watch {
         let mut child = Command::new(env!("CARGO_BIN_EXE_moonpilot"))
+            .env("MOONPILOT_STATE_DIR", crate::support::harness::state_dir())
             .arg("watch")
             .arg(script)
             .args(args)
@@ -80,7 +81,8 @@ impl Watch {
         got
     }
 
-    /// Ctrl-C: the watch stops, closes the browser and exits 0.
+    /// Ctrl-C: the watch stops, closes the browser and exits 130, as `run` does (issue 10 #15;
+    /// it exited 0).
     fn stop(mut self) {
         let status = Command::new("kill")
             .args(["-INT", &self.child.id().to_string()])
@@ -89,7 +91,7 @@ impl Watch {
         assert!(status.success());
         self.wait_for("watch: stopped");
         let status = self.child.wait().unwrap();
-        assert_eq!(status.code(), Some(0));
+        assert_eq!(status.code(), Some(130));
     }
 }
 

@@ -36,7 +36,7 @@ pub const SPECS: &[CommandSpec] = &[
             string("bodyFile", "file inside scripts/js of the working directory; escaping the dir fails"),
             object("vars", "values injected for {{name}} placeholders as JSON literals (\"{{name}}\" with quotes too)"),
             string("frame", "frame ordinal (0 = main, as list_frames) or a substring of the frame URL or name"),
-            int("timeoutMs", "in-page time budget in ms (at most 29000 for now; 0 means that maximum)").or("60000").range(0.0, f64::INFINITY),
+            int("timeoutMs", "in-page time budget in ms, 0..=90000 (at most 29000 is used for now; 0 means that maximum)").or("60000").range(0.0, 90_000.0),
             boolean("retryOnSpurious", "framework param: allow an automatic resend (only for side-effect-free scripts)").or("false"),
         ])
         .example("local r = page:execute_js{ body = \"return document.querySelectorAll('a').length\" }\nprint(r.data.result)"),

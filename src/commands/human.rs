@@ -18,12 +18,27 @@ use crate::human::{self, NewRequest, Origin, Refusal, Request, Status, StepSpec,
 use crate::js;
 use crate::protocol::{ErrorCode, Params};
 
-const TIMEOUT: ParamSpec = int("timeoutSeconds", "relative lifetime (legacy name)").or("300");
+/// The longest lifetime of a request (7 days): a deadline further away is a mistake (seconds
+/// sent as milliseconds), not a wish.
+const MAX_LIFETIME_S: f64 = 604_800.0;
+/// The latest absolute deadline: 9999-12-31, the end of what a Date shows.
+const MAX_EPOCH_MS: f64 = 253_402_300_799_999.0;
+/// The longest long-poll: under the long-command bound (PROTOCOL.md §4.2, 900 s).
+const MAX_POLL_S: f64 = 899.0;
+
+const TIMEOUT: ParamSpec = int(
+    "timeoutSeconds",
+    "relative lifetime (legacy name), at most 7 days",
+)
+.or("300")
+.range(f64::NEG_INFINITY, MAX_LIFETIME_S);
 const EXPIRES_IN: ParamSpec = int(
     "expiresInSeconds",
     "relative lifetime; same meaning as timeoutSeconds, wins over it",
-);
-const EXPIRES_AT: ParamSpec = int("expiresAt", "absolute expiry epoch ms; wins over both");
+)
+.range(f64::NEG_INFINITY, MAX_LIFETIME_S);
+const EXPIRES_AT: ParamSpec = int("expiresAt", "absolute expiry epoch ms; wins over both")
+    .range(f64::NEG_INFINITY, MAX_EPOCH_MS);
 
 /// The human group.
 pub const SPECS: &[CommandSpec] = &[
@@ -60,9 +75,9 @@ pub const SPECS: &[CommandSpec] = &[
               get_human_input, which adds answers [{id, selected[], custom?}].")
         .params(&[
             array("questions", "[{id, question, header?, options? [string | {label, description?}], multiSelect?}]").req(),
-            int("timeoutSeconds", "relative lifetime").or("300"),
-            int("expiresInSeconds", "relative lifetime, wins over timeoutSeconds"),
-            int("expiresAt", "absolute epoch ms, wins over both"),
+            int("timeoutSeconds", "relative lifetime, at most 7 days").or("300").range(f64::NEG_INFINITY, MAX_LIFETIME_S),
+            int("expiresInSeconds", "relative lifetime, wins over timeoutSeconds").range(f64::NEG_INFINITY, MAX_LIFETIME_S),
+            int("expiresAt", "absolute epoch ms, wins over both").range(f64::NEG_INFINITY, MAX_EPOCH_MS),
         ])
         .example("local q = page:ask_user{ questions = { { id = \"code\", question = \"SMS code?\" } } }")
         .retry_safe(false)
@@ -94,7 +109,7 @@ pub const SPECS: &[CommandSpec] = &[
               lands, or the deadline passes), else when the time is up — not a failure.")
         .params(&[
             string("requestId", "request id").req(),
-            int("timeoutSeconds", "long-poll while pending; absent/<=0 = return immediately"),
+            int("timeoutSeconds", "long-poll while pending, at most 899; absent/<=0 = return immediately").range(f64::NEG_INFINITY, MAX_POLL_S),
         ])
         .example("local r = page:get_human_input{ requestId = id, timeoutSeconds = 60 }:unwrap()")
         .retry_safe(false)
@@ -142,8 +157,10 @@ pub fn request_json(r: &Request, now: u64) -> Value {
 fn refusal(r: Refusal) -> CommandError {
     let msg = r.to_string();
     match r {
+        // The caller named a request that does not exist (or no longer does): a not-found, not
+        // a refusal of the page, so a script can tell "wrong id" from "the answer was refused".
         Refusal::UnknownRequest { id } => {
-            CommandError::failed(msg).with_details(json!({"requestId": id}))
+            CommandError::new(ErrorCode::NotFound, msg).with_details(json!({"requestId": id}))
         }
         Refusal::StepsExpected { pending } => CommandError::failed(msg).with_details(
             json!({"pendingSteps": pending.iter().map(|(id, p)| json!({"stepId": id, "prompt": p})).collect::<Vec<_>>()}),
@@ -374,51 +391,67 @@ fn request_human_input(p: &mut Params) -> Prepared<TaskCx> {
     })
 }
 
+/// `ask_user`'s questions as steps (the question's id is the step's), or why they are not.
+fn read_questions(questions: &[Value]) -> Result<Vec<StepSpec>, CommandError> {
+    if questions.is_empty() {
+        return Err(CommandError::invalid(
+            "questions",
+            "param `questions`: empty: give at least one {id, question}",
+        ));
+    }
+    let mut steps: Vec<StepSpec> = Vec::with_capacity(questions.len());
+    for (i, q) in questions.iter().enumerate() {
+        let id = q.get("id").and_then(|v| match v {
+            Value::String(s) if !s.is_empty() => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        });
+        let question = q
+            .get("question")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty());
+        let (Some(id), Some(question)) = (id, question) else {
+            return Err(CommandError::invalid(
+                "questions",
+                format!(
+                    "param `questions`: question {} needs an `id` and a `question`",
+                    i + 1
+                ),
+            ));
+        };
+        if steps
+            .iter()
+            .any(|(seen, _, _)| seen.as_deref() == Some(id.as_str()))
+        {
+            return Err(CommandError::invalid(
+                "questions",
+                format!(
+                    "param `questions`: question {} repeats the id `{id}`: ids must be unique",
+                    i + 1
+                ),
+            ));
+        }
+        let mut extra = Map::new();
+        for key in ["header", "options", "multiSelect"] {
+            if let Some(v) = q.get(key) {
+                extra.insert(key.to_string(), v.clone());
+            }
+        }
+        steps.push((Some(id), question.to_string(), extra));
+    }
+    Ok(steps)
+}
+
 fn ask_user(p: &mut Params) -> Prepared<TaskCx> {
     let questions = p
         .array_opt("questions")?
         .ok_or_else(|| CommandError::invalid("questions", "missing parameter `questions`"))?;
     let deadline = read_deadline(p)?;
+    // The questions are the params: a malformed list is refused before anything opens
+    // (`INVALID_ARGUMENT`, `started:false`).
+    let steps = read_questions(&questions)?;
+    let ids: Vec<String> = steps.iter().filter_map(|(id, _, _)| id.clone()).collect();
     run(move |cx: TaskCx| async move {
-        if questions.is_empty() {
-            return Err(CommandError::failed(
-                "ask_user: `questions` is empty: nothing to ask",
-            ));
-        }
-        let mut steps = Vec::with_capacity(questions.len());
-        for (i, q) in questions.iter().enumerate() {
-            let id = q.get("id").and_then(|v| match v {
-                Value::String(s) if !s.is_empty() => Some(s.clone()),
-                Value::Number(n) => Some(n.to_string()),
-                _ => None,
-            });
-            let question = q
-                .get("question")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty());
-            let (Some(id), Some(question)) = (id, question) else {
-                return Err(CommandError::failed(format!(
-                    "ask_user: question {} needs an `id` and a `question`",
-                    i + 1
-                )));
-            };
-            let mut extra = Map::new();
-            for key in ["header", "options", "multiSelect"] {
-                if let Some(v) = q.get(key) {
-                    extra.insert(key.to_string(), v.clone());
-                }
-            }
-            steps.push((Some(id), question.to_string(), extra));
-        }
-        let ids: Vec<String> = steps.iter().filter_map(|(id, _, _)| id.clone()).collect();
-        for (i, id) in ids.iter().enumerate() {
-            if ids[..i].contains(id) {
-                return Err(CommandError::failed(format!(
-                    "ask_user: question {} repeats the id `{id}`: ids must be unique",
-                    i + 1
-                )));
-            }
-        }
         let now = epoch_ms();
         let new = NewRequest {
             task: task_of(&cx)?.0,

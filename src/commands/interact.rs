@@ -33,7 +33,7 @@ pub const SPECS: &[CommandSpec] = &[
         .params(&[
             INDEX_PARAM,
             string("mode", "auto | native | mouse | js (aliases: dispatch/force/event -> js; real/coordinate/coords -> mouse; playwright -> native)").or("\"auto\""),
-            int("timeoutMs", "actionability timeout in ms; absent or <= 0 uses the configured 5000").or("5000"),
+            int("timeoutMs", "actionability timeout in ms, at most 60000 (inside the 90-s command bound); absent or <= 0 uses the configured 5000").or("5000").range(f64::NEG_INFINITY, 60_000.0),
         ])
         .example("local r = page:click_element_by_index{ index = 3 }\nif r.ok and not r.data.changed then print(r.data.hint) end"),
     Group::InteractIndex

@@ -218,6 +218,7 @@ fn get_config(_p: &mut Params) -> Prepared<Cx> {
         let mut data = json!({
             "workDir": work_dir,
             "dataDir": c.data_dir.display().to_string(),
+            "evidence": {"keepPerTask": c.evidence.keep_per_task, "maxBytes": c.evidence.max_bytes},
             "engine": "chromium",
             "configuredType": "auto",
             "typeChoices": ["auto", "chromium"],

@@ -35,9 +35,9 @@ pub const SPECS: &[CommandSpec] = &[
               `textDroppedChars` and `textHint`.")
         .params(&[
             boolean("highlight", "draw the numbered highlight overlay in the page (never affects the text; hidden in screenshots)").or("true"),
-            int("viewportExpansion", "pixels around the viewport that still get indices; -1 = the whole page").or("0"),
+            int("viewportExpansion", "pixels around the viewport that still get indices, -1..=10000000; -1 = the whole page").or("0").range(-1.0, 10_000_000.0),
             boolean("includeElements", "inline the element list in data.elements").or("true"),
-            int("maxElements", "cap for the inlined list (<= 0 means 200)").or("200"),
+            int("maxElements", "cap for the inlined list, at most 100000 (<= 0 means 200)").or("200").range(f64::NEG_INFINITY, 100_000.0),
             boolean("includeFrames", "also index cross-origin (and cross-site) iframes; same-origin frames are always included").or("false"),
             boolean("strictSnapshot", "any DOM mutation during the read invalidates the indices (default: only structural ones)").or("false"),
         ])
@@ -660,6 +660,7 @@ pub(crate) async fn write_data_file(
     tokio::fs::create_dir_all(&dir).await?;
     let path = dir.join(name);
     tokio::fs::write(&path, bytes).await?;
+    crate::evidence::prune(&cx.engine.config.data_dir, &dir, cx.engine.config.evidence).await;
     Ok(shown_path(&path))
 }
 
@@ -828,12 +829,16 @@ fn get_browser_state(p: &mut Params) -> Prepared<TaskCx> {
         data["screenshot"] = json!(format!("/data/{}/{seq}.png", task.id));
         data["screenshot_path"] = json!(shown_path(&png_path));
         data["state_file"] = json!(shown_path(&txt_path));
-        let state_text = format!(
+        // Redacted like everything the engine writes (the page's text may show a card number
+        // typed into a field; the tab block, a URL with a token).
+        let state_text = crate::redact::text(&format!(
             "{}\n\n{}",
             data["browser_state"].as_str().unwrap_or_default(),
             text
-        );
+        ))
+        .into_owned();
         let shot_tab = tab.clone();
+        let (data_dir, bound) = (cx.engine.config.data_dir.clone(), cx.engine.config.evidence);
         task.defer_evidence(seq, async move {
             tokio::fs::create_dir_all(&dir)
                 .await
@@ -843,10 +848,16 @@ fn get_browser_state(p: &mut Params) -> Prepared<TaskCx> {
             tokio::fs::write(&txt_path, state_text.as_bytes())
                 .await
                 .map_err(|e| format!("state file: {e}"))?;
-            let png = shot_tab.screenshot().await.map_err(|e| e.msg)?;
-            tokio::fs::write(&png_path, &png)
-                .await
-                .map_err(|e| e.to_string())
+            let png = shot_tab.screenshot().await.map_err(|e| e.msg);
+            let written = match png {
+                Ok(png) => tokio::fs::write(&png_path, &png)
+                    .await
+                    .map_err(|e| e.to_string()),
+                Err(e) => Err(e),
+            };
+            // Bounded whatever the screenshot did: the state file was written.
+            crate::evidence::prune(&data_dir, &dir, bound).await;
+            written
         });
         Ok(data)
     })

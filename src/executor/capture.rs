@@ -69,6 +69,7 @@ impl Executor {
         receipt.add_data_field("screenshot", json!(format!("/data/{}/{seq}.png", task.id)));
         receipt.add_data_field("screenshot_path", json!(shown.display().to_string()));
         let engine = self.engine.clone();
+        let (data_dir, bound) = (engine.config.data_dir.clone(), engine.config.evidence);
         task.defer_evidence(seq, async move {
             let shot = async {
                 let png = tokio::time::timeout(CAPTURE_BOUND, tab.screenshot())
@@ -80,7 +81,9 @@ impl Executor {
                     .map_err(|e| e.to_string())?;
                 tokio::fs::write(&path, &png)
                     .await
-                    .map_err(|e| e.to_string())
+                    .map_err(|e| e.to_string())?;
+                crate::evidence::prune(&data_dir, &dir, bound).await;
+                Ok::<(), String>(())
             };
             let outcome = shot.await;
             match &outcome {

@@ -69,7 +69,7 @@ impl Executor {
         let registry = crate::commands::registry();
         let Some(spec) = registry.lookup(method) else {
             let msg = registry.unknown_method_message(method);
-            let receipt = Receipt::failure(
+            let mut receipt = Receipt::failure(
                 method,
                 ErrorCode::UnknownMethod,
                 msg,
@@ -77,11 +77,14 @@ impl Executor {
                 false,
                 ms_since(t0),
             );
+            receipt.redact_echoes();
             self.engine.trace(task_id, method, &[], params, &receipt);
             return receipt;
         };
         let traced = self.engine.tracing().then(|| params.clone());
-        let receipt = self.execute_spec(spec, task_id, method, params, t0).await;
+        let mut receipt = self.execute_spec(spec, task_id, method, params, t0).await;
+        // Every caller and the trace see the same masked echoes.
+        receipt.redact_echoes();
         if let Some(params) = traced {
             self.engine
                 .trace(task_id, method, spec.params, params, &receipt);

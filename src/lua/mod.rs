@@ -97,6 +97,9 @@ struct HostData {
     /// Human-input requests this state opened, withdrawn with its jobs (a watch run that is
     /// over cannot use the answer).
     opened: RefCell<Vec<String>>,
+    /// The message of the last `browser.start` that failed (cleared by one that succeeds), so
+    /// a host can tell "the browser did not start" from a script error.
+    start_failure: RefCell<Option<String>>,
 }
 
 /// A host's hook on what a Lua state sends: watch mode's journal replays, hands tasks over
@@ -350,6 +353,7 @@ impl LuaHost {
             modules: Rc::default(),
             script: RefCell::new(None),
             opened: RefCell::new(Vec::new()),
+            start_failure: RefCell::new(None),
         });
         let core = lua.create_table()?;
 
@@ -407,6 +411,15 @@ impl LuaHost {
             )?,
         )?;
         core.set("describe", lua.create_function(|_, t: Table| describe(&t))?)?;
+        core.set(
+            "start_result",
+            lua.create_function(|lua, failure: Option<String>| {
+                if let Some(h) = lua.app_data_ref::<HostData>() {
+                    *h.start_failure.borrow_mut() = failure;
+                }
+                Ok(())
+            })?,
+        )?;
         core.set(
             "set_task_methods",
             lua.create_function(|lua, t: Table| lua.set_named_registry_value(TASK_METHODS_KEY, t))?,
@@ -619,6 +632,17 @@ impl LuaHost {
                 });
             }
         }
+    }
+
+    /// Whether `error` (a script's uncaught error) is the failure of its last `browser.start`,
+    /// and that failure's message: the host reports it as a start-up error, not a script
+    /// error with a traceback into the bridge.
+    pub fn start_failure(&self, error: &mlua::Error) -> Option<String> {
+        let failure = self
+            .lua
+            .app_data_ref::<HostData>()
+            .and_then(|h| h.start_failure.borrow().clone())?;
+        error.to_string().contains(&failure).then_some(failure)
     }
 
     /// The executor the state sends its commands to.

@@ -65,6 +65,23 @@ local function check_params(method, params, argn)
   end
 end
 
+-- A wrong argument to a `browser` function: raised as an INVALID_ARGUMENT error table at the
+-- caller's line (LUA-API.md "Raised errors"), never as a plain string from inside the bridge.
+-- `level` 1 is the caller of the function that checks (the script, for a `browser` function).
+local function bad_argument(fname, argn, expected, got, level)
+  level = (level or 1) + 2
+  error(setmetatable({
+    code = "INVALID_ARGUMENT", method = fname, retryable = false, started = false,
+    msg = string.format("bad argument #%d to `%s`: expected %s, got %s", argn, fname, expected,
+      type(got)),
+    where = position(level),
+  }, Error), level)
+end
+
+local function check_method(fname, method, argn)
+  if type(method) ~= "string" then bad_argument(fname, argn, "a method name (string)", method, 2) end
+end
+
 -- Tasks ----------------------------------------------------------------------------------
 -- A Task is a Rust userdata holding only its id; its methods live here, one per registry
 -- command that needs a task, and are found through the userdata's __index.
@@ -77,7 +94,8 @@ for _, name in ipairs(core.task_methods()) do
   end
 end
 task_methods.call = function(self, method, params)
-  check_params(tostring(method), params, 2)
+  check_method("task:call", method, 1)
+  check_params(method, params, 2)
   local r, js = core.exec(self.id, method, params)
   return wrap(r, js, 2)
 end
@@ -105,6 +123,8 @@ function browser.start(opts)
   local r, js = core.exec(id, "start", params)
   json_of[r] = js
   setmetatable(r, Result)
+  -- The host tells a browser that did not start from a script error by this.
+  core.start_result(not r.ok and (r.msg or "failed") or nil)
   if not r.ok then raise(r, nil, 2) end
   return new_task(math.tointeger(tonumber(r.data.id)))
 end
@@ -115,7 +135,8 @@ function browser.task(id)
 end
 
 function browser.call(method, params)
-  check_params(tostring(method), params, 2)
+  check_method("browser.call", method, 1)
+  check_params(method, params, 2)
   local r, js = core.exec(nil, method, params)
   return wrap(r, js, 2)
 end
@@ -139,14 +160,27 @@ function browser.checkpoint(name)
   core.checkpoint(name, core.script_line())
 end
 
-browser.sleep = core.sleep
+function browser.sleep(ms)
+  local n = tonumber(ms)
+  if n == nil or n ~= n then bad_argument("browser.sleep", 1, "a number of milliseconds", ms) end
+  return core.sleep(n)
+end
 browser.clock = core.clock
-browser.spawn = core.spawn
+
+local function callable(f) return type(f) == "function" end
+
+function browser.spawn(fn, ...)
+  if not callable(fn) then bad_argument("browser.spawn", 1, "a function", fn) end
+  return core.spawn(fn, ...)
+end
 browser.args = core.args
 
 function browser.parallel(...)
   local fns = table.pack(...)
   local jobs = {}
+  for i = 1, fns.n do
+    if not callable(fns[i]) then bad_argument("browser.parallel", i, "a function", fns[i]) end
+  end
   for i = 1, fns.n do jobs[i] = core.spawn(fns[i]) end
   local results = {}
   for i = 1, fns.n do results[i] = jobs[i]:join() end

@@ -46,6 +46,9 @@ pub enum ErrorCode {
     UnknownMethod,
     /// No live task with that id.
     TaskNotFound,
+    /// No object with the id the caller gave (a human-input `requestId`); fix the id. The
+    /// Lua API's `NOT_FOUND` (LUA-API.md "Result").
+    NotFound,
     /// The browser process died or its connection closed; the next `start` launches a new one.
     BrowserGone,
     /// The task's lane could not be taken within the bounded wait; nothing ran. Safe to resend.
@@ -76,6 +79,7 @@ impl ErrorCode {
         ErrorCode::RateLimited,
         ErrorCode::UnknownMethod,
         ErrorCode::TaskNotFound,
+        ErrorCode::NotFound,
         ErrorCode::BrowserGone,
         ErrorCode::TaskBusy,
         ErrorCode::Internal,
@@ -103,6 +107,7 @@ impl ErrorCode {
             ErrorCode::RateLimited => "RATE_LIMITED",
             ErrorCode::UnknownMethod => "UNKNOWN_METHOD",
             ErrorCode::TaskNotFound => "TASK_NOT_FOUND",
+            ErrorCode::NotFound => "NOT_FOUND",
             ErrorCode::BrowserGone => "BROWSER_GONE",
             ErrorCode::TaskBusy => "TASK_BUSY",
             ErrorCode::Internal => "INTERNAL",
@@ -163,6 +168,7 @@ impl ErrorCode {
                 | ErrorCode::InvalidArgument
                 | ErrorCode::BrowserGone
                 | ErrorCode::TaskNotFound
+                | ErrorCode::NotFound
                 | ErrorCode::TaskBusy
                 | ErrorCode::UnknownMethod
         )
@@ -194,7 +200,7 @@ mod tests {
             assert!(seen.insert(code.as_str()), "duplicate {code}");
             assert_eq!(ErrorCode::parse(code.as_str()), Some(*code));
         }
-        assert_eq!(seen.len(), 22);
+        assert_eq!(seen.len(), 23);
     }
 
     #[test]
@@ -213,6 +219,7 @@ mod tests {
             ("RATE_LIMITED", Some(35000)),
             ("TASK_BUSY", Some(1000)),
             ("BROWSER_GONE", None),
+            ("NOT_FOUND", None),
             ("INTERNAL", None),
         ];
         for (name, after) in table {

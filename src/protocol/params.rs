@@ -231,6 +231,8 @@ impl Params {
         check_url(&url).map_err(|why| {
             CommandError::invalid(name, format!("param `{name}`: `{url}` is not {why}"))
         })?;
+        check_authority(&url)
+            .map_err(|why| CommandError::invalid(name, format!("param `{name}`: {why}")))?;
         Ok(url)
     }
 
@@ -275,6 +277,62 @@ fn check_url(url: &str) -> Result<(), &'static str> {
         }
         "file" | "data" | "about" => Ok(()),
         _ => Err("a URL with a supported scheme (http, https, file, data, about)"),
+    }
+}
+
+/// The host and port of an `http(s)` URL (after [`check_url`]): a port in 1..=65535 (or none),
+/// a host that can be looked up (no spaces, quotes or brackets outside an IPv6 literal). A URL
+/// that fails here could only time out in the browser.
+fn check_authority(url: &str) -> Result<(), String> {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return Ok(());
+    };
+    if !matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https") {
+        return Ok(());
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    // Credentials come before the last `@` and are the page's business.
+    let host_port = authority.rsplit('@').next().unwrap_or("");
+    let (host, port) = if let Some(v6) = host_port.strip_prefix('[') {
+        let Some((inside, after)) = v6.split_once(']') else {
+            return Err(format!("the IPv6 host of `{url}` has no closing `]`"));
+        };
+        if inside.is_empty()
+            || !inside
+                .chars()
+                .all(|c| c.is_ascii_hexdigit() || ":.".contains(c))
+        {
+            return Err(format!("`[{inside}]` is not an IPv6 address"));
+        }
+        match after {
+            "" => (inside, None),
+            _ => match after.strip_prefix(':') {
+                Some(port) => (inside, Some(port)),
+                None => return Err(format!("unexpected `{after}` after the IPv6 host")),
+            },
+        }
+    } else {
+        match host_port.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (host_port, None),
+        }
+    };
+    let bad_host = |c: char| c.is_whitespace() || c.is_control() || "<>\"'`{}|^[]\\".contains(c);
+    if host.is_empty() {
+        return Err(format!("`{url}` has no host"));
+    }
+    if let Some(c) = host.chars().find(|c| bad_host(*c)) {
+        return Err(format!("the host `{host}` contains `{c}`"));
+    }
+    match port {
+        // `http://host:/` is the default port, as browsers read it.
+        None | Some("") => Ok(()),
+        Some(p) => match p.parse::<u32>() {
+            Ok(n) if (1..=65_535).contains(&n) && p.chars().all(|c| c.is_ascii_digit()) => Ok(()),
+            _ => Err(format!(
+                "port `{p}` of `{url}` is out of range: a port is an integer within 1..=65535"
+            )),
+        },
     }
 }
 
@@ -351,6 +409,10 @@ mod tests {
             "about:blank",
             "data:text/html,hi",
             "file:///tmp/x",
+            "http://127.0.0.1:65535/",
+            "http://[::1]:8080/x",
+            "http://user:pw@host:81/",
+            "http://a:/",
         ] {
             assert!(p(json!({"url": ok})).url_req("url").is_ok(), "{ok}");
         }
@@ -361,11 +423,26 @@ mod tests {
             "javascript:alert(1)",
             "http:// x",
             "1http://a",
+            // Issue 10 #12: URLs that can never load.
+            "http://127.0.0.1:99999/",
+            "http://a:0/",
+            "http://a:-1/",
+            "http://a:8o/",
+            "https://[::1/",
+            "http://a<b/",
+            "http://user@:80/",
         ] {
             let e = p(json!({"url": bad})).url_req("url").unwrap_err();
             assert_eq!(e.code, ErrorCode::InvalidArgument, "{bad}");
             assert!(e.msg.starts_with("param `url`"), "{}", e.msg);
         }
+        let e = p(json!({"url": "http://127.0.0.1:99999/"}))
+            .url_req("url")
+            .unwrap_err();
+        assert_eq!(
+            e.msg,
+            "param `url`: port `99999` of `http://127.0.0.1:99999/` is out of range: a port is an integer within 1..=65535"
+        );
     }
 
     #[test]

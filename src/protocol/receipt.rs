@@ -31,7 +31,47 @@ pub struct Receipt {
     pub elapsed_ms: f64,
 }
 
+/// Whether a data field holds a URL the receipt echoes (the page's or the caller's): `url`,
+/// `urlAfter`, `frameUrl`, `href`, `src`, and the tab block `browser_state`, at any depth.
+fn url_echo(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    k.ends_with("url")
+        || k.starts_with("url")
+        || matches!(k.as_str(), "href" | "src" | "browser_state")
+}
+
+/// Masks the strings under [`url_echo`] keys, at any depth.
+fn redact_url_echoes(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map.iter_mut() {
+                match v {
+                    // A script's own value (`execute_js`) is the caller's data, not an echo.
+                    _ if k == "result" => {}
+                    Value::String(s) if url_echo(k) => {
+                        if let std::borrow::Cow::Owned(masked) = crate::redact::text(s) {
+                            *s = masked;
+                        }
+                    }
+                    _ => redact_url_echoes(v),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(redact_url_echoes),
+        _ => {}
+    }
+}
+
 impl Receipt {
+    /// Masks secrets in what the receipt echoes (PROTOCOL.md §18 "Redaction is one function"):
+    /// its message (which may quote a param) and the URLs it repeats (`url`, `urlAfter`, the tab
+    /// block, `tabs[].url`, elements' `href` and `frameUrl`). Page content (`text`, `result`,
+    /// `value`) is the caller's data and is left as read.
+    pub fn redact_echoes(&mut self) {
+        crate::redact::message(&mut self.msg);
+        redact_url_echoes(&mut self.data);
+    }
+
     /// A successful receipt carrying `data`.
     pub fn success(method: &str, data: Value, elapsed_ms: f64) -> Receipt {
         Receipt {

@@ -69,14 +69,28 @@ pub fn complete(line: &str, pos: usize, names: &Names) -> (usize, Vec<Pair>) {
     let word = &before[start..];
     let head = &before[..start];
 
-    // `page:get_ti` — a method call on a task.
+    // `page:get_ti` — a method call on a task: completed with its call, `()` for a command
+    // without params and `{` for one with, so Enter runs it (a bare name would open a
+    // continuation line). Text already after the cursor is left alone.
     if head.ends_with(':') && !head.ends_with("::") {
-        let names = crate::commands::registry()
+        let rest = line.get(pos..).unwrap_or("");
+        let called = rest.starts_with(['(', '{', '"', '\'']);
+        let mut found: Vec<Pair> = crate::commands::registry()
             .all()
             .iter()
-            .filter(|s| s.needs_task())
-            .map(|s| s.name);
-        return (start, candidates(names, word, ""));
+            .filter(|s| s.needs_task() && s.name.starts_with(word))
+            .map(|s| Pair {
+                display: s.name.to_string(),
+                replacement: match (called, s.params.is_empty()) {
+                    (true, _) => s.name.to_string(),
+                    (false, true) => format!("{}()", s.name),
+                    (false, false) => format!("{}{{", s.name),
+                },
+            })
+            .collect();
+        found.sort_unstable_by(|a, b| a.display.cmp(&b.display));
+        found.dedup_by(|a, b| a.display == b.display);
+        return (start, found);
     }
     // `browser.st`
     if let Some(object) = head.strip_suffix('.') {
@@ -261,13 +275,27 @@ mod tests {
 
     #[test]
     fn command_names_after_a_colon() {
+        // Issue 10 #15: with its call, so Enter runs it instead of opening a continuation line.
         assert_eq!(
             replacements("page:get_ti"),
-            (5, vec!["get_title".to_string()])
+            (5, vec!["get_title()".to_string()])
+        );
+        assert_eq!(
+            replacements("page:navig"),
+            (5, vec!["navigate{".to_string()])
+        );
+        let (start, found) = complete("page:get_ti()", 11, &names());
+        assert_eq!(start, 5);
+        assert_eq!(
+            found[0].replacement, "get_title",
+            "the call is already there"
         );
         let (_, all) = replacements("x = page:");
-        assert!(all.contains(&"click_element_by_index".to_string()));
-        assert!(!all.contains(&"start".to_string()), "start needs no task");
+        assert!(all.contains(&"click_element_by_index{".to_string()));
+        assert!(
+            !all.iter().any(|n| n.starts_with("start")),
+            "start needs no task"
+        );
         assert_eq!(replacements("page::"), (6, vec![]));
     }
 

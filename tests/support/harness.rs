@@ -27,6 +27,12 @@ pub struct Harness {
     pub fixtures: Fixtures,
 }
 
+/// The state directory of the `moonpilot` processes tests start (`MOONPILOT_STATE_DIR`): a
+/// temporary directory, never the repository nor the user's own state directory.
+pub fn state_dir() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("moonpilot-test-state-{}", std::process::id()))
+}
+
 /// Engine settings for tests: data files go to the target dir, not the source tree.
 pub fn test_config() -> EngineConfig {
     let data = std::env::temp_dir().join(format!("moonpilot-test-data-{}", std::process::id()));
