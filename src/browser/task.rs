@@ -100,13 +100,14 @@ impl Snapshot {
 /// state file and some slack for a loaded machine).
 pub const EVIDENCE_BOUND: Duration = Duration::from_secs(10);
 
-/// How long a page that did not answer a command gets to answer a trivial evaluation, before
-/// and after its script is stopped.
-const REVIVE_PROBE: Duration = Duration::from_millis(1500);
+/// How long a page that did not answer a command gets to answer a trivial evaluation.
+const ANSWER_LOOK: Duration = Duration::from_millis(500);
+/// How long stopping its script, or closing a tab, may take.
+const REVIVE_PROBE: Duration = Duration::from_secs(3);
 /// How long a page gets to answer once its running script was stopped.
-pub const REVIVE_BOUND: Duration = Duration::from_secs(3);
+pub const REVIVE_BOUND: Duration = Duration::from_secs(5);
 /// How long a replacement tab may take to load the hung tab's URL.
-const REPLACEMENT_LOAD: Duration = Duration::from_secs(10);
+const REPLACEMENT_LOAD: Duration = Duration::from_secs(5);
 
 /// What [`Task::revive`] did.
 #[derive(Debug, Clone, PartialEq)]
@@ -292,7 +293,8 @@ impl Task {
         if tab.is_crashed() {
             return Revival::Crashed;
         }
-        if tab.answers(REVIVE_PROBE).await {
+        // The command already waited for the page: a short look only.
+        if tab.answers(ANSWER_LOOK).await {
             return Revival::Answering;
         }
         tab.terminate_main(REVIVE_PROBE).await;

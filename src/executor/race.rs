@@ -47,7 +47,13 @@ impl Executor {
                 _ => std::future::pending().await,
             }
         };
-        tokio::select! {
+        let closed_error = || {
+            CommandError::new(
+                ErrorCode::TaskNotFound,
+                "the task was closed while this command ran",
+            )
+        };
+        let res = tokio::select! {
             biased;
             res = run => match res {
                 Ok(res) => res,
@@ -62,15 +68,23 @@ impl Executor {
             ).with_details(json!({"outcomeUnknown": true, "commandTimeoutMs": bound.as_millis() as u64}))),
             // Before browser death: closing the last task stops the browser, and the closing is
             // what the command met.
-            _ = task_closed => Err(CommandError::new(
-                ErrorCode::TaskNotFound,
-                "the task was closed while this command ran",
-            )),
+            _ = task_closed => Err(closed_error()),
             _ = browser_gone => Err(CommandError::browser_gone()),
             _ = tab_crashed => Err(CommandError::new(
                 ErrorCode::ActionFailed,
                 "the tab's renderer crashed; close this task and start a new one (other tasks are unaffected)",
             ).with_details(json!({"crashed": true}))),
+        };
+        match res {
+            // Closing the last task stops the browser: a command that meets the browser's end
+            // first (its own calls race it too) met the closing.
+            Err(e)
+                if e.code == ErrorCode::BrowserGone
+                    && task.as_ref().is_some_and(|t| t.is_closed()) =>
+            {
+                Err(closed_error())
+            }
+            other => other,
         }
     }
 }
