@@ -189,3 +189,85 @@ fn leaving_a_page_that_raises_alerts_all_the_time_works_and_records_tell_the_tru
     }
     assert!(exec(Some(task), "close", json!({})).ok);
 }
+
+/// Page targets of the shared browser whose URL contains `part`.
+fn page_targets(part: &str) -> usize {
+    let h = crate::support::harness::harness();
+    let browser = h.executor.engine().current_browser().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let targets = rt
+        .block_on(browser.call("Target.getTargets", json!({})))
+        .unwrap();
+    targets["targetInfos"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["type"] == "page" && t["url"].as_str().unwrap_or("").contains(part))
+        .count()
+}
+
+#[test]
+fn popups_belong_to_their_task_and_no_tab_reports_webdriver() {
+    let key = format!("pop{}", std::process::id());
+    let task = new_task();
+    let url = url_a(&format!("popups.html?{key}"));
+    assert!(exec(Some(task), "navigate", json!({"url": url})).ok);
+    let wd = exec(
+        Some(task),
+        "execute_js",
+        json!({"body": "return navigator.webdriver"}),
+    );
+    assert_eq!(wd.data["result"], false, "{:?}", wd.msg);
+    let state = exec(Some(task), "get_browser_state", json!({}));
+    let open = state.data["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == "open")
+        .and_then(|e| e["index"].as_u64())
+        .unwrap();
+    let click = exec(Some(task), "click_element_by_index", json!({"index": open}));
+    assert!(click.ok, "{:?}", click.msg);
+    // Counted and listed: the task's tabs, as list_tasks and the state's tab list say.
+    let t0 = Instant::now();
+    let tab_count = || {
+        let tasks = exec(None, "list_tasks", json!({}));
+        tasks.data["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["id"] == task.to_string())
+            .map(|t| t["tabCount"].as_u64().unwrap())
+            .unwrap()
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    while tab_count() < 6 && t0.elapsed() < Duration::from_secs(10) {
+        rt.block_on(tokio::time::sleep(Duration::from_millis(100)));
+    }
+    assert_eq!(tab_count(), 6, "five popups adopted");
+    let state = exec(Some(task), "get_browser_state", json!({}));
+    assert_eq!(
+        state.data["tabs"].as_array().unwrap().len(),
+        6,
+        "{}",
+        state.data["tabs"]
+    );
+    // The popups too say webdriver=false (each told its opener).
+    let log = exec(
+        Some(task),
+        "execute_js",
+        json!({"body": "return document.getElementById('log').textContent"}),
+    );
+    let log = log.data["result"].as_str().unwrap().to_string();
+    assert_eq!(log.matches("webdriver=false").count(), 5, "{log}");
+    assert_eq!(page_targets(&key), 6);
+    // Closed with their task.
+    assert!(exec(Some(task), "close", json!({})).ok);
+    assert_eq!(page_targets(&key), 0, "no tab of the task outlives it");
+}

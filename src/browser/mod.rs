@@ -109,6 +109,9 @@ const LAUNCH_ARGS: &[&str] = &[
     "disable-dev-shm-usage",
     "hide-scrollbars",
     "mute-audio",
+    // `navigator.webdriver` is false from the first document on (each tab's init script does
+    // the same on browsers we attach to).
+    "disable-blink-features=AutomationControlled",
 ];
 
 static PROFILE_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -381,7 +384,7 @@ impl Browser {
                 }
             }
             tracing::info!(target: "moonpilot::cdp", "browser connection closed");
-            let _ = pump_alive.send(false);
+            pump_alive.send_replace(false);
         });
         let ws_url = cdp.websocket_address().clone();
         // chromiumoxide's handler does not end when the socket dies silently (it returns
@@ -477,6 +480,33 @@ impl Browser {
             })
             .await?;
         Tab::attach(self.clone(), page, events).await
+    }
+
+    /// Takes over the page target `target_id` that a page of ours opened (a popup) and starts
+    /// its event pumps. chromiumoxide attaches to new pages by itself; this waits for that, up
+    /// to two seconds.
+    pub async fn adopt_tab(
+        self: &Arc<Browser>,
+        target_id: &str,
+        events: events::TabEvents,
+    ) -> Result<Tab, CommandError> {
+        let mut last = None;
+        for _ in 0..40 {
+            let page = {
+                let guard = self.cdp.read().await;
+                let cdp = guard.as_ref().ok_or_else(CommandError::browser_gone)?;
+                cdp.get_page(target_id.to_string().into()).await
+            };
+            match page {
+                Ok(page) => return Tab::attach(self.clone(), page, events).await,
+                Err(e) => last = Some(e),
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Err(CommandError::failed(format!(
+            "the page `{target_id}` opened by a tab could not be attached: {}",
+            last.map(|e| e.to_string()).unwrap_or_default()
+        )))
     }
 
     /// The second connection used for out-of-process iframe sessions, opened on first use.

@@ -64,6 +64,25 @@ pub struct RawConnection {
     alive: watch::Receiver<bool>,
     /// Target ids whose renderer crashed (`Target.targetCrashed`, once target discovery is on).
     crashes: tokio::sync::broadcast::Sender<String>,
+    /// Page targets opened by another page (popups) and targets that went away.
+    targets: tokio::sync::broadcast::Sender<TargetEvent>,
+}
+
+/// A page target opened by a page, or a target that went away (once target discovery is on).
+#[derive(Debug, Clone)]
+pub enum TargetEvent {
+    /// `target` is a page that `opener` opened (`window.open`, a `target=_blank` link).
+    Opened {
+        /// The new page's target id.
+        target: String,
+        /// The target id of the page that opened it.
+        opener: String,
+    },
+    /// `target` is gone (closed by its page or by anyone else).
+    Gone {
+        /// Its target id.
+        target: String,
+    },
 }
 
 impl RawConnection {
@@ -90,6 +109,8 @@ impl RawConnection {
         let reader_pending = pending.clone();
         let (crashes, _) = tokio::sync::broadcast::channel(16);
         let crash_tx = crashes.clone();
+        let (targets, _) = tokio::sync::broadcast::channel(256);
+        let target_tx = targets.clone();
         runtime.spawn(async move {
             while let Some(Ok(msg)) = stream.next().await {
                 let Message::Text(text) = msg else { continue };
@@ -98,13 +119,35 @@ impl RawConnection {
                     continue;
                 };
                 let Some(id) = value.get("id").and_then(Value::as_u64) else {
-                    // Events: only renderer crashes matter here.
-                    if value.get("method").and_then(Value::as_str) == Some("Target.targetCrashed") {
-                        if let Some(target) =
-                            value.pointer("/params/targetId").and_then(Value::as_str)
-                        {
-                            let _ = crash_tx.send(target.to_string());
+                    // Events: renderer crashes, and page targets coming and going.
+                    let target = |key: &str| {
+                        value
+                            .pointer(&format!("/params/{key}"))
+                            .and_then(Value::as_str)
+                            .map(str::to_string)
+                    };
+                    match value.get("method").and_then(Value::as_str) {
+                        Some("Target.targetCrashed") => {
+                            if let Some(t) = target("targetId") {
+                                let _ = crash_tx.send(t);
+                            }
                         }
+                        Some("Target.targetCreated")
+                            if value.pointer("/params/targetInfo/type")
+                                == Some(&Value::from("page")) =>
+                        {
+                            if let (Some(t), Some(opener)) =
+                                (target("targetInfo/targetId"), target("targetInfo/openerId"))
+                            {
+                                let _ = target_tx.send(TargetEvent::Opened { target: t, opener });
+                            }
+                        }
+                        Some("Target.targetDestroyed") => {
+                            if let Some(t) = target("targetId") {
+                                let _ = target_tx.send(TargetEvent::Gone { target: t });
+                            }
+                        }
+                        _ => {}
                     }
                     continue;
                 };
@@ -121,9 +164,9 @@ impl RawConnection {
                     let _ = sender.send(res);
                 }
             }
-            let _ = alive_tx.send(false);
+            alive_tx.send_replace(false);
             if let Some(browser_alive) = on_close {
-                let _ = browser_alive.send(false);
+                browser_alive.send_replace(false);
             }
             if let Ok(mut p) = reader_pending.lock() {
                 p.clear();
@@ -135,12 +178,18 @@ impl RawConnection {
             outgoing,
             alive,
             crashes,
+            targets,
         })
     }
 
     /// Crashed target ids from now on (see [`RawConnection::discover_targets`]).
     pub fn crashes(&self) -> tokio::sync::broadcast::Receiver<String> {
         self.crashes.subscribe()
+    }
+
+    /// Pages opened by pages, and targets that went away, from now on.
+    pub fn targets(&self) -> tokio::sync::broadcast::Receiver<TargetEvent> {
+        self.targets.subscribe()
     }
 
     /// Turns target discovery on for this connection, so `Target.targetCrashed` arrives.

@@ -168,6 +168,17 @@ impl Tab {
             .watch_dialogs(&browser, &page)
             .await
             .map_err(|e| from_cdp("Page.javascriptDialogOpening", e))?;
+        // Before any page script of the next document: `navigator.webdriver` reads false
+        // (`runImmediately` covers the document already there).
+        if let Err(e) = page
+            .execute(Raw::new(
+                "Page.addScriptToEvaluateOnNewDocument",
+                json!({"source": js::STEALTH_JS, "runImmediately": true}),
+            ))
+            .await
+        {
+            tracing::debug!("the stealth init script was not added: {e}");
+        }
         let target_id = page.target_id().as_ref().to_string();
         let crashed = Arc::new(tokio::sync::watch::channel(false).0);
         // Crashes come from the browser's discovering connection. A crashed tab stays crashed

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 use super::events::TabEvents;
+use super::raw::TargetEvent;
 use super::{Browser, Tab};
 use crate::error::CommandError;
 use crate::protocol::ErrorCode;
@@ -100,6 +101,73 @@ impl Snapshot {
 /// state file and some slack for a loaded machine).
 pub const EVIDENCE_BOUND: Duration = Duration::from_secs(10);
 
+/// Makes the pages that a task's tabs open (`window.open`, `target=_blank`) tabs of that task:
+/// counted, listed, closed with it; a tab that its page (or anyone) closed leaves the list. Ends
+/// with the task.
+async fn adopt_popups(
+    task: std::sync::Weak<Task>,
+    mut targets: tokio::sync::broadcast::Receiver<TargetEvent>,
+) {
+    use tokio::sync::broadcast::error::RecvError;
+    loop {
+        let event = match targets.recv().await {
+            Ok(ev) => ev,
+            Err(RecvError::Lagged(n)) => {
+                tracing::warn!("{n} tab events were missed; popups among them are not adopted");
+                continue;
+            }
+            Err(RecvError::Closed) => return,
+        };
+        let Some(task) = task.upgrade() else { return };
+        if task.is_closed() {
+            return;
+        }
+        match event {
+            TargetEvent::Opened { target, opener } => {
+                let ours = task.state(|s| {
+                    s.tabs.iter().any(|t| t.target_id() == opener) || s.adopting.contains(&opener)
+                });
+                if !ours {
+                    continue;
+                }
+                task.state(|s| s.adopting.push(target.clone()));
+                // Attached on its own task of the runtime: a popup of a popup can open meanwhile.
+                let browser = task.browser.clone();
+                let events = task.events.clone();
+                let me = Arc::downgrade(&task);
+                task.browser.spawn(async move {
+                    let adopted = browser.adopt_tab(&target, events).await;
+                    let Some(task) = me.upgrade() else { return };
+                    task.state(|s| s.adopting.retain(|t| *t != target));
+                    match adopted {
+                        Ok(tab) if task.is_closed() => {
+                            let _ = tokio::time::timeout(REVIVE_PROBE, tab.close()).await;
+                        }
+                        Ok(tab) => task.state(|s| s.tabs.push(Arc::new(tab))),
+                        Err(e) => tracing::warn!("task {}: {}", task.id, e.msg),
+                    }
+                });
+            }
+            TargetEvent::Gone { target } => task.state(|s| {
+                let Some(at) = s.tabs.iter().position(|t| t.target_id() == target) else {
+                    return;
+                };
+                // The last tab stays listed: the task's commands then say what happened to it.
+                if s.tabs.len() == 1 {
+                    return;
+                }
+                s.tabs.remove(at);
+                if s.current == at {
+                    s.snapshot = None;
+                    s.current = s.tabs.len() - 1;
+                } else if s.current > at {
+                    s.current -= 1;
+                }
+            }),
+        }
+    }
+}
+
 /// How long a page that did not answer a command gets to answer a trivial evaluation.
 const ANSWER_LOOK: Duration = Duration::from_millis(500);
 /// How long stopping its script, or closing a tab, may take.
@@ -142,6 +210,8 @@ struct TaskState {
     evidence: Vec<watch::Receiver<bool>>,
     /// A deferred job that failed and that no receipt has reported yet: (seq, error).
     evidence_failure: Option<(u64, String)>,
+    /// Target ids of popups being attached (their own popups are ours too).
+    adopting: Vec<String>,
 }
 
 /// One task.
@@ -164,9 +234,17 @@ impl Task {
     /// Creates a task with one fresh tab.
     pub async fn open(id: TaskId, browser: Arc<Browser>) -> Result<Arc<Task>, CommandError> {
         let events = TabEvents::default();
+        // Subscribed before the first tab exists, so no popup of its pages goes unseen.
+        let targets = match browser.raw().await {
+            Ok(conn) => Some(conn.targets()),
+            Err(e) => {
+                tracing::warn!("popups of task {id} are not adopted: {}", e.msg);
+                None
+            }
+        };
         let tab = browser.new_tab(events.clone()).await?;
         let (closed_tx, _) = watch::channel(false);
-        Ok(Arc::new(Task {
+        let task = Arc::new(Task {
             id,
             browser,
             events,
@@ -177,7 +255,12 @@ impl Task {
                 tabs: vec![Arc::new(tab)],
                 ..TaskState::default()
             }),
-        }))
+        });
+        if let Some(targets) = targets {
+            task.browser
+                .spawn(adopt_popups(Arc::downgrade(&task), targets));
+        }
+        Ok(task)
     }
 
     fn state<T>(&self, f: impl FnOnce(&mut TaskState) -> T) -> T {
@@ -256,7 +339,7 @@ impl Task {
             }
             // Sent last, so a waiter that wakes up sees the failure recorded above. A job that
             // is dropped (its runtime gone) drops the sender, which also wakes the waiters.
-            let _ = done_tx.send(true);
+            done_tx.send_replace(true);
         });
     }
 
@@ -338,7 +421,8 @@ impl Task {
 
     /// Marks the task closed: commands still running on it end with `TASK_NOT_FOUND`.
     pub fn mark_closed(&self) {
-        let _ = self.closed_tx.send(true);
+        // `send_replace`: `send` stores nothing while no command is subscribed.
+        self.closed_tx.send_replace(true);
     }
 
     /// Whether the task was closed.

@@ -49,6 +49,8 @@ pub const DOCUMENT_TITLE_JS: &str = include_str!("document_title.js");
 pub const LOCATION_HREF_JS: &str = include_str!("location_href.js");
 /// The box of the first element matching a CSS selector, scrolled into view.
 pub const ELEMENT_RECT_JS: &str = include_str!("element_rect.js");
+/// The init script every tab gets before any page script: hides `navigator.webdriver`.
+pub const STEALTH_JS: &str = include_str!("stealth.js");
 /// Called on a caller's prepared `execute_js` script: runs it and answers its result serialised
 /// in the page (`{value, notes, more, navigation}`).
 pub const SCRIPT_RESULT_JS: &str = include_str!("script_result.js");
