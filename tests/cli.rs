@@ -426,3 +426,140 @@ fn issue10_first_run_errors_are_usage_class_and_plain() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Entries of the temporary directory that a run with process id `pid` left: profiles, run
+/// dirs, and Chromium's own `org.chromium.*` files made since `since`.
+fn leftovers(pid: u32, since: std::time::SystemTime) -> Vec<String> {
+    std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            let ours = name.starts_with(&format!("moonpilot-profile-{pid}-"))
+                || name.starts_with(&format!("moonpilot-run-{pid}-"));
+            let chromiums = name.starts_with("org.chromium.")
+                && e.metadata()
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|t| t >= since);
+            ours || chromiums
+        })
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect()
+}
+
+#[test]
+fn issue10_a_browser_killed_mid_navigation_leaves_nothing_behind() {
+    let dir = std::env::temp_dir().join(format!("moonpilot-cli-kill-nav-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("kill.lua");
+    let slow = crate::support::harness::url_a("slow?ms=4000");
+    std::fs::write(
+        &script,
+        format!(
+            r#"local page = browser.start{{}}
+local pid = page:call("get_config", {{}}).data.browser.pid
+assert(pid, "the browser's pid")
+browser.spawn(function() browser.sleep(500); os.execute("kill -9 " .. pid) end)
+local r = page:navigate{{ url = "{slow}" }}
+print("navigate", r.ok, r.code)
+"#
+        ),
+    )
+    .unwrap();
+    for round in 0..3 {
+        let since = std::time::SystemTime::now();
+        let child = moonpilot()
+            .arg("run")
+            .arg(&script)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.code().is_some(), "round {round}: exited");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains("navigate\tfalse\tBROWSER_GONE"),
+            "round {round}: {stdout}"
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !stderr.contains("chromiumoxide") && !stderr.contains("ERROR"),
+            "round {round}: no low-level noise on a browser death: {stderr}"
+        );
+        let left = leftovers(pid, since);
+        assert!(left.is_empty(), "round {round}: left behind {left:?}");
+    }
+}
+
+#[test]
+fn issue10_a_program_that_never_becomes_a_browser_is_a_quick_start_error() {
+    let dir = std::env::temp_dir().join(format!("moonpilot-cli-fake-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fake = dir.join("not-a-browser.sh");
+    // A distinctive argument, to find the process afterwards.
+    let mark = format!("{}", 90000 + std::process::id() % 9999);
+    std::fs::write(&fake, format!("#!/bin/sh\nexec sleep {mark}\n")).unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let script = dir.join("start.lua");
+    std::fs::write(&script, "browser.start{}\nprint('started')\n").unwrap();
+    let since = std::time::SystemTime::now();
+    let t0 = std::time::Instant::now();
+    let child = moonpilot()
+        .arg("run")
+        .arg(&script)
+        .arg("--chromium")
+        .arg(&fake)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "a start error");
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        t0.elapsed()
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("not-a-browser.sh") && err.contains("no DevTools endpoint"),
+        "{err}"
+    );
+    let left = leftovers(pid, since);
+    assert!(left.is_empty(), "left behind {left:?}");
+    let running = Command::new("pgrep")
+        .args(["-f", &format!("sleep {mark}")])
+        .output()
+        .unwrap();
+    assert!(
+        running.stdout.is_empty(),
+        "the program was not left running: {}",
+        String::from_utf8_lossy(&running.stdout)
+    );
+}
+
+#[test]
+fn issue10_a_cdp_url_that_is_no_browser_says_so() {
+    let dir = std::env::temp_dir().join(format!("moonpilot-cli-cdp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("start.lua");
+    std::fs::write(&script, "browser.start{}\n").unwrap();
+    // The fixture server is an HTTP server, but no browser.
+    let not_a_browser = crate::support::harness::url_a("");
+    let out = moonpilot()
+        .arg("run")
+        .arg(&script)
+        .arg("--cdp-url")
+        .arg(not_a_browser.trim_end_matches('/'))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("/json/version answered HTTP 404: not a Chrome DevTools endpoint"),
+        "{err}"
+    );
+    assert!(!err.contains("URL scheme not supported"), "{err}");
+}

@@ -8,6 +8,7 @@
 //! [`Tab`] and [`task::Task`].
 
 pub mod cdp_error;
+pub mod endpoint;
 pub mod events;
 pub mod raw;
 pub mod tab;
@@ -70,6 +71,8 @@ pub enum Mode {
         temporary: bool,
         /// Whether the profile had content before launch.
         profile_seen_before: bool,
+        /// Chromium's temporary directory (`TMPDIR`) and the launcher's pid file.
+        run_dir: PathBuf,
     },
     /// Attached over `--cdp-url`.
     Attached {
@@ -153,6 +156,48 @@ pub fn find_chromium(explicit: Option<&Path>) -> Result<PathBuf, StartError> {
     Err(StartError::NotFound { tried })
 }
 
+/// How long Chromium may take to open its DevTools endpoint (about 0.6 s here; a loaded CI
+/// machine takes a few seconds).
+const LAUNCH_WAIT: Duration = Duration::from_secs(10);
+
+/// The pid the session launcher wrote, if it ran.
+async fn read_pid(file: &Path) -> Option<u32> {
+    tokio::fs::read_to_string(file)
+        .await
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Kills the process group led by `pid` (Chromium launched in its own session: the browser, its
+/// renderers and zygotes). While any member lives the group id cannot be reused.
+async fn kill_group(pid: u32) {
+    let _ = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(r#"kill -9 -- "-$1" 2>/dev/null; true"#)
+        .arg("moonpilot-kill")
+        .arg(pid.to_string())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .await;
+}
+
+/// Removes `dir`, trying again for a moment while processes that are going away still write
+/// into it.
+async fn remove_patiently(dir: &Path) {
+    for _ in 0..10 {
+        match tokio::fs::remove_dir_all(dir).await {
+            Ok(()) => return,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+    tracing::warn!("could not remove `{}`", dir.display());
+}
+
 /// Whether util-linux's `setsid` is on PATH.
 fn has_setsid() -> bool {
     std::env::var_os("PATH")
@@ -165,8 +210,8 @@ fn has_setsid() -> bool {
 /// (`setsid` only forks when its caller leads a process group; a spawned child does not).
 /// `None` (launch Chromium directly) where `setsid` is missing.
 async fn session_launcher() -> Option<PathBuf> {
-    const SCRIPT: &str =
-        "#!/bin/sh\nrm -f \"$0\"\nexec setsid \"$MOONPILOT_CHROMIUM_EXEC\" \"$@\"\n";
+    // `$$` is Chromium's pid after the exec, and the id of its process group (setsid).
+    const SCRIPT: &str = "#!/bin/sh\nrm -f \"$0\"\necho $$ > \"$MOONPILOT_PIDFILE\"\nexec setsid \"$MOONPILOT_CHROMIUM_EXEC\" \"$@\"\n";
     if !has_setsid() {
         return None;
     }
@@ -195,9 +240,12 @@ async fn session_launcher() -> Option<PathBuf> {
 fn spawn_watchdog(
     chromium_pid: u32,
     temporary_profile: Option<&Path>,
+    run_dir: &Path,
 ) -> Option<tokio::process::Child> {
+    // When moonpilot is gone: kill Chromium's process group (renderers and zygotes too), then
+    // remove what it wrote. When Chromium went first, moonpilot cleans up itself.
     const SCRIPT: &str = r#"while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 1; done
-if kill -0 "$2" 2>/dev/null; then kill -9 "$2"; sleep 1; [ -n "$3" ] && rm -rf "$3"; fi"#;
+if ! kill -0 "$1" 2>/dev/null; then kill -9 -- "-$2" 2>/dev/null; kill -9 "$2" 2>/dev/null; sleep 1; [ -n "$3" ] && rm -rf "$3"; rm -rf "$4"; fi"#;
     let profile = temporary_profile
         .map(|p| p.display().to_string())
         .unwrap_or_default();
@@ -217,6 +265,7 @@ if kill -0 "$2" 2>/dev/null; then kill -9 "$2"; sleep 1; [ -n "$3" ] && rm -rf "
         .arg(std::process::id().to_string())
         .arg(chromium_pid.to_string())
         .arg(profile)
+        .arg(run_dir)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -256,11 +305,26 @@ impl Browser {
                 path: profile_dir.clone(),
                 source,
             })?;
+        // Chromium's own temporary files (`org.chromium.Chromium.*`, which a killed browser
+        // leaves behind) and the launcher's pid file go to a directory of ours, removed with
+        // the browser.
+        let n = PROFILE_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let run_dir =
+            std::env::temp_dir().join(format!("moonpilot-run-{}-{n}", std::process::id()));
+        tokio::fs::create_dir_all(&run_dir)
+            .await
+            .map_err(|source| StartError::Profile {
+                path: run_dir.clone(),
+                source,
+            })?;
+        let pid_file = run_dir.join("chromium.pid");
         let (w, h) = VIEWPORT;
         let config_for = |program: &Path| {
             let mut builder = BrowserConfig::builder()
                 .chrome_executable(program)
                 .env("MOONPILOT_CHROMIUM_EXEC", executable.display().to_string())
+                .env("MOONPILOT_PIDFILE", pid_file.display().to_string())
+                .env("TMPDIR", run_dir.display().to_string())
                 .user_data_dir(&profile_dir)
                 .no_sandbox()
                 .surface_invalid_messages()
@@ -272,7 +336,7 @@ impl Browser {
                 })
                 // Our own deadlines bound every command; this is only chromiumoxide's fallback.
                 .request_timeout(Duration::from_secs(60))
-                .launch_timeout(Duration::from_secs(30))
+                .launch_timeout(LAUNCH_WAIT)
                 .args(LAUNCH_ARGS.iter().copied());
             builder = if config.headful {
                 builder.with_head()
@@ -298,7 +362,10 @@ impl Browser {
                 tracing::info!("launch through setsid failed ({e}); launching Chromium directly");
             }
         }
-        if launched.is_err() {
+        // Straight only when the launcher could not run; a program that ran and never opened
+        // its endpoint would not do better the second time.
+        let ran = read_pid(&pid_file).await.is_some();
+        if launched.is_err() && !ran {
             launched = match config_for(&executable) {
                 Ok(c) => CdpBrowser::launch(c).await.map_err(|e| e.to_string()),
                 Err(e) => Err(e.to_string()),
@@ -307,9 +374,26 @@ impl Browser {
         let (cdp, handler) = match launched {
             Ok(pair) => pair,
             Err(reason) => {
-                if temporary {
-                    let _ = tokio::fs::remove_dir_all(&profile_dir).await;
+                // Whatever the launcher started (a program that never became a browser, or a
+                // Chromium that hung) goes, and so do its files.
+                if let Some(pid) = read_pid(&pid_file).await {
+                    kill_group(pid).await;
                 }
+                if temporary {
+                    remove_patiently(&profile_dir).await;
+                }
+                remove_patiently(&run_dir).await;
+                let reason = if reason.to_ascii_lowercase().contains("timeout")
+                    || reason.to_ascii_lowercase().contains("timed out")
+                {
+                    format!(
+                        "no DevTools endpoint within {} s ({reason}): is it Chromium? Try `{} --headless --dump-dom about:blank`",
+                        LAUNCH_WAIT.as_secs(),
+                        executable.display()
+                    )
+                } else {
+                    reason
+                };
                 return Err(StartError::Launch {
                     path: executable.clone(),
                     reason,
@@ -320,14 +404,16 @@ impl Browser {
         let pid = cdp
             .get_mut_child()
             .and_then(|child| child.as_mut_inner().id());
-        let watchdog =
-            pid.and_then(|pid| spawn_watchdog(pid, temporary.then_some(profile_dir.as_path())));
+        let watchdog = pid.and_then(|pid| {
+            spawn_watchdog(pid, temporary.then_some(profile_dir.as_path()), &run_dir)
+        });
         let mode = Mode::Managed {
             executable,
             pid,
             profile_dir,
             temporary,
             profile_seen_before,
+            run_dir,
         };
         let browser = Browser::finish(
             cdp,
@@ -344,13 +430,19 @@ impl Browser {
     }
 
     async fn connect(url: &str, answer_bound: Duration) -> Result<Arc<Browser>, StartError> {
-        let (cdp, handler) =
-            CdpBrowser::connect(url.to_string())
-                .await
-                .map_err(|e| StartError::Connect {
-                    url: url.to_string(),
-                    reason: e.to_string(),
-                })?;
+        let failed = |reason: String| StartError::Connect {
+            url: url.to_string(),
+            reason,
+        };
+        let ws = endpoint::websocket_url(url).await.map_err(failed)?;
+        let (cdp, handler) = CdpBrowser::connect(ws.clone()).await.map_err(|e| {
+            let text = e.to_string();
+            failed(if text.contains("HTTP version") || text.contains("Handshake") {
+                format!("`{ws}` answered, but not as a DevTools WebSocket ({text}): pass the browser's webSocketDebuggerUrl, or http://HOST:PORT")
+            } else {
+                text
+            })
+        })?;
         let mode = Mode::Attached {
             url: url.to_string(),
         };
@@ -558,8 +650,14 @@ impl Browser {
         if let Some(mut cdp) = taken {
             if let Mode::Managed { .. } = self.mode {
                 // `Browser.close` asks Chromium to exit; the kill is the fallback when it hangs.
-                let closed = tokio::time::timeout(Duration::from_secs(3), cdp.close()).await;
-                if !matches!(closed, Ok(Ok(_))) {
+                let closed = if self.is_alive() {
+                    tokio::time::timeout(Duration::from_secs(3), cdp.close())
+                        .await
+                        .is_ok_and(|r| r.is_ok())
+                } else {
+                    false
+                };
+                if !closed {
                     let _ = cdp.kill().await;
                 }
                 let _ = tokio::time::timeout(Duration::from_secs(5), cdp.wait()).await;
@@ -567,11 +665,21 @@ impl Browser {
         }
         if let Mode::Managed {
             profile_dir,
-            temporary: true,
+            temporary,
+            run_dir,
+            pid,
             ..
         } = &self.mode
         {
-            let _ = tokio::fs::remove_dir_all(profile_dir).await;
+            // Helpers of a browser that was killed (renderers, zygotes) outlive it for a moment
+            // and keep writing into its profile.
+            if let Some(pid) = pid {
+                kill_group(*pid).await;
+            }
+            if *temporary {
+                remove_patiently(profile_dir).await;
+            }
+            remove_patiently(run_dir).await;
         }
         let watchdog = self.watchdog.lock().ok().and_then(|mut w| w.take());
         if let Some(mut watchdog) = watchdog {
