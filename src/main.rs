@@ -100,11 +100,12 @@ enum Command {
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("MOONPILOT_LOG")
-                // chromiumoxide's own lines (a reset socket when the browser dies, events of a
-                // newer Chromium it cannot decode) say nothing a receipt does not say better;
-                // `MOONPILOT_LOG=chromiumoxide=debug` shows them.
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,chromiumoxide=off")),
+            tracing_subscriber::EnvFilter::try_from_env("MOONPILOT_LOG").unwrap_or_else(|_| {
+                tracing_subscriber::EnvFilter::new(format!(
+                    "warn,{}",
+                    moonpilot::browser::QUIET_CDP_LOG
+                ))
+            }),
         )
         .with_writer(std::io::stderr)
         // Colour only for a person: a log file or a pipe gets plain text.

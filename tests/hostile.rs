@@ -248,7 +248,7 @@ fn popups_belong_to_their_task_and_no_tab_reports_webdriver() {
         .build()
         .unwrap();
     while tab_count() < 6 && t0.elapsed() < Duration::from_secs(10) {
-        rt.block_on(tokio::time::sleep(Duration::from_millis(100)));
+        rt.block_on(async { tokio::time::sleep(Duration::from_millis(100)).await });
     }
     assert_eq!(tab_count(), 6, "five popups adopted");
     let state = exec(Some(task), "get_browser_state", json!({}));
@@ -269,5 +269,10 @@ fn popups_belong_to_their_task_and_no_tab_reports_webdriver() {
     assert_eq!(page_targets(&key), 6);
     // Closed with their task.
     assert!(exec(Some(task), "close", json!({})).ok);
+    // Target.closeTarget answers before the target is gone.
+    let t0 = Instant::now();
+    while page_targets(&key) > 0 && t0.elapsed() < Duration::from_secs(3) {
+        rt.block_on(async { tokio::time::sleep(Duration::from_millis(100)).await });
+    }
     assert_eq!(page_targets(&key), 0, "no tab of the task outlives it");
 }

@@ -156,6 +156,11 @@ pub fn find_chromium(explicit: Option<&Path>) -> Result<PathBuf, StartError> {
     Err(StartError::NotFound { tried })
 }
 
+/// The log directive that silences chromiumoxide's own lines by default: a reset socket when the
+/// browser dies, events of a newer Chromium it cannot decode. They say nothing a receipt does not
+/// say better; `MOONPILOT_LOG=warn,chromiumoxide=debug` shows them.
+pub const QUIET_CDP_LOG: &str = "chromiumoxide=off";
+
 /// How long Chromium may take to open its DevTools endpoint (about 0.6 s here; a loaded CI
 /// machine takes a few seconds).
 const LAUNCH_WAIT: Duration = Duration::from_secs(10);
