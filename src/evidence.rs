@@ -76,7 +76,13 @@ async fn entries(dir: &Path) -> Vec<Entry> {
         let Ok(meta) = entry.metadata().await else {
             continue;
         };
-        if meta.is_file() {
+        // Only numbered evidence (`<seq>.png|txt`) is pruned: a human-input request's image
+        // (`<requestId>.png`) lives as long as its request.
+        let numbered = entry
+            .file_name()
+            .to_str()
+            .is_some_and(|n| n.starts_with(|c: char| c.is_ascii_digit()));
+        if meta.is_file() && numbered {
             out.push(Entry {
                 path: entry.path(),
                 modified: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),

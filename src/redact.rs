@@ -18,28 +18,57 @@ use serde_json::{json, Value};
 pub const MASK: &str = "***";
 
 /// Whether a key names a secret (`X-API-Key`, `api_key`, `sessionId`, `Authorization`,
-/// `access_token`, `sig`…).
+/// `access_token`, `sig`…). Whole words only: `author` or `tokenizer` are not secrets.
 pub fn secret_key(key: &str) -> bool {
-    let k: String = key
+    const WORDS: &[&str] = &[
+        "password",
+        "passwd",
+        "pwd",
+        "secret",
+        "token",
+        "auth",
+        "authorization",
+        "cookie",
+        "apikey",
+        "credential",
+        "credentials",
+        "session",
+        "sig",
+        "signature",
+    ];
+    // `api_key`, `X-API-Key`, `csrftoken`, `client_secret`: the key run together ends in one.
+    const ENDINGS: &[&str] = &[
+        "password",
+        "passwd",
+        "secret",
+        "token",
+        "apikey",
+        "sessionid",
+    ];
+    let whole: String = key
         .chars()
         .filter(|c| c.is_ascii_alphanumeric())
         .map(|c| c.to_ascii_lowercase())
         .collect();
-    matches!(k.as_str(), "sig" | "signature")
-        || [
-            "password",
-            "passwd",
-            "pwd",
-            "secret",
-            "token",
-            "auth",
-            "cookie",
-            "apikey",
-            "credential",
-            "session",
-        ]
-        .iter()
-        .any(|s| k.contains(s))
+    if WORDS.contains(&whole.as_str()) || ENDINGS.iter().any(|e| whole.ends_with(e)) {
+        return true;
+    }
+    // Words of the key: split at separators and at lower→upper case changes (`sessionId`).
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut prev_lower = false;
+    for c in key.chars() {
+        let boundary = !c.is_ascii_alphanumeric() || (c.is_ascii_uppercase() && prev_lower);
+        if boundary && !word.is_empty() {
+            words.push(std::mem::take(&mut word));
+        }
+        if c.is_ascii_alphanumeric() {
+            word.push(c.to_ascii_lowercase());
+        }
+        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+    }
+    words.push(word);
+    words.iter().any(|w| WORDS.contains(&w.as_str()))
 }
 
 /// Masks secrets in a JSON value in place: values under secret keys, and [`text`] on every
@@ -234,6 +263,36 @@ fn mask_card_numbers(s: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secret_keys_are_whole_words() {
+        for key in [
+            "password",
+            "api_key",
+            "X-API-Key",
+            "sessionId",
+            "Authorization",
+            "access_token",
+            "sig",
+            "csrftoken",
+            "client_secret",
+            "user-auth",
+            "Set-Cookie",
+            "pwd",
+        ] {
+            assert!(secret_key(key), "{key}");
+        }
+        for key in [
+            "author",
+            "tokenizer",
+            "designation",
+            "authority",
+            "q",
+            "sigma",
+        ] {
+            assert!(!secret_key(key), "{key}");
+        }
+    }
 
     #[test]
     fn secrets_are_masked_and_the_rest_kept() {

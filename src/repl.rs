@@ -127,7 +127,9 @@ async fn spawn_editor(names: Names) -> (LineReader, Option<Printer>) {
             let input = match editor.readline(&prompt) {
                 Ok(line) => {
                     if keep && !line.trim().is_empty() {
-                        let _ = editor.add_history_entry(line.as_str());
+                        // The history file is written too: no secret on disk (a line that
+                        // navigates to `…?token=…` is kept masked).
+                        let _ = editor.add_history_entry(crate::redact::text(&line).as_ref());
                     }
                     Input::Line(line)
                 }

@@ -578,14 +578,15 @@ fn a_page_that_never_settles_is_bounded() {
             r.data.get("urlAfter").is_none(),
             "no page context after a timeout"
         );
-        // The bound, then the script is stopped before the lane is let go (issue 10).
+        // The bound (2 s), then the script is stopped before the lane is let go (issue 10): a
+        // 0.5 s look, the stop, an answer.
         assert_eq!(
             r.data["pageRecovery"]["action"], "scriptTerminated",
             "{}",
             r.data
         );
         assert!(
-            t0.elapsed() < Duration::from_secs(8),
+            t0.elapsed() < Duration::from_secs(5),
             "bounded: {:?}",
             t0.elapsed()
         );

@@ -126,13 +126,15 @@ fn a_click_into_a_script_that_never_ends_is_started_and_the_tab_comes_back() {
             tokio::time::sleep(Duration::from_millis(200)).await;
             let t0 = Instant::now();
             let r = js(&ex, task, "return 1").await;
+            // Its 2 s budget holds although the page's main thread is busy (the page's own
+            // answer bound here is 4 s).
+            assert_eq!(r.code, Some(ErrorCode::EvalTimeout), "{:?}", r.msg);
             assert!(
-                t0.elapsed() < Duration::from_secs(8),
+                t0.elapsed() < Duration::from_millis(3500),
                 "bounded by its budget, not by the page: {:?}",
                 t0.elapsed()
             );
-            assert!(!r.ok);
-            assert!(r.started);
+            assert!(r.started && !r.retryable);
             let t0 = Instant::now();
             let title = ex.execute(Some(task), "get_title", json!({})).await;
             assert_eq!(title.data["title"], "Hung", "{:?}", title.msg);
@@ -160,7 +162,8 @@ fn leaving_a_page_that_raises_alerts_all_the_time_works_and_records_tell_the_tru
             t0.elapsed()
         );
         assert_eq!(r.data["url"], url_a("second.html"));
-        if let Some(replaced) = r.data.get("tabReplaced") {
+        if let Some(replaced) = r.data.get("pageRecovery") {
+            assert_eq!(replaced["action"], "tabReplaced");
             assert_eq!(replaced["reason"], "dialogStuck");
         }
         let t0 = Instant::now();

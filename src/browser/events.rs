@@ -68,15 +68,16 @@ struct EventState {
 #[derive(Debug, Clone)]
 pub struct TabEvents {
     state: Arc<Mutex<EventState>>,
-    /// Counts dialogs the browser refused to let us answer: their page is wedged.
-    stuck: Arc<tokio::sync::watch::Sender<u64>>,
+    /// The target id of the last tab whose dialog the browser refused to let us answer (its
+    /// navigation is wedged), with a count so that each refusal is a change.
+    stuck: Arc<tokio::sync::watch::Sender<(u64, String)>>,
 }
 
 impl Default for TabEvents {
     fn default() -> TabEvents {
         TabEvents {
             state: Arc::default(),
-            stuck: Arc::new(tokio::sync::watch::channel(0).0),
+            stuck: Arc::new(tokio::sync::watch::channel((0, String::new())).0),
         }
     }
 }
@@ -107,7 +108,16 @@ impl TabEvents {
     /// off the screen, or, with `Err`, why the answer did not land (the dialog may still be up).
     fn dialog_answered(&self, seq: u64, accept: bool, outcome: Result<(), String>) {
         if let Ok(mut s) = self.state.lock() {
-            s.dialogs_open = s.dialogs_open.saturating_sub(1);
+            // Off the screen once answered, or when the browser says no such dialog is up or
+            // that its document is not the page's active one any more; after any other
+            // refusal it may still be up.
+            let gone = match &outcome {
+                Ok(()) => true,
+                Err(e) => e.contains(NOT_ATTACHED) || e.contains(NO_DIALOG),
+            };
+            if gone {
+                s.dialogs_open = s.dialogs_open.saturating_sub(1);
+            }
             if let Some(d) = s.dialog.as_mut().filter(|d| d.seq == seq) {
                 match outcome {
                     Ok(()) => {
@@ -124,7 +134,7 @@ impl TabEvents {
     /// Changes each time a dialog could not be answered because its document is no longer the
     /// tab's active one (a navigation swapped it): that document's unload waits for the dialog
     /// for good, and so does the navigation.
-    pub fn stuck_dialogs(&self) -> tokio::sync::watch::Receiver<u64> {
+    pub fn stuck_dialogs(&self) -> tokio::sync::watch::Receiver<(u64, String)> {
         self.stuck.subscribe()
     }
 
@@ -198,7 +208,11 @@ impl TabEvents {
                 if let Err(e) = &outcome {
                     tracing::debug!("answering a `{}` dialog failed: {e}", ev.r#type.as_ref());
                     if e.contains(NOT_ATTACHED) {
-                        events.stuck.send_modify(|n| *n += 1);
+                        let target = page.target_id().as_ref().to_string();
+                        events.stuck.send_modify(|(n, t)| {
+                            *n += 1;
+                            *t = target;
+                        });
                     }
                 }
                 events.dialog_answered(seq, accept, outcome);
@@ -210,6 +224,8 @@ impl TabEvents {
 
 /// Chromium's refusal to answer a dialog of a document that is no longer the page's active one.
 const NOT_ATTACHED: &str = "Not attached to an active page";
+/// Chromium's answer when the dialog went away by itself.
+const NO_DIALOG: &str = "No dialog is showing";
 
 /// How often, and how far apart, an answer that the browser refused is sent again.
 const ANSWER_TRIES: u32 = 20;
@@ -227,7 +243,7 @@ async fn answer(page: &Page, params: HandleJavaScriptDialogParams) -> Result<(),
             Ok(_) => return Ok(()),
             Err(e) => {
                 last = e.to_string();
-                if last.contains("No dialog is showing") {
+                if last.contains(NO_DIALOG) {
                     return Err(last);
                 }
             }

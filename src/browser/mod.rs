@@ -663,6 +663,12 @@ impl Browser {
                     false
                 };
                 if !closed {
+                    // Helpers of a browser that died or hangs (renderers, zygotes) outlive it
+                    // and keep writing into its profile: the whole group goes. Before the
+                    // browser is reaped, so the group id cannot belong to anyone else yet.
+                    if let Mode::Managed { pid: Some(pid), .. } = &self.mode {
+                        kill_group(*pid).await;
+                    }
                     let _ = cdp.kill().await;
                 }
                 let _ = tokio::time::timeout(Duration::from_secs(5), cdp.wait()).await;
@@ -672,15 +678,9 @@ impl Browser {
             profile_dir,
             temporary,
             run_dir,
-            pid,
             ..
         } = &self.mode
         {
-            // Helpers of a browser that was killed (renderers, zygotes) outlive it for a moment
-            // and keep writing into its profile.
-            if let Some(pid) = pid {
-                kill_group(*pid).await;
-            }
             if *temporary {
                 remove_patiently(profile_dir).await;
             }

@@ -495,7 +495,9 @@ impl Tab {
             .await;
     }
 
-    /// Stops whatever script runs in `frame`'s renderer (after an `execute_js` budget expired).
+    /// Stops whatever script runs in `frame`'s renderer (after an `execute_js` budget expired,
+    /// or when a page stopped answering). Chromium handles `Runtime.terminateExecution` on the
+    /// renderer's I/O thread, so it gets through while the main thread spins.
     pub async fn terminate_execution(&self, frame: &FrameRef) -> Result<(), CommandError> {
         self.call_in(frame, "Runtime.terminateExecution", json!({}))
             .await
@@ -510,14 +512,6 @@ impl Tab {
             json!({"expression": "0", "returnByValue": true}),
         );
         matches!(tokio::time::timeout(within, probe).await, Ok(Ok(_)))
-    }
-
-    /// Stops the script that keeps the main frame's renderer busy; best effort within `within`.
-    /// Chromium handles `Runtime.terminateExecution` on the renderer's I/O thread, so it gets
-    /// through while the main thread spins.
-    pub async fn terminate_main(&self, within: Duration) {
-        let _ =
-            tokio::time::timeout(within, self.call("Runtime.terminateExecution", json!({}))).await;
     }
 
     /// The tab's URL as the browser process knows it (`Target.getTargetInfo`), which answers
@@ -885,8 +879,13 @@ impl Tab {
         let mut stuck = self.events.stuck_dialogs();
         stuck.mark_unchanged();
         let stuck_dialog = async {
-            let _ = stuck.changed().await;
-            Err::<(), _>(dialog_stuck(url))
+            // Another tab of the task may be the one that is stuck.
+            while stuck.changed().await.is_ok() {
+                if stuck.borrow_and_update().1 == self.target_id {
+                    return Err::<(), _>(dialog_stuck(url));
+                }
+            }
+            std::future::pending().await
         };
         tokio::pin!(stuck_dialog);
         let nav = tokio::time::timeout_at(

@@ -137,14 +137,27 @@ async fn adopt_popups(
                 let me = Arc::downgrade(&task);
                 task.browser.spawn(async move {
                     let adopted = browser.adopt_tab(&target, events).await;
-                    let Some(task) = me.upgrade() else { return };
-                    task.state(|s| s.adopting.retain(|t| *t != target));
-                    match adopted {
-                        Ok(tab) if task.is_closed() => {
+                    let task = me.upgrade().filter(|t| !t.is_closed());
+                    if let Some(task) = &task {
+                        task.state(|s| s.adopting.retain(|t| *t != target));
+                    }
+                    match (adopted, task) {
+                        // Its task is gone: so is the popup.
+                        (Ok(tab), None) => {
                             let _ = tokio::time::timeout(REVIVE_PROBE, tab.close()).await;
                         }
-                        Ok(tab) => task.state(|s| s.tabs.push(Arc::new(tab))),
-                        Err(e) => tracing::warn!("task {}: {}", task.id, e.msg),
+                        // Closed while it was being attached: not listed.
+                        (Ok(tab), Some(_)) if tab.target_url().await.is_err() => {}
+                        (Ok(tab), Some(task)) => {
+                            let tab = Arc::new(tab);
+                            task.state(|s| s.tabs.push(tab.clone()));
+                            // A close that took the tabs meanwhile did not see this one.
+                            if task.is_closed() {
+                                let _ = tokio::time::timeout(REVIVE_PROBE, tab.close()).await;
+                            }
+                        }
+                        (Err(e), Some(task)) => tracing::warn!("task {}: {}", task.id, e.msg),
+                        (Err(_), None) => {}
                     }
                 });
             }
@@ -174,6 +187,8 @@ const ANSWER_LOOK: Duration = Duration::from_millis(500);
 const REVIVE_PROBE: Duration = Duration::from_secs(3);
 /// How long a page gets to answer once its running script was stopped.
 pub const REVIVE_BOUND: Duration = Duration::from_secs(5);
+/// The most a revival may take as a whole (each step has its own bound too).
+const REVIVE_TOTAL: Duration = Duration::from_secs(20);
 /// How long a replacement tab may take to load the hung tab's URL.
 const REPLACEMENT_LOAD: Duration = Duration::from_secs(5);
 
@@ -370,6 +385,19 @@ impl Task {
     /// renderer still does not answer, the tab is replaced by a fresh one at the same URL.
     /// Bounded: about [`REVIVE_BOUND`] plus the replacement's load wait.
     pub async fn revive(&self) -> Revival {
+        tokio::select! {
+            revival = tokio::time::timeout(REVIVE_TOTAL, self.revive_tab()) => {
+                revival.unwrap_or_else(|_| Revival::Failed(format!(
+                    "the tab was not back within {} s", REVIVE_TOTAL.as_secs()
+                )))
+            }
+            // Closing wins: there is nothing left to revive.
+            () = self.closed() => Revival::NoTab,
+            () = self.browser.gone() => Revival::NoTab,
+        }
+    }
+
+    async fn revive_tab(&self) -> Revival {
         let Ok(tab) = self.tab() else {
             return Revival::NoTab;
         };
@@ -380,7 +408,8 @@ impl Task {
         if tab.answers(ANSWER_LOOK).await {
             return Revival::Answering;
         }
-        tab.terminate_main(REVIVE_PROBE).await;
+        let main = tab.main_frame_local();
+        let _ = tokio::time::timeout(REVIVE_PROBE, tab.terminate_execution(&main)).await;
         if tab.answers(REVIVE_BOUND).await {
             return Revival::ScriptStopped;
         }
@@ -409,12 +438,25 @@ impl Task {
     /// does not). The index snapshot is dropped.
     pub async fn replace_tab(&self, old: &Arc<Tab>) -> Result<Arc<Tab>, CommandError> {
         let fresh = Arc::new(self.browser.new_tab(self.events.clone()).await?);
-        self.state(|s| {
-            if let Some(slot) = s.tabs.iter_mut().find(|t| Arc::ptr_eq(t, old)) {
-                *slot = fresh.clone();
-            }
-            s.snapshot = None;
-        });
+        let placed = !self.is_closed()
+            && self.state(|s| {
+                s.snapshot = None;
+                match s.tabs.iter_mut().find(|t| Arc::ptr_eq(t, old)) {
+                    Some(slot) => {
+                        *slot = fresh.clone();
+                        true
+                    }
+                    None => false,
+                }
+            });
+        if !placed {
+            // Closed meanwhile, or the old tab is gone already: the fresh one belongs nowhere.
+            let _ = tokio::time::timeout(REVIVE_PROBE, fresh.close()).await;
+            return Err(CommandError::new(
+                ErrorCode::TaskNotFound,
+                "the tab went away (or its task was closed) while it was being replaced",
+            ));
+        }
         let _ = tokio::time::timeout(REVIVE_PROBE, old.close()).await;
         Ok(fresh)
     }

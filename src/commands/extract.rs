@@ -216,10 +216,8 @@ fn execute_js(p: &mut Params) -> Prepared<TaskCx> {
         };
         let (body, applied) = apply_vars(&raw_body, &vars);
         let form = script_form(&body);
-        let frame = match &frame_spec {
-            Some(spec) => find_frame(&tab, spec).await?,
-            None => tab.main_frame().await?,
-        };
+        // The budget counts from here: a page whose main thread is busy holds the frame
+        // lookup too.
         let started = std::time::Instant::now();
         // chromiumoxide answers every page command within 30 s at most, so that is also the
         // longest budget (and what "unlimited" means) until long evaluations move to the raw
@@ -229,11 +227,27 @@ fn execute_js(p: &mut Params) -> Prepared<TaskCx> {
         } else {
             budget_ms.min(MAX_EVAL_MS)
         };
+        // The main frame needs no lookup (its session and context are known without asking
+        // the renderer).
+        let frame = match &frame_spec {
+            Some(spec) => {
+                let lookup = find_frame(&tab, spec);
+                match tokio::time::timeout(Duration::from_millis(budget_ms + 250), lookup).await {
+                    Ok(frame) => frame?,
+                    Err(_) => {
+                        let _ = tab.terminate_execution(&tab.main_frame_local()).await;
+                        return Err(eval_timeout(budget_ms));
+                    }
+                }
+            }
+            None => tab.main_frame_local(),
+        };
+        let left = Duration::from_millis(budget_ms + 250).saturating_sub(started.elapsed());
         // Chromium terminates synchronous runs of `Runtime.evaluate` itself; the race catches
         // promises that never settle and scripts run by `Runtime.callFunctionOn`, which has no
         // timeout of its own. The margin lets Chromium's own answer arrive first.
         let run = run_script(&tab, &frame, &body, form, budget_ms);
-        let res = match tokio::time::timeout(Duration::from_millis(budget_ms + 250), run).await {
+        let res = match tokio::time::timeout(left, run).await {
             Ok(r) => r,
             Err(_) => {
                 let _ = tab.terminate_execution(&frame).await;

@@ -77,8 +77,11 @@ fn go_to_url(p: &mut Params) -> Prepared<TaskCx> {
             // more: leave it behind in a fresh tab.
             Err(e) if e.detail("dialogStuck").is_some() => {
                 tab = task.replace_tab(&tab).await?;
+                // The same field as the executor's revival of a tab that does not answer.
                 replaced = Some(json!({
+                    "action": "tabReplaced",
                     "reason": "dialogStuck",
+                    "url": url,
                     "note": "the page being left kept raising dialogs that the browser no longer let anyone answer, which blocked the navigation; it was closed and the URL opened in a fresh tab (its history and session storage are gone)",
                 }));
                 tab.navigate(&url).await?
@@ -97,7 +100,7 @@ fn go_to_url(p: &mut Params) -> Prepared<TaskCx> {
             "sameDocument": nav.same_document,
         });
         if let Some(replaced) = replaced {
-            data["tabReplaced"] = replaced;
+            data["pageRecovery"] = replaced;
         }
         Ok(data)
     })

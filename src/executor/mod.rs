@@ -64,7 +64,7 @@ impl Executor {
 
     /// Runs `method` with `params` for `task_id` and answers with a receipt. Never panics,
     /// never waits longer than the command's bound plus the lane wait, plus — when the page did
-    /// not answer — the bounded revival of its tab (`Task::revive`, ~17 s at worst).
+    /// not answer — the revival of its tab (`Task::revive`, 20 s at most).
     pub async fn execute(&self, task_id: Option<TaskId>, method: &str, params: Value) -> Receipt {
         let t0 = Instant::now();
         let registry = crate::commands::registry();
