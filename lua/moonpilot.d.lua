@@ -190,6 +190,75 @@ function Task:input_text(params) end
 ---@return moonpilot.Result
 function Task:type_text(params) end
 
+---@class moonpilot.get_tabs.params
+
+---List this task's tabs: index, url, title, current
+---
+---Only the task's own tabs (popups its pages opened included), 0-based in opening order. The URL and title come from each page; a page that does not answer within 1 s is described by the browser's own record.
+---@param params? moonpilot.get_tabs.params
+---@return moonpilot.Result
+function Task:get_tabs(params) end
+
+---@class moonpilot.new_tab.params
+---@field url? string optional absolute URL to open (http, https, file, data or about)
+
+---Open a tab (optionally at a URL), make it current and bring it to front
+---
+---The tab belongs to the task. With `url` it is navigated there (an absolute URL); a failed load leaves the new tab open and current, and the failure says so (`tabOpened`, `pageIndex`): do not resend. Answers the new tab's index and URL and the tab counts before and after.
+---@param params? moonpilot.new_tab.params
+---@return moonpilot.Result
+function Task:new_tab(params) end
+
+---@class moonpilot.switch_tab.params
+---@field pageIndex integer 0-based tab index, as get_tabs lists it (NOT 'index')
+
+---Make the tab with this pageIndex current and bring it to front
+---
+---pageIndex is 0-based as get_tabs lists it; out of range is INVALID_ARGUMENT, and so is `index` sent instead of `pageIndex`. Switching to another tab drops the index snapshot: call get_browser_state again.
+---@param params moonpilot.switch_tab.params
+---@return moonpilot.Result
+function Task:switch_tab(params) end
+
+---@class moonpilot.switch_tab_by_url.params
+---@field url string substring or glob ('*'/'**' match anything including '/')
+
+---Make the first tab whose URL matches current (substring, then glob)
+---
+---Lenient matcher: a substring of the URL first; else a glob where `*` and `**` match anything including `/`, anchored at the start, trailing content allowed. The first matching tab in get_tabs order wins; no match fails with NOT_FOUND and the list of the task's tabs.
+---@param params moonpilot.switch_tab_by_url.params
+---@return moonpilot.Result
+function Task:switch_tab_by_url(params) end
+
+---@class moonpilot.close_tab.params
+---@field pageIndex integer 0-based tab index, as get_tabs lists it (NOT 'index')
+
+---Close the tab with this pageIndex (the first remaining one becomes current)
+---
+---Closing the current tab makes the first remaining tab current; closing the last one opens a fresh blank tab first, so the task always has one. Closing another tab keeps the current one current. The answer comes once the tab is really gone.
+---@param params moonpilot.close_tab.params
+---@return moonpilot.Result
+function Task:close_tab(params) end
+
+---@class moonpilot.close_other_tabs.params
+---@field pageIndex? integer tab to keep; absent = current tab
+
+---Close every tab of this task except one (default: the current one)
+---
+---Keeps the tab with `pageIndex` (absent: the current tab), makes it current and brings it to front. Other tasks' tabs are never touched. `index` sent instead of `pageIndex` is INVALID_ARGUMENT (nothing is closed). Answers closed, remaining, and the kept tab's pageIndex and url.
+---@param params? moonpilot.close_other_tabs.params
+---@return moonpilot.Result
+function Task:close_other_tabs(params) end
+
+---@class moonpilot.bring_to_front.params
+---@field pageIndex? integer tab to show; absent = current
+
+---Raise a tab to the front without making it current
+---
+---Raises the tab with `pageIndex` (absent: the current tab). The task's current tab does not change. `index` sent instead of `pageIndex` is INVALID_ARGUMENT.
+---@param params? moonpilot.bring_to_front.params
+---@return moonpilot.Result
+function Task:bring_to_front(params) end
+
 ---@class moonpilot.wait.params
 ---@field seconds integer fixed sleep in whole seconds, 1..=899 (less than the 15-min long-command bound)
 
@@ -199,6 +268,60 @@ function Task:type_text(params) end
 ---@param params moonpilot.wait.params
 ---@return moonpilot.Result
 function Task:wait(params) end
+
+---@class moonpilot.mouse_move.params
+---@field x number viewport x in CSS px
+---@field y number viewport y in CSS px
+
+---Move the real mouse to a viewport point (a drag while a button is down)
+---
+---A trusted mouse move to (x, y), CSS px of the current tab's viewport. Buttons pressed by mouse_down and not yet released are carried (`buttons`), so the page sees a drag. Answers where the mouse is and the buttons it holds.
+---@param params moonpilot.mouse_move.params
+---@return moonpilot.Result
+function Task:mouse_move(params) end
+
+---@class moonpilot.mouse_down.params
+---@field button? string left | right | middle (anything else = left) (default "left")
+
+---Press a mouse button where the mouse is
+---
+---mousePressed at the mouse's position (the last mouse_move or click). Always pair with mouse_up: a forgotten mouse_up turns later moves into drags.
+---@param params? moonpilot.mouse_down.params
+---@return moonpilot.Result
+function Task:mouse_down(params) end
+
+---@class moonpilot.mouse_up.params
+---@field button? string left | right | middle (anything else = left) (default "left")
+
+---Release a mouse button where the mouse is
+---
+---mouseReleased at the mouse's position; the button no longer travels with moves.
+---@param params? moonpilot.mouse_up.params
+---@return moonpilot.Result
+function Task:mouse_up(params) end
+
+---@class moonpilot.mouse_wheel.params
+---@field deltaY number wheel delta in CSS px; positive scrolls down
+
+---Turn the mouse wheel where the mouse is (positive deltaY scrolls down)
+---
+---mouseWheel at the mouse's position: what is under it scrolls (mouse_move there first to scroll an inner area). The scroll itself happens a frame later.
+---@param params moonpilot.mouse_wheel.params
+---@return moonpilot.Result
+function Task:mouse_wheel(params) end
+
+---@class moonpilot.mouse_click.params
+---@field x number viewport x in CSS px
+---@field y number viewport y in CSS px
+---@field button? string left | right | middle (anything else = left) (default "left")
+---@field clickCount? integer clicks, at most 20 (<= 0 -> 1) (default 1)
+
+---Click the real mouse at a viewport point and report what changed
+---
+---Moves there, then presses and releases (clickCount times: 2 is a double click). The point is in CSS px of the current tab's viewport, as get_modals closePoint / buttonPoints and get_element_box give it. Answers the click receipt with mode mouse and `hit`, the element at the point before the click (null: nothing there, e.g. outside the viewport).
+---@param params moonpilot.mouse_click.params
+---@return moonpilot.Result
+function Task:mouse_click(params) end
 
 ---@class moonpilot.execute_js.params
 ---@field body? string script: expression, function (called and awaited), or statements containing return

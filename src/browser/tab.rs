@@ -39,6 +39,68 @@ fn click_events(x: f64, y: f64) -> [Value; 3] {
     ]
 }
 
+/// A mouse button of `Input.dispatchMouseEvent`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MouseButton {
+    /// The primary button.
+    Left,
+    /// The secondary button.
+    Right,
+    /// The wheel button.
+    Middle,
+}
+
+impl MouseButton {
+    /// The button a `button` param names: `right`, `middle`, anything else is left
+    /// (COMMANDS.md, mouse group).
+    pub fn parse(raw: Option<&str>) -> MouseButton {
+        match raw.map(str::to_ascii_lowercase).as_deref() {
+            Some("right") => MouseButton::Right,
+            Some("middle") => MouseButton::Middle,
+            _ => MouseButton::Left,
+        }
+    }
+
+    /// The CDP spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MouseButton::Left => "left",
+            MouseButton::Right => "right",
+            MouseButton::Middle => "middle",
+        }
+    }
+
+    /// Its bit in the `buttons` mask (as in DOM `MouseEvent.buttons`).
+    fn bit(self) -> u8 {
+        match self {
+            MouseButton::Left => 1,
+            MouseButton::Right => 2,
+            MouseButton::Middle => 4,
+        }
+    }
+}
+
+/// Where the tab's mouse is and which buttons it holds, as the mouse commands left them.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Pointer {
+    /// Viewport x of the main frame, CSS px.
+    pub x: f64,
+    /// Viewport y of the main frame, CSS px.
+    pub y: f64,
+    /// The pressed buttons, as a DOM `buttons` mask (1 left, 2 right, 4 middle).
+    pub buttons: u8,
+}
+
+impl Pointer {
+    /// The button a move reports while buttons are held (the first of left, right, middle).
+    fn held(&self) -> &'static str {
+        [MouseButton::Left, MouseButton::Right, MouseButton::Middle]
+            .into_iter()
+            .find(|b| self.buttons & b.bit() != 0)
+            .map_or("none", MouseButton::as_str)
+    }
+}
+
 /// Where commands for a frame go.
 #[derive(Clone)]
 pub enum FrameSession {
@@ -134,6 +196,8 @@ pub struct Tab {
     nav_session: tokio::sync::OnceCell<String>,
     /// The task's event-fed state (dialogs).
     events: TabEvents,
+    /// The mouse as the mouse commands left it (locked only to copy or replace).
+    pointer: Mutex<Pointer>,
 }
 
 /// How long an out-of-process frame may take to be attached and listed before it is skipped.
@@ -229,6 +293,7 @@ impl Tab {
             crashed,
             nav_session: tokio::sync::OnceCell::new(),
             events,
+            pointer: Mutex::new(Pointer::default()),
         })
     }
 
@@ -753,6 +818,98 @@ impl Tab {
         for ev in click_events(x, y) {
             self.call("Input.dispatchMouseEvent", ev).await?;
         }
+        self.set_pointer(Pointer {
+            x,
+            y,
+            ..self.pointer()
+        });
+        Ok(())
+    }
+
+    /// Where the mouse is and which buttons it holds (the mouse commands' view: a click of
+    /// another command moves it too).
+    pub fn pointer(&self) -> Pointer {
+        match self.pointer.lock() {
+            Ok(p) => *p,
+            Err(poisoned) => *poisoned.into_inner(),
+        }
+    }
+
+    fn set_pointer(&self, pointer: Pointer) {
+        match self.pointer.lock() {
+            Ok(mut p) => *p = pointer,
+            Err(poisoned) => *poisoned.into_inner() = pointer,
+        }
+    }
+
+    /// Moves the mouse to viewport point (`x`, `y`) of the main frame (`Input.dispatchMouseEvent`
+    /// `mouseMoved`), carrying the buttons held since [`Tab::mouse_down`]: a move between down
+    /// and up is a drag.
+    pub async fn mouse_move(&self, x: f64, y: f64) -> Result<(), CommandError> {
+        let p = self.pointer();
+        self.call(
+            "Input.dispatchMouseEvent",
+            json!({"type": "mouseMoved", "x": x, "y": y, "button": p.held(), "buttons": p.buttons}),
+        )
+        .await?;
+        self.set_pointer(Pointer { x, y, ..p });
+        Ok(())
+    }
+
+    /// Presses (`down`) or releases `button` where the mouse is; answers the pointer after.
+    pub async fn mouse_button(
+        &self,
+        button: MouseButton,
+        down: bool,
+        click_count: u32,
+    ) -> Result<Pointer, CommandError> {
+        let p = self.pointer();
+        let buttons = if down {
+            p.buttons | button.bit()
+        } else {
+            p.buttons & !button.bit()
+        };
+        self.call(
+            "Input.dispatchMouseEvent",
+            json!({
+                "type": if down { "mousePressed" } else { "mouseReleased" },
+                "x": p.x, "y": p.y, "button": button.as_str(), "buttons": buttons,
+                "clickCount": click_count.max(1),
+            }),
+        )
+        .await?;
+        let after = Pointer { buttons, ..p };
+        self.set_pointer(after);
+        Ok(after)
+    }
+
+    /// Turns the wheel by (`dx`, `dy`) CSS px where the mouse is (`mouseWheel`; positive `dy`
+    /// scrolls down).
+    pub async fn mouse_wheel(&self, dx: f64, dy: f64) -> Result<Pointer, CommandError> {
+        let p = self.pointer();
+        self.call(
+            "Input.dispatchMouseEvent",
+            json!({"type": "mouseWheel", "x": p.x, "y": p.y, "deltaX": dx, "deltaY": dy, "buttons": p.buttons}),
+        )
+        .await?;
+        Ok(p)
+    }
+
+    /// `count` trusted clicks of `button` at viewport point (`x`, `y`) of the main frame: a
+    /// move there, then press and release with `clickCount` 1..=count (a double click is two
+    /// pairs, as a real mouse makes it).
+    pub async fn mouse_click_with(
+        &self,
+        x: f64,
+        y: f64,
+        button: MouseButton,
+        count: u32,
+    ) -> Result<(), CommandError> {
+        self.mouse_move(x, y).await?;
+        for n in 1..=count.max(1) {
+            self.mouse_button(button, true, n).await?;
+            self.mouse_button(button, false, n).await?;
+        }
         Ok(())
     }
 
@@ -1147,6 +1304,43 @@ impl Tab {
             .as_str()
             .and_then(decode_base64)
             .ok_or_else(|| CommandError::failed("the element screenshot came back empty"))
+    }
+
+    /// The URL and title the browser shows for the tab (`Target.getTargetInfo`: answered by the
+    /// browser process, so a busy page does not hold it). An error means the target is gone.
+    pub async fn target_info(&self) -> Result<(String, String), CommandError> {
+        let info = self
+            .browser
+            .call("Target.getTargetInfo", json!({"targetId": self.target_id}))
+            .await?;
+        let field = |k: &str| {
+            info.pointer(&format!("/targetInfo/{k}"))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        Ok((field("url"), field("title")))
+    }
+
+    /// Resolves once the tab's target is gone (`Target.closeTarget` answers before it is),
+    /// polling `Target.getTargets` every 50 ms for at most `within`; answers whether it went.
+    pub async fn wait_gone(&self, within: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            let listed = match self.browser.call("Target.getTargets", json!({})).await {
+                Ok(list) => list["targetInfos"]
+                    .as_array()
+                    .is_some_and(|ts| ts.iter().any(|t| t["targetId"] == self.target_id.as_str())),
+                Err(_) => return false,
+            };
+            if !listed {
+                return true;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
     /// Brings the tab to the front (`Page.bringToFront`).

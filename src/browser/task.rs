@@ -304,6 +304,53 @@ impl Task {
         self.state(|s| (s.tabs.clone(), s.current))
     }
 
+    /// Adds `tab` (opened for this task) to its tabs and makes it current; the index snapshot
+    /// is dropped (indices belong to one page). Answers its index.
+    pub fn add_tab(&self, tab: Arc<Tab>) -> usize {
+        self.state(|s| {
+            s.tabs.push(tab);
+            s.current = s.tabs.len() - 1;
+            s.snapshot = None;
+            s.current
+        })
+    }
+
+    /// Makes `tab` current when it is still one of the task's tabs (found by identity, so a
+    /// popup adopted or a tab closed meanwhile does not shift it). Switching to another tab
+    /// drops the index snapshot. Answers its index, `None` when it is no longer listed.
+    pub fn select_tab(&self, tab: &Arc<Tab>) -> Option<usize> {
+        self.state(|s| {
+            let at = s.tabs.iter().position(|t| Arc::ptr_eq(t, tab))?;
+            if at != s.current {
+                s.current = at;
+                s.snapshot = None;
+            }
+            Some(at)
+        })
+    }
+
+    /// Takes `tab` off the task's list (after it was closed) and makes `current` current, or the
+    /// first remaining tab when that is `None` or no longer listed; a change of the current tab
+    /// drops the index snapshot. The caller names the current tab from before the close: the
+    /// close's own `targetDestroyed` may have moved it already. Answers the current index.
+    pub fn forget_tab(&self, tab: &Arc<Tab>, current: Option<&Arc<Tab>>) -> usize {
+        self.state(|s| {
+            let was = s.tabs.get(s.current).cloned();
+            s.tabs.retain(|t| !Arc::ptr_eq(t, tab));
+            s.current = current
+                .and_then(|c| s.tabs.iter().position(|t| Arc::ptr_eq(t, c)))
+                .unwrap_or(0);
+            let same = match (&was, s.tabs.get(s.current)) {
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                _ => false,
+            };
+            if !same {
+                s.snapshot = None;
+            }
+            s.current
+        })
+    }
+
     /// The index snapshot, if one is usable.
     pub fn snapshot(&self) -> Option<Arc<Snapshot>> {
         self.state(|s| s.snapshot.clone())

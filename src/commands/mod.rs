@@ -8,9 +8,11 @@ pub mod interact;
 pub mod lifecycle;
 pub mod meta;
 pub mod modals;
+pub mod mouse;
 pub mod navigation;
 pub mod observe;
 pub mod page_state;
+pub mod tabs;
 pub mod target;
 pub mod wait;
 
@@ -25,7 +27,9 @@ pub const GROUPS: &[&[CommandSpec]] = &[
     navigation::SPECS,
     page_state::SPECS,
     interact::SPECS,
+    tabs::SPECS,
     wait::SPECS,
+    mouse::SPECS,
     extract::SPECS,
     dialogs::SPECS,
     modals::SPECS,

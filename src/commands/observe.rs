@@ -13,7 +13,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::target::{Clicked, Summary, Target};
+use crate::browser::tab::FrameRef;
 use crate::browser::task::Task;
+use crate::browser::Tab;
 use crate::error::CommandError;
 use crate::js;
 
@@ -62,8 +64,19 @@ pub async fn observation(
     target: &Target,
     mark: Result<PageMark, CommandError>,
 ) -> Observation {
+    observation_in(task, &target.tab, &target.frame, mark).await
+}
+
+/// [`observation`] of a page mark taken in `frame` of `tab` (no element needed: the mouse
+/// commands observe the main frame of the current tab).
+pub async fn observation_in(
+    task: &Task,
+    tab: &Tab,
+    frame: &FrameRef,
+    mark: Result<PageMark, CommandError>,
+) -> Observation {
     let tab_count = task.tabs().0.len();
-    let main = target.frame.is_main();
+    let main = frame.is_main();
     let mark = mark.unwrap_or_else(|e| PageMark {
         probe_error: Some(e.msg),
         ..PageMark::default()
@@ -71,7 +84,7 @@ pub async fn observation(
     let url = if main && !mark.url.is_empty() {
         mark.url.clone()
     } else {
-        target.tab.url().await.unwrap_or_default()
+        tab.url().await.unwrap_or_default()
     };
     let frame_url = (!main && !mark.url.is_empty()).then(|| mark.url.clone());
     let (text_length, fingerprint, probe_error) = match (mark.probe_error, mark.fingerprint) {
@@ -95,11 +108,15 @@ pub async fn observation(
 /// Observes `target`'s page now (one probe call in its frame, plus the tab's URL for a child
 /// frame).
 pub async fn observe(task: &Task, target: &Target) -> Observation {
-    let mark = target
-        .tab
-        .call_probe::<PageMark>(&target.frame, js::FINGERPRINT_JS, json!({}))
+    observe_in(task, &target.tab, &target.frame).await
+}
+
+/// [`observe`] in `frame` of `tab`.
+pub async fn observe_in(task: &Task, tab: &Tab, frame: &FrameRef) -> Observation {
+    let mark = tab
+        .call_probe::<PageMark>(frame, js::FINGERPRINT_JS, json!({}))
         .await;
-    observation(task, target, mark).await
+    observation_in(task, tab, frame, mark).await
 }
 
 fn differs(before: &Observation, after: &Observation) -> bool {
@@ -122,11 +139,21 @@ pub async fn observe_after(
     target: &Target,
     before: &Observation,
 ) -> (Observation, bool) {
+    observe_after_in(task, &target.tab, &target.frame, before).await
+}
+
+/// [`observe_after`] in `frame` of `tab`.
+pub async fn observe_after_in(
+    task: &Task,
+    tab: &Tab,
+    frame: &FrameRef,
+    before: &Observation,
+) -> (Observation, bool) {
     let start = Instant::now();
-    let mut after = observe(task, target).await;
+    let mut after = observe_in(task, tab, frame).await;
     while !differs(before, &after) && after.probe_error.is_none() && start.elapsed() < WINDOW {
         tokio::time::sleep(STEP).await;
-        after = observe(task, target).await;
+        after = observe_in(task, tab, frame).await;
     }
     let mut recovered = false;
     if !usable(before, &after) {
@@ -134,7 +161,7 @@ pub async fn observe_after(
         while !usable(before, &after) && wait_start.elapsed() < RECOVERY {
             tokio::time::sleep(RECOVERY_STEP).await;
             let url_before = after.url.clone();
-            after = observe(task, target).await;
+            after = observe_in(task, tab, frame).await;
             if after.url.is_empty() {
                 after.url = url_before;
             }

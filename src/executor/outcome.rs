@@ -88,7 +88,16 @@ impl Executor {
             unknown.join(", ")
         );
         for name in &unknown {
-            if let Some(near) =
+            // A confusable pair first (PROTOCOL.md §7: `index` for `pageIndex`), then near names.
+            let confused = crate::protocol::params::CONFUSABLE
+                .iter()
+                .find(|(sent, meant)| sent == name && spec.param(meant).is_some());
+            if let Some((sent, meant)) = confused {
+                note.push_str(&format!(
+                    " `{name}`: did you mean `{meant}`? ({})",
+                    crate::protocol::params::confusion_hint(sent, meant)
+                ));
+            } else if let Some(near) =
                 crate::registry::suggest_among(name, spec.params.iter().map(|p| p.name)).first()
             {
                 note.push_str(&format!(" `{name}`: did you mean `{near}`?"));

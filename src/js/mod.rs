@@ -35,6 +35,9 @@ pub const ELEMENT_PROBE_JS: &str = concat!(
     include_str!("probe_lib.js"),
     include_str!("element_probe.js")
 );
+/// What a mouse click at a viewport point reaches, with the page mark before it.
+pub const POINT_PROBE_JS: &str =
+    concat!(include_str!("probe_lib.js"), include_str!("point_probe.js"));
 /// DOM modal scan of one frame (§12).
 pub const MODALS_JS: &str = include_str!("modals.js");
 /// Origin of an iframe element's content box (called on the element).

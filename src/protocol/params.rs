@@ -12,6 +12,17 @@ use crate::error::CommandError;
 /// Framework params that any command may carry and that are never reported as unknown.
 pub const FRAMEWORK_PARAMS: &[&str] = &["retryOnSpurious", "async"];
 
+/// The seed's confusable param names (PROTOCOL.md §7): (what callers send, what is meant).
+/// Tab lists answer `index`; the tab commands take `pageIndex`.
+pub const CONFUSABLE: &[(&str, &str)] = &[("index", "pageIndex")];
+
+/// The hint for a caller who sent `sent` where `meant` is the param.
+pub fn confusion_hint(sent: &str, meant: &str) -> String {
+    format!(
+        "you sent `{sent}`: the response field is called `{sent}`, but this parameter is `{meant}`"
+    )
+}
+
 /// The `params` object of one call, with the set of keys read so far.
 #[derive(Debug, Clone, Default)]
 pub struct Params {
@@ -137,14 +148,23 @@ impl Params {
     /// The `INVALID_ARGUMENT` for a missing `name` (with the seed's confusable-name hint).
     pub fn missing(&self, name: &str) -> CommandError {
         let mut msg = format!("missing parameter `{name}`");
-        // The seed's one confusable pair (PROTOCOL.md §7).
-        if name == "pageIndex" && self.map.contains_key("index") {
-            msg.push_str(
-                "; you sent `index`: the response field is called `index`, but this parameter \
-                 is `pageIndex`",
-            );
+        if let Some(hint) = self.confused_for(name) {
+            msg.push_str("; ");
+            msg.push_str(&hint);
         }
         CommandError::invalid(name, msg)
+    }
+
+    /// When the caller sent a name that is confused with `name` (PROTOCOL.md §7) and not `name`
+    /// itself, the hint that says so. Reads nothing.
+    pub fn confused_for(&self, name: &str) -> Option<String> {
+        if self.map.get(name).is_some_and(|v| !v.is_null()) {
+            return None;
+        }
+        CONFUSABLE
+            .iter()
+            .find(|(sent, meant)| *meant == name && self.map.contains_key(*sent))
+            .map(|(sent, meant)| confusion_hint(sent, meant))
     }
 
     /// An optional string. `""` counts as absent; a number becomes its decimal text.
