@@ -323,6 +323,19 @@ function Task:mouse_wheel(params) end
 ---@return moonpilot.Result
 function Task:mouse_click(params) end
 
+---@class moonpilot.mouse_click_by_selector.params
+---@field selector string selector; looked up in the main frame
+---@field button? string left | right | middle (anything else = left) (default "left")
+---@field clickCount? integer clicks, at most 20 (<= 0 -> 1) (default 1)
+---@field timeoutMs? integer accepted for compatibility; the click does not wait (use wait_for_element first)
+
+---Click the real mouse on the element a selector matches
+---
+---The selector is looked up in the main frame (a visible match whose point receives events is preferred among the first 20); the element is scrolled into view and clicked with real mouse events at a point of its own boxes that hit-tests to it (its centre when free). No match is ELEMENT_NOT_FOUND; no box is ELEMENT_HIDDEN; a covered element is never clicked through (ELEMENT_OBSCURED with coveredBy: close the overlay first). Answers the click receipt with mode mouse and the selector's match details. Equivalent to click_element_by_selector with mode mouse, plus button and clickCount.
+---@param params moonpilot.mouse_click_by_selector.params
+---@return moonpilot.Result
+function Task:mouse_click_by_selector(params) end
+
 ---@class moonpilot.execute_js.params
 ---@field body? string script: expression, function (called and awaited), or statements containing return
 ---@field bodyFile? string file inside scripts/js of the working directory; escaping the dir fails

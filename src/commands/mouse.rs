@@ -10,20 +10,21 @@
 //! every command here first brings a hidden current tab to the front.
 //!
 //! `mouse_click` answers the click receipt (`observe.rs`), with `hit` the element the point
-//! reached before the click.
+//! reached before the click. `mouse_click_by_selector` finds its element with the toolkit's
+//! selector locator (`target.rs`) and clicks it in the toolkit's mouse mode.
 
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::observe::{self, PageMark};
-use super::target::Summary;
+use super::target::{self, ClickMode, Clicked, Summary, Takes};
 use crate::browser::tab::{MouseButton, Pointer};
 use crate::browser::task::Task;
 use crate::browser::Tab;
 use crate::command::*;
 use crate::error::CommandError;
 use crate::js;
-use crate::protocol::Params;
+use crate::protocol::{ErrorCode, Params};
 use std::sync::Arc;
 
 const BUTTON: ParamSpec =
@@ -81,6 +82,24 @@ pub const SPECS: &[CommandSpec] = &[
             int("clickCount", "clicks, at most 20 (<= 0 -> 1)").or("1").range(f64::NEG_INFINITY, MAX_CLICKS),
         ])
         .example("local m = page:get_modals():unwrap()\nlocal p = m.top.closePoint\npage:mouse_click{ x = p[1], y = p[2] }"),
+    Group::Mouse
+        .action("mouse_click_by_selector", mouse_click_by_selector)
+        .summary("Click the real mouse on the element a selector matches")
+        .doc("The selector is looked up in the main frame (a visible match whose point receives \
+              events is preferred among the first 20); the element is scrolled into view and \
+              clicked with real mouse events at a point of its own boxes that hit-tests to it \
+              (its centre when free). No match is ELEMENT_NOT_FOUND; no box is ELEMENT_HIDDEN; \
+              a covered element is never clicked through (ELEMENT_OBSCURED with coveredBy: \
+              close the overlay first). Answers the click receipt with mode mouse and the \
+              selector's match details. Equivalent to click_element_by_selector with mode \
+              mouse, plus button and clickCount.")
+        .params(&[
+            string("selector", "selector; looked up in the main frame").req(),
+            BUTTON,
+            int("clickCount", "clicks, at most 20 (<= 0 -> 1)").or("1").range(f64::NEG_INFINITY, MAX_CLICKS),
+            int("timeoutMs", "accepted for compatibility; the click does not wait (use wait_for_element first)"),
+        ])
+        .example("page:mouse_click_by_selector{ selector = \".ant-modal-close\" }"),
 ];
 
 /// The answer of `point_probe.js`.
@@ -188,6 +207,60 @@ fn mouse_click(p: &mut Params) -> Prepared<TaskCx> {
         if !in_viewport {
             receipt["hint"] = json!("the point is outside the viewport: the click reached nothing (coordinates are viewport CSS px, as get_modals and get_element_box give them)");
         }
+        Ok(receipt)
+    })
+}
+
+fn mouse_click_by_selector(p: &mut Params) -> Prepared<TaskCx> {
+    let locator = target::selector_param(p, Takes::PLAIN)?;
+    let button = MouseButton::parse(p.str_opt("button")?.as_deref());
+    let count = p
+        .int_opt("clickCount")?
+        .unwrap_or(1)
+        .clamp(1, MAX_CLICKS as i64) as u32;
+    // Read so it is not reported as unknown; the upstream service does not use it either.
+    let _ = p.int_opt("timeoutMs")?;
+    run(move |cx: TaskCx| async move {
+        let task = cx.task;
+        front_tab(&task).await?;
+        let (target, state) = target::find(&task, &locator, ClickMode::Mouse.first_read()).await?;
+        let clicked = if button == MouseButton::Left && count == 1 {
+            target.click(&task, state, ClickMode::Mouse, 0).await?
+        } else {
+            // The toolkit's mouse mode, with another button or more clicks: the same refusals
+            // (disabled, no box, covered), then the clicks at the hit-tested point.
+            if state.disabled {
+                return Err(CommandError::new(
+                    ErrorCode::ElementDisabled,
+                    format!("{} is disabled; a click would not reach it", target.label),
+                ));
+            }
+            let point = target.click_point(&state)?;
+            let mark = state
+                .page
+                .clone()
+                .ok_or_else(|| CommandError::failed("the read before the click took no page mark"));
+            let before = observe::observation(&task, &target, mark).await;
+            target
+                .tab
+                .mouse_click_with(point[0], point[1], button, count)
+                .await?;
+            Clicked {
+                state,
+                before,
+                mode: "mouse",
+                fallback: None,
+            }
+        };
+        let mut receipt = observe::click_receipt(&task, &target, clicked).await;
+        if let (Some(located), Value::Object(r)) = (&target.located, &mut receipt) {
+            for (k, v) in located {
+                r.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+        receipt["target"] = json!(target.described);
+        receipt["button"] = json!(button.as_str());
+        receipt["clickCount"] = json!(count);
         Ok(receipt)
     })
 }
