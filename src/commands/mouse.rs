@@ -33,6 +33,10 @@ const BUTTON: ParamSpec =
 /// Most clicks one `mouse_click` makes (a triple click selects a paragraph; more is a mistake).
 const MAX_CLICKS: f64 = 20.0;
 
+const CLICK_COUNT: ParamSpec = int("clickCount", "clicks, at most 20 (<= 0 -> 1)")
+    .or("1")
+    .range(f64::NEG_INFINITY, MAX_CLICKS);
+
 /// The mouse group.
 pub const SPECS: &[CommandSpec] = &[
     Group::Mouse
@@ -79,7 +83,7 @@ pub const SPECS: &[CommandSpec] = &[
             number("x", "viewport x in CSS px").req(),
             number("y", "viewport y in CSS px").req(),
             BUTTON,
-            int("clickCount", "clicks, at most 20 (<= 0 -> 1)").or("1").range(f64::NEG_INFINITY, MAX_CLICKS),
+            CLICK_COUNT,
         ])
         .example("local m = page:get_modals():unwrap()\nlocal p = m.top.closePoint\npage:mouse_click{ x = p[1], y = p[2] }"),
     Group::Mouse
@@ -96,7 +100,7 @@ pub const SPECS: &[CommandSpec] = &[
         .params(&[
             string("selector", "selector; looked up in the main frame").req(),
             BUTTON,
-            int("clickCount", "clicks, at most 20 (<= 0 -> 1)").or("1").range(f64::NEG_INFINITY, MAX_CLICKS),
+            CLICK_COUNT,
             int("timeoutMs", "accepted for compatibility; the click does not wait (use wait_for_element first)"),
         ])
         .example("page:mouse_click_by_selector{ selector = \".ant-modal-close\" }"),

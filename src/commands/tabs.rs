@@ -80,9 +80,7 @@ pub const SPECS: &[CommandSpec] = &[
         .doc("Closing the current tab makes the first remaining tab current; closing the last \
               one opens a fresh blank tab first, so the task always has one. Closing another tab \
               keeps the current one current. The answer comes once the tab is really gone.")
-        .params(&[int("pageIndex", "0-based tab index, as get_tabs lists it (NOT 'index')")
-            .req()
-            .range(0.0, f64::INFINITY)])
+        .params(&[PAGE_INDEX_REQ])
         .example("page:close_tab{ pageIndex = 1 }"),
     Group::Tabs
         .action("close_other_tabs", close_other_tabs)
