@@ -85,7 +85,7 @@ fn switch_tab_by_url_matches_substring_then_glob() {
         eq(r.pageIndex, 1)
         -- No match: the tabs are listed, nothing changes.
         local none = page:switch_tab_by_url{ url = "**/nowhere.html" }
-        eq(none.ok, false); eq(none.code, "NOT_FOUND"); has(none.msg, A .. "/second.html")
+        eq(none.ok, false); eq(none.code, "NOT_FOUND"); eq(none.started, false, "nothing acted"); has(none.msg, A .. "/second.html")
         eq(#none.data.tabs, 3); eq(current(page), 1)
         eq(page:switch_tab_by_url{}.code, "INVALID_ARGUMENT")
     "#);

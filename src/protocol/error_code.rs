@@ -142,13 +142,14 @@ impl ErrorCode {
 
     /// Whether this failure is raised by the checks an action makes before it acts (the
     /// element is stale, missing, hidden, covered, disabled, read-only, not editable, or never
-    /// became actionable): nothing was done to the page.
+    /// became actionable; the tab or request looked up does not exist): nothing was done.
     pub fn before_acting(self) -> bool {
         matches!(
             self,
             ErrorCode::StaleElement
                 | ErrorCode::ActionTimeout
                 | ErrorCode::ElementNotFound
+                | ErrorCode::NotFound
                 | ErrorCode::ElementObscured
                 | ErrorCode::ElementHidden
                 | ErrorCode::ElementDisabled
