@@ -25,4 +25,5 @@ mod page_state;
 mod repl;
 mod scripts;
 mod tidy;
+mod wait;
 mod watch;
