@@ -195,6 +195,10 @@ fn wait_for_element_text_and_count_wait_for_what_the_page_shows() {
         eq(ht.code, "ACTION_TIMEOUT"); eq(ht.data.matches, 1); eq(ht.data.visibleMatches, 0)
         has(ht.msg, "none visible")
         bad(page:wait_for_text{}, "text", "missing text")
+        -- timeoutSeconds = 0 looks once.
+        eq(page:wait_for_element{ selector = "#late", timeoutSeconds = 0 }.ok, true)
+        local once = page:wait_for_count{ selector = "li", min = 99, timeoutSeconds = 0 }
+        eq(once.code, "ACTION_TIMEOUT"); assert(once.data.waitedMs < 500, "one look: " .. once.data.waitedMs)
 
         js("start(3, 150)")
         local rows = page:wait_for_count{ selector = "li.row", min = 3 }:unwrap()
@@ -253,14 +257,20 @@ fn wait_for_function_polls_until_truthy() {
 fn a_wait_on_a_busy_page_stays_within_its_bound() {
     run(r##"
         page:navigate{ url = A .. "/settling.html" }:unwrap()
-        js("busySoon(4000)")
-        browser.sleep(200)
+        -- The spin starts after the screenshot that follows execute_js (the next command
+        -- waits for it), so what is timed is the wait alone.
+        js("busySoon(4000, 600)")
+        browser.sleep(900)
         local t0 = browser.clock()
         local r = page:wait_for_text{ text = "never there", timeoutSeconds = 0.8 }
         local took = browser.clock() - t0
         eq(r.code, "ACTION_TIMEOUT", tostring(r)); eq(r.data.pageUnresponsive, true)
         has(r.msg, "did not answer")
         assert(took < 2.3, "within its bound (plus the page context's 0.8 s), not the 4 s spin: " .. took)
+        local t2 = browser.clock()
+        local f = page:wait_for_function{ expression = "window.never", timeoutSeconds = 0.5 }
+        eq(f.code, "ACTION_TIMEOUT", tostring(f)); eq(f.data.pageUnresponsive, true)
+        assert(browser.clock() - t2 < 2, "the function wait keeps its bound too")
         -- The URL comes from the browser, which answers while the page spins.
         local t1 = browser.clock()
         local u = page:wait_for_url{ url = "**/settling.html", timeoutSeconds = 1 }

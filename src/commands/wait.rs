@@ -852,14 +852,19 @@ fn wait_for_function(p: &mut Params) -> Prepared<TaskCx> {
         let mut polls = 0u32;
         while poll.next(None).await {
             let budget = poll
-                .deadline
+                .look_deadline
                 .saturating_duration_since(tokio::time::Instant::now())
                 .as_millis()
                 .clamp(1, u128::from(MAX_EVAL_MS)) as u64;
             let ran = poll
                 .look(run_script(&tab, &main, &expression, form, budget))
                 .await?;
-            tab.release_script_objects(&main).await;
+            // What the look left in the page goes with the next look's group at the latest: a
+            // page that did not answer is not asked again here.
+            if !poll.unanswered {
+                let release = tab.release_script_objects(&main);
+                let _ = tokio::time::timeout_at(poll.look_deadline, release).await;
+            }
             let Some(ran) = ran else { continue };
             polls += 1;
             match ran {
