@@ -1059,6 +1059,24 @@ struct Content {
     url: Option<String>,
 }
 
+/// What `wait_for_stable` answers of the last fingerprint, success or timeout.
+fn content_json(
+    c: Option<&Content>,
+    selector: Option<&str>,
+    quiet: Duration,
+    changes: u32,
+) -> Value {
+    json!({
+        "quietMs": quiet.as_millis() as u64,
+        "changes": changes,
+        "length": c.and_then(|c| c.length),
+        "fingerprint": c.and_then(|c| c.fingerprint.clone()),
+        "text": c.and_then(|c| c.text.clone()),
+        "selector": selector,
+        "url": c.and_then(|c| c.url.clone()),
+    })
+}
+
 fn wait_for_stable(p: &mut Params) -> Prepared<TaskCx> {
     let selector = p.str_opt("selector")?;
     let quiet = quiet_param(p, 800)?;
@@ -1101,42 +1119,24 @@ fn wait_for_stable(p: &mut Params) -> Prepared<TaskCx> {
             let settled = now.duration_since(changed_at) >= quiet;
             last = Some(c);
             if settled {
-                let c = last.as_ref();
-                return Ok(json!({
-                    "stable": true,
-                    "waitedMs": poll.waited_ms(),
-                    "quietMs": quiet.as_millis() as u64,
-                    "changes": changes,
-                    "length": c.and_then(|c| c.length),
-                    "fingerprint": c.and_then(|c| c.fingerprint.clone()),
-                    "text": c.and_then(|c| c.text.clone()),
-                    "selector": selector,
-                    "url": c.and_then(|c| c.url.clone()),
-                }));
+                let mut data = content_json(last.as_ref(), selector.as_deref(), quiet, changes);
+                data["stable"] = json!(true);
+                data["waitedMs"] = json!(poll.waited_ms());
+                return Ok(data);
             }
             if poll.looked_once() {
                 break;
             }
         }
         let since = changed_at.elapsed().as_millis() as u64;
-        let c = last.as_ref();
-        Err(poll.timed_out(
-            &format!(
-                "{} seen, the last {since} ms ago",
-                plural(u64::from(changes), "change")
-            ),
-            json!({
-                "stable": false,
-                "quietMs": quiet.as_millis() as u64,
-                "changes": changes,
-                "msSinceLastChange": since,
-                "length": c.and_then(|c| c.length),
-                "fingerprint": c.and_then(|c| c.fingerprint.clone()),
-                "text": c.and_then(|c| c.text.clone()),
-                "selector": selector,
-                "url": c.and_then(|c| c.url.clone()),
-            }),
-        ))
+        let mut data = content_json(last.as_ref(), selector.as_deref(), quiet, changes);
+        data["stable"] = json!(false);
+        data["msSinceLastChange"] = json!(since);
+        let seen = format!(
+            "{} seen, the last {since} ms ago",
+            plural(u64::from(changes), "change")
+        );
+        Err(poll.timed_out(&seen, data))
     })
 }
 
