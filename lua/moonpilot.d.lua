@@ -269,6 +269,101 @@ function Task:bring_to_front(params) end
 ---@return moonpilot.Result
 function Task:wait(params) end
 
+---@class moonpilot.wait_for_element.params
+---@field selector string CSS selector to wait for (visible state)
+---@field timeoutSeconds? number wait limit in seconds, fractions allowed, 0..=899 (0 = look once); absent = 30 s (default 30)
+---@field frame? string frame to search in: ordinal (0 = main, depth-first as list_frames) or a substring of the frame URL or name; unknown -> failure listing the frames
+
+---Wait until an element matching a CSS selector is visible
+---
+---Polls `querySelectorAll(selector)` in the frame every 100 ms until a match is visible (a non-empty box and visibility:visible). Answers `count`, `visibleCount` and the `element`. A timeout is ACTION_TIMEOUT with the last `count` and `visibleCount` (matches that stayed hidden are counted); an invalid selector or an unknown `frame` fails at once with INVALID_ARGUMENT.
+---@param params moonpilot.wait_for_element.params
+---@return moonpilot.Result
+function Task:wait_for_element(params) end
+
+---@class moonpilot.wait_for_text.params
+---@field text string text to wait for (a visible element containing it)
+---@field timeoutSeconds? number wait limit in seconds, fractions allowed, 0..=899 (0 = look once); absent = 30 s (default 30)
+
+---Wait until an element showing a text is visible
+---
+---Polls the main frame every 100 ms for the innermost elements whose text contains `text` (whitespace-collapsed, case-insensitive, as a text locator) until one of them is visible. Answers `matches`, `visibleMatches` and the `element`. A timeout is ACTION_TIMEOUT with the last `matches` (hidden ones) and `visibleMatches:0`.
+---@param params moonpilot.wait_for_text.params
+---@return moonpilot.Result
+function Task:wait_for_text(params) end
+
+---@class moonpilot.wait_for_url.params
+---@field url string engine URL glob (e.g. **/path); strict: * does not cross /
+---@field timeoutSeconds? number wait limit in seconds, fractions allowed, 0..=899 (0 = look once); absent = 30 s (default 30)
+
+---Wait until the tab's URL matches an engine glob
+---
+---Strict engine glob over the whole committed URL (not the lenient matcher): `*` matches within one path segment (never `/`), `**` between slashes any number of segments, `{a,b}` alternatives, `\\` escapes; `?` is literal. A pattern without wildcards is an exact URL. Re-checked at every navigation event and every 100 ms; the URL is read from the browser, so a busy page does not hold it. A timeout is ACTION_TIMEOUT with the last `url` (and a `hint` when it merely contains the pattern).
+---@param params moonpilot.wait_for_url.params
+---@return moonpilot.Result
+function Task:wait_for_url(params) end
+
+---@class moonpilot.wait_for_load.params
+---@field state? string load | domcontentloaded | networkidle (case-insensitive; anything else = load) (default "load")
+---@field timeoutSeconds? number wait limit in seconds, fractions allowed, 0..=899 (0 = look once); absent = 30 s (default 30)
+
+---Wait for the page's load state: load, domcontentloaded or networkidle
+---
+---Already reached counts (as Playwright's waitForLoadState). `domcontentloaded` = readyState interactive or complete; `load` = complete; `networkidle` = complete and no request in flight for 500 ms. Re-checked at every lifecycle event of the main frame and every 100 ms. Unknown states wait for `load` (`stateNote`). A timeout is ACTION_TIMEOUT with the last `readyState`, `inflight` and `inflightRequests`.
+---@param params? moonpilot.wait_for_load.params
+---@return moonpilot.Result
+function Task:wait_for_load(params) end
+
+---@class moonpilot.wait_for_function.params
+---@field expression string JS expression/function polled until truthy
+---@field timeoutSeconds? number wait limit in seconds, fractions allowed, 0..=899 (0 = look once); absent = 30 s (default 30)
+
+---Wait until a JavaScript expression or function is truthy
+---
+---Evaluates `expression` in the main frame's page world every 100 ms (a function is called and awaited, as execute_js does) until its JSON value is truthy; answers it as `result`. An expression that throws is looked at again (the error is kept as `lastError`); one that does not compile fails at once with INVALID_ARGUMENT. A timeout is ACTION_TIMEOUT with `lastResult`, `lastError` and `polls`.
+---@param params moonpilot.wait_for_function.params
+---@return moonpilot.Result
+function Task:wait_for_function(params) end
+
+---@class moonpilot.wait_for_idle.params
+---@field quietMs? integer required continuous quiet period in ms (<0 -> 500) (default 500)
+---@field timeoutSeconds? number wait limit in seconds, fractions allowed, 0..=899 (0 = look once); absent = 30 s (default 30)
+---@field selector? string extra condition: selector must match at least once
+---@field text? string extra condition: body innerText must contain it
+
+---Wait until no DOM mutation and no request in flight for quietMs
+---
+---Every 100 ms: the main document's mutation counter (overlay excluded) and the tab's requests in flight; idle once neither moved for `quietMs` (500) and the optional `selector` matches and body text contains `text`. Pages that poll or animate may never go idle (use wait_for_stable). A timeout is ACTION_TIMEOUT with `idle:false`, `mutations`, `mutationsDuringWait`, `lastMutation`, `inflight`, `inflightRequests` (the oldest pending ones) and `selectorMatched`/`textMatched`.
+---@param params? moonpilot.wait_for_idle.params
+---@return moonpilot.Result
+function Task:wait_for_idle(params) end
+
+---@class moonpilot.wait_for_stable.params
+---@field selector? string container to watch; absent = body
+---@field quietMs? integer required unchanged period in ms (<0 -> 800) (default 800)
+---@field timeoutSeconds? number wait limit in seconds, fractions allowed, 0..=899 (0 = look once); absent = 30 s (default 30)
+
+---Wait until the content stops changing for quietMs; answer the settled text
+---
+---Every 150 ms a fingerprint of the container (`selector`, else body): its innerText, every form value and checked state and every table row text. Stable once it did not change for `quietMs` (800); answers `text` (collapsed, at most 2000 chars), `changes` (the first read counts as 1), `length`, `fingerprint`. A container that is not there fails at once (ELEMENT_NOT_FOUND, 'cannot read content fingerprint'). A timeout is ACTION_TIMEOUT with `stable:false`, `changes`, `msSinceLastChange`, `length`, `fingerprint` and the latest `text`.
+---@param params? moonpilot.wait_for_stable.params
+---@return moonpilot.Result
+function Task:wait_for_stable(params) end
+
+---@class moonpilot.wait_for_count.params
+---@field selector string CSS selector to count (main frame)
+---@field min? integer count >= min
+---@field max? integer count <= max
+---@field equals? integer count == equals
+---@field timeoutSeconds? number wait limit in seconds, fractions allowed, 0..=899 (0 = look once); absent = 30 s (default 30)
+
+---Wait until the number of selector matches meets min/max/equals
+---
+---Polls `querySelectorAll(selector)` in the main frame every 120 ms until every given bound holds (`max = 0`: overlays gone; `min = 1`: rows present). At least one of `min`, `max`, `equals` is required; bounds that can never hold together are INVALID_ARGUMENT. A timeout is ACTION_TIMEOUT with `matched:false` and the last `count`.
+---@param params moonpilot.wait_for_count.params
+---@return moonpilot.Result
+function Task:wait_for_count(params) end
+
 ---@class moonpilot.mouse_move.params
 ---@field x number viewport x in CSS px
 ---@field y number viewport y in CSS px

@@ -27,4 +27,5 @@ mod repl;
 mod scripts;
 mod tabs;
 mod tidy;
+mod wait;
 mod watch;

@@ -14,12 +14,14 @@ use chromiumoxide::cdp::browser_protocol::page::{
     FrameId,
 };
 use chromiumoxide::Page;
+use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 use super::cdp_error::from_cdp;
 use super::events::TabEvents;
+use super::netwatch::{Inflight, InflightNow};
 use super::raw::{Raw, RawConnection};
 use super::Browser;
 use crate::error::CommandError;
@@ -198,6 +200,8 @@ pub struct Tab {
     events: TabEvents,
     /// The mouse as the mouse commands left it (locked only to copy or replace).
     pointer: Mutex<Pointer>,
+    /// The page session's requests in flight.
+    inflight: Arc<Inflight>,
 }
 
 /// How long an out-of-process frame may take to be attached and listed before it is skipped.
@@ -244,6 +248,7 @@ impl Tab {
             tracing::debug!("the stealth init script was not added: {e}");
         }
         let target_id = page.target_id().as_ref().to_string();
+        let inflight = Inflight::watch(&browser, &page, target_id.clone()).await?;
         let crashed = Arc::new(tokio::sync::watch::channel(false).0);
         // Crashes come from the browser's discovering connection. A crashed tab stays crashed
         // (its session is dead; the task is closed). The page's own event stream only tells
@@ -294,7 +299,46 @@ impl Tab {
             nav_session: tokio::sync::OnceCell::new(),
             events,
             pointer: Mutex::new(Pointer::default()),
+            inflight,
         })
+    }
+
+    /// The requests of the tab's page session in flight now (see `netwatch`).
+    pub fn inflight(&self) -> InflightNow {
+        self.inflight.now()
+    }
+
+    /// A stream that yields each time the main document's loading or URL moves on (a lifecycle
+    /// event, a commit, a same-document navigation), for waits that re-check on each. It is
+    /// registered when this answers: a re-check made after it sees every later change.
+    pub async fn load_progress(&self) -> Result<BoxStream<'static, ()>, CommandError> {
+        let lifecycle = self
+            .page
+            .event_listener::<EventLifecycleEvent>()
+            .await
+            .map_err(|e| from_cdp("Page.lifecycleEvent", e))?;
+        let committed = self
+            .page
+            .event_listener::<EventFrameNavigated>()
+            .await
+            .map_err(|e| from_cdp("Page.frameNavigated", e))?;
+        let within = self
+            .page
+            .event_listener::<EventNavigatedWithinDocument>()
+            .await
+            .map_err(|e| from_cdp("Page.navigatedWithinDocument", e))?;
+        let main = self.target_id.clone();
+        let main_too = main.clone();
+        let lifecycle = lifecycle
+            .filter(move |ev| std::future::ready(ev.frame_id.as_ref() == main))
+            .map(drop);
+        let committed = committed
+            .filter(move |ev| std::future::ready(ev.frame.parent_id.is_none()))
+            .map(drop);
+        let within = within
+            .filter(move |ev| std::future::ready(ev.frame_id.as_ref() == main_too))
+            .map(drop);
+        Ok(futures::stream::select(lifecycle, futures::stream::select(committed, within)).boxed())
     }
 
     /// Whether the tab's renderer has crashed.

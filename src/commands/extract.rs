@@ -319,7 +319,7 @@ fn execute_js(p: &mut Params) -> Prepared<TaskCx> {
 }
 
 /// What running a caller's script produced.
-enum Ran {
+pub(crate) enum Ran {
     /// The script threw (or failed to compile): CDP's `exceptionDetails`.
     Threw(Value),
     /// `{value, notes, more, navigation}` (see `js/script_result.js`).
@@ -336,7 +336,7 @@ enum Ran {
 /// function), then, when it has a `return`, as the body of an async function. A script that is
 /// none of these (statements without `return`, say `a(); b()`) runs as a script whose
 /// completion value is the result; an object result is then serialised in a second call.
-async fn run_script(
+pub(crate) async fn run_script(
     tab: &Tab,
     frame: &FrameRef,
     body: &str,

@@ -38,6 +38,11 @@ pub const ELEMENT_PROBE_JS: &str = concat!(
 /// What a mouse click at a viewport point reaches, with the page mark before it.
 pub const POINT_PROBE_JS: &str =
     concat!(include_str!("probe_lib.js"), include_str!("point_probe.js"));
+/// What the conditional waits look for in a frame: selector matches, text matches, body text.
+pub const WAIT_MATCH_JS: &str =
+    concat!(include_str!("probe_lib.js"), include_str!("wait_match.js"));
+/// Content fingerprint of `wait_for_stable` (§11).
+pub const CONTENT_FINGERPRINT_JS: &str = include_str!("content_fingerprint.js");
 /// DOM modal scan of one frame (§12).
 pub const MODALS_JS: &str = include_str!("modals.js");
 /// Origin of an iframe element's content box (called on the element).
@@ -100,7 +105,7 @@ mod tests {
 
     #[test]
     fn joined_probes_start_with_the_library() {
-        for probe in [RESOLVE_JS, FINGERPRINT_JS, ELEMENT_PROBE_JS] {
+        for probe in [RESOLVE_JS, FINGERPRINT_JS, ELEMENT_PROBE_JS, WAIT_MATCH_JS] {
             assert!(probe.starts_with(PROBE_LIB_JS));
             // The probe half is a parenthesised function, so the library's function is called
             // with it: `lib(probe)`.

@@ -1,0 +1,211 @@
+//! Requests in flight per tab, from the page session's Network events (`wait_for_idle`,
+//! `wait_for_load{state="networkidle"}`).
+//!
+//! Each tab counts from the moment it is attached, so a request a click started before the wait
+//! began is still in flight for the wait. A request counts from `Network.requestWillBeSent` until
+//! its `loadingFinished` or `loadingFailed`; a redirect keeps its id. When the main frame commits
+//! a new document, what its previous document still had pending is dropped (those requests are
+//! cancelled with it, and Chromium does not always report it). Requests of out-of-process iframes
+//! go to their own sessions and are not counted here.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use chromiumoxide::cdp::browser_protocol::network::{
+    EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent,
+};
+use chromiumoxide::cdp::browser_protocol::page::EventFrameNavigated;
+use chromiumoxide::Page;
+use futures::StreamExt;
+
+use super::cdp_error::from_cdp;
+use super::Browser;
+use crate::error::CommandError;
+
+/// How many pending requests a reading lists (the oldest first).
+const LISTED: usize = 5;
+
+/// One pending request.
+struct Pending {
+    url: String,
+    kind: String,
+    frame_id: String,
+    loader_id: String,
+    since: Instant,
+}
+
+struct State {
+    pending: HashMap<String, Pending>,
+    /// When a request last started or ended.
+    last_activity: Instant,
+}
+
+/// The in-flight requests of one tab.
+pub struct Inflight {
+    state: Mutex<State>,
+}
+
+/// One pending request as a reading shows it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PendingRequest {
+    /// The request URL.
+    pub url: String,
+    /// Chromium's resource type (`Fetch`, `XHR`, `Image`, `Document`…).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// How long it has been pending, in ms.
+    #[serde(rename = "ageMs")]
+    pub age_ms: u64,
+}
+
+/// A reading of the in-flight counter.
+#[derive(Debug, Clone)]
+pub struct InflightNow {
+    /// Requests in flight.
+    pub count: usize,
+    /// How long ago a request last started or ended.
+    pub quiet_for: Duration,
+    /// Up to five of the pending requests, the oldest first.
+    pub oldest: Vec<PendingRequest>,
+}
+
+impl Inflight {
+    /// Starts counting the requests of `page`'s session (the main frame id is `main_frame`).
+    pub(super) async fn watch(
+        browser: &Arc<Browser>,
+        page: &Page,
+        main_frame: String,
+    ) -> Result<Arc<Inflight>, CommandError> {
+        let mut sent = page
+            .event_listener::<EventRequestWillBeSent>()
+            .await
+            .map_err(|e| from_cdp("Network.requestWillBeSent", e))?;
+        let mut finished = page
+            .event_listener::<EventLoadingFinished>()
+            .await
+            .map_err(|e| from_cdp("Network.loadingFinished", e))?;
+        let mut failed = page
+            .event_listener::<EventLoadingFailed>()
+            .await
+            .map_err(|e| from_cdp("Network.loadingFailed", e))?;
+        let mut navigated = page
+            .event_listener::<EventFrameNavigated>()
+            .await
+            .map_err(|e| from_cdp("Page.frameNavigated", e))?;
+        let me = Arc::new(Inflight {
+            state: Mutex::new(State {
+                pending: HashMap::new(),
+                last_activity: Instant::now(),
+            }),
+        });
+        // The task ends with the tab's event streams.
+        let me_too = me.clone();
+        browser.spawn(async move {
+            let me = me_too;
+            loop {
+                tokio::select! {
+                    ev = sent.next() => match ev {
+                        Some(ev) => me.started(&ev),
+                        None => break,
+                    },
+                    ev = finished.next() => match ev {
+                        Some(ev) => me.ended(ev.request_id.as_ref()),
+                        None => break,
+                    },
+                    ev = failed.next() => match ev {
+                        Some(ev) => me.ended(ev.request_id.as_ref()),
+                        None => break,
+                    },
+                    ev = navigated.next() => match ev {
+                        Some(ev) if ev.frame.parent_id.is_none()
+                            && ev.frame.id.as_ref() == main_frame =>
+                        {
+                            me.committed(&main_frame, ev.frame.loader_id.as_ref());
+                        }
+                        Some(_) => {}
+                        None => break,
+                    },
+                }
+            }
+        });
+        Ok(me)
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        f(&mut state)
+    }
+
+    fn started(&self, ev: &EventRequestWillBeSent) {
+        let pending = Pending {
+            url: ev.request.url.clone(),
+            kind: ev
+                .r#type
+                .as_ref()
+                .map(|t| t.as_ref().to_string())
+                .unwrap_or_default(),
+            frame_id: ev
+                .frame_id
+                .as_ref()
+                .map(|f| f.as_ref().to_string())
+                .unwrap_or_default(),
+            loader_id: ev.loader_id.as_ref().to_string(),
+            since: Instant::now(),
+        };
+        self.with(|s| {
+            // A redirect reuses the id: it stays one request, since its first hop.
+            let since = s
+                .pending
+                .get(ev.request_id.as_ref())
+                .map(|p| p.since)
+                .unwrap_or(pending.since);
+            s.pending.insert(
+                ev.request_id.as_ref().to_string(),
+                Pending { since, ..pending },
+            );
+            s.last_activity = Instant::now();
+        });
+    }
+
+    fn ended(&self, id: &str) {
+        self.with(|s| {
+            if s.pending.remove(id).is_some() {
+                s.last_activity = Instant::now();
+            }
+        });
+    }
+
+    /// The main frame committed the document of `loader`: its previous document's requests go.
+    fn committed(&self, main_frame: &str, loader: &str) {
+        self.with(|s| {
+            let before = s.pending.len();
+            s.pending
+                .retain(|_, p| p.frame_id != main_frame || p.loader_id == loader);
+            if s.pending.len() != before {
+                s.last_activity = Instant::now();
+            }
+        });
+    }
+
+    /// The counter now.
+    pub fn now(&self) -> InflightNow {
+        self.with(|s| {
+            let mut oldest: Vec<&Pending> = s.pending.values().collect();
+            oldest.sort_by_key(|p| p.since);
+            InflightNow {
+                count: s.pending.len(),
+                quiet_for: s.last_activity.elapsed(),
+                oldest: oldest
+                    .into_iter()
+                    .take(LISTED)
+                    .map(|p| PendingRequest {
+                        url: p.url.clone(),
+                        kind: p.kind.clone(),
+                        age_ms: p.since.elapsed().as_millis() as u64,
+                    })
+                    .collect(),
+            }
+        })
+    }
+}
