@@ -35,6 +35,12 @@ pub const ELEMENT_PROBE_JS: &str = concat!(
     include_str!("probe_lib.js"),
     include_str!("element_probe.js")
 );
+/// Element reads: text (with the canvas diagnosis), HTML, value, attribute, checked state,
+/// framework listener traces, and the element itself for a remote handle (§9, §13).
+pub const ELEMENT_READ_JS: &str = concat!(
+    include_str!("probe_lib.js"),
+    include_str!("element_read.js")
+);
 /// DOM modal scan of one frame (§12).
 pub const MODALS_JS: &str = include_str!("modals.js");
 /// Origin of an iframe element's content box (called on the element).
@@ -97,7 +103,12 @@ mod tests {
 
     #[test]
     fn joined_probes_start_with_the_library() {
-        for probe in [RESOLVE_JS, FINGERPRINT_JS, ELEMENT_PROBE_JS] {
+        for probe in [
+            RESOLVE_JS,
+            FINGERPRINT_JS,
+            ELEMENT_PROBE_JS,
+            ELEMENT_READ_JS,
+        ] {
             assert!(probe.starts_with(PROBE_LIB_JS));
             // The probe half is a parenthesised function, so the library's function is called
             // with it: `lib(probe)`.
