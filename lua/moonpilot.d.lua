@@ -190,6 +190,206 @@ function Task:input_text(params) end
 ---@return moonpilot.Result
 function Task:type_text(params) end
 
+---@class moonpilot.click_element_by_selector.params
+---@field selector string CSS/Playwright selector
+---@field mode? string auto | native | mouse | js (aliases: dispatch/force/event -> js; real/coordinate/coords -> mouse; playwright -> native) (default "auto")
+---@field timeoutMs? integer actionability timeout in ms, at most 60000; absent or <= 0 uses the configured 5000 (default 5000)
+---@field frame? string frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames
+---@field nth? integer 0-based explicit match; disables visibility-based choice; out of range -> ELEMENT_NOT_FOUND with the count
+
+---Click the element a CSS/Playwright selector matches and report what changed
+---
+---Without nth: among the first 20 matches the first visible one whose point receives clicks, else the first visible, else the first (visibleMatched 0). Zero matches (or nth out of range) fail at once with ELEMENT_NOT_FOUND and the count. Then the click of click_element_by_index (modes, actionability, never through a cover) and its receipt, plus matched / chosenIndex / scanned / selectorNote and the element chosen (tag, text, outerHtml). A tab the click opens becomes the current one (newTab). Selectors: CSS (open shadow roots searched when the light DOM has no match), css=, xpath= or //..., text= (quoted: exact), id=, data-testid=, :has-text("..."), :visible, and chains with >> and nth=N.
+---@param params moonpilot.click_element_by_selector.params
+---@return moonpilot.Result
+function Task:click_element_by_selector(params) end
+
+---@class moonpilot.input_text_by_selector.params
+---@field selector string selector of the field
+---@field text string replacement value (the field is cleared first)
+---@field mode? string auto | native (fill) | type (press; key by key, no clearing) | js (setvalue, set_value) (default "auto")
+---@field frame? string frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames
+---@field nth? integer 0-based explicit match
+
+---Replace the value of the field a selector matches (real input, any script)
+---
+---The match is chosen as click_element_by_selector chooses it (a visible one first; all hidden still works: auto then sets the value through the setter, mode js, committed false). Then the input of input_text: a real fill for visible fields, read back; disabled ELEMENT_DISABLED, read-only ELEMENT_READ_ONLY.
+---@param params moonpilot.input_text_by_selector.params
+---@return moonpilot.Result
+function Task:input_text_by_selector(params) end
+
+---@class moonpilot.click_element_by_text.params
+---@field text string visible text (case-insensitive substring; an exact match wins)
+---@field mode? string auto | native | mouse | js (aliases: dispatch/force/event -> js; real/coordinate/coords -> mouse; playwright -> native) (default "auto")
+
+---Click the element showing a text (its closest clickable ancestor)
+---
+---Candidates are the innermost elements whose text contains the query (case-insensitive) and button inputs by value; the smallest (not exact, no clickable ancestor, not visible, text length) wins and its closest a / button / [role=button] / input[type=button|submit] / [onclick] ancestor (or itself) is clicked. The receipt adds textMatch (exact | contains), textCandidates, textClickable, textMatchNote. No candidate: ELEMENT_NOT_FOUND. Main frame only.
+---@param params moonpilot.click_element_by_text.params
+---@return moonpilot.Result
+function Task:click_element_by_text(params) end
+
+---@class moonpilot.click_element_by_role.params
+---@field role string ARIA role name (button, link, textbox, checkbox, ...)
+---@field name? string accessible name filter (case-insensitive substring)
+---@field mode? string auto | native | mouse | js (aliases: dispatch/force/event -> js; real/coordinate/coords -> mouse; playwright -> native) (default "auto")
+
+---Click the first element of an ARIA role (and accessible name)
+---
+---Roles are explicit (role attribute) or implicit (button, link, textbox, checkbox, heading, ...); elements hidden from the accessibility tree do not count. name filters by accessible name (case-insensitive substring). An unknown role is INVALID_ARGUMENT; no match ELEMENT_NOT_FOUND.
+---@param params moonpilot.click_element_by_role.params
+---@return moonpilot.Result
+function Task:click_element_by_role(params) end
+
+---@class moonpilot.input_text_by_label.params
+---@field label string label text / aria-label
+---@field text string replacement value (the field is cleared first)
+---@field mode? string auto | native (fill) | type (press; key by key, no clearing) | js (setvalue, set_value) (default "auto")
+
+---Replace the value of the field with this label (label, aria-label)
+---
+---The first control whose label (<label for>, a wrapping <label>, aria-labelledby, aria-label) is the text, else contains it (case-insensitive); then the input of input_text. No match: ELEMENT_NOT_FOUND naming the label.
+---@param params moonpilot.input_text_by_label.params
+---@return moonpilot.Result
+function Task:input_text_by_label(params) end
+
+---@class moonpilot.clear_text.params
+---@field index? integer element index from the latest snapshot
+---@field selector? string CSS/Playwright selector (no snapshot needed)
+
+---Empty a field (by index or selector) and read it back
+---
+---Index wins when both are given; a selector is looked up in the main frame. Disabled (ELEMENT_DISABLED) and read-only (ELEMENT_READ_ONLY) fields are refused; a visible text field is cleared for real (select all, Delete: frameworks see trusted input), others through the value setter with input/change events.
+---@param params? moonpilot.clear_text.params
+---@return moonpilot.Result
+function Task:clear_text(params) end
+
+---@class moonpilot.hover_and_click.params
+---@field index? integer element index from the latest snapshot
+---@field selector? string CSS/Playwright selector (no snapshot needed)
+---@field hoverDelayMs? integer pause between hover and click, 0..=10000 ms (default 300)
+---@field mode? string auto | native | mouse | js (aliases: dispatch/force/event -> js; real/coordinate/coords -> mouse; playwright -> native) (default "auto")
+
+---Hover an element, pause, then click it, in one call
+---
+---A trusted mouse move onto the element, hoverDelayMs (at most 10000) for hover menus to open, then the click of click_element_by_index on the element read again and its receipt. Index wins over selector; a selector is looked up in the main frame.
+---@param params? moonpilot.hover_and_click.params
+---@return moonpilot.Result
+function Task:hover_and_click(params) end
+
+---@class moonpilot.get_element_text.params
+---@field index? integer element index from the latest snapshot
+---@field selector? string CSS/Playwright selector (no snapshot needed)
+---@field canvasOnly? boolean when the text is empty, also report whether the element is essentially only <canvas> (default false)
+---@field frame? string frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames
+
+---Read an element's innerText (by index, or selector in a frame)
+---
+---`target` says which element was read. With canvasOnly and an empty text, also `canvasOnly`: whether the element is a <canvas> or holds one and no text, with a hint to read it from a screenshot instead.
+---@param params? moonpilot.get_element_text.params
+---@return moonpilot.Result
+function Task:get_element_text(params) end
+
+---@class moonpilot.get_element_html.params
+---@field index integer element index from the latest get_browser_state snapshot (frame routing is automatic)
+
+---Read the innerHTML of the element with this snapshot index
+---
+---The element's innerHTML as the page has it now (no stale-index recovery).
+---@param params moonpilot.get_element_html.params
+---@return moonpilot.Result
+function Task:get_element_html(params) end
+
+---@class moonpilot.get_element_value.params
+---@field index integer element index from the latest get_browser_state snapshot (frame routing is automatic)
+
+---Read the live value of the form field with this snapshot index
+---
+---The control's current value (a content-editable element's text); null for elements without one (hasValue false). Password fields answer [redacted] and their length.
+---@param params moonpilot.get_element_value.params
+---@return moonpilot.Result
+function Task:get_element_value(params) end
+
+---@class moonpilot.get_element_attribute.params
+---@field index integer element index from the latest get_browser_state snapshot (frame routing is automatic)
+---@field name string attribute name
+
+---Read one attribute of the element with this snapshot index (null if absent)
+---
+---value is the attribute's text, or null when the element does not have it (present false).
+---@param params moonpilot.get_element_attribute.params
+---@return moonpilot.Result
+function Task:get_element_attribute(params) end
+
+---@class moonpilot.get_element_listeners.params
+---@field index? integer element index from the latest snapshot
+---@field selector? string CSS/Playwright selector (no snapshot needed)
+---@field frame? string frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames
+
+---Which event listeners an element has (the browser's own list, plus traces)
+---
+---Chromium's DOMDebugger.getEventListeners on the live element (depth 1, piercing) gives detection cdp and a definite hasListeners (false only then); framework traces (Vue, React, inline handlers, jQuery) are added to `listeners`. Without the browser's answer, detection is heuristic and hasListeners is true or null, never false. An element that cannot be found answers found false with a note.
+---@param params? moonpilot.get_element_listeners.params
+---@return moonpilot.Result
+function Task:get_element_listeners(params) end
+
+---@class moonpilot.get_element_count.params
+---@field selector string selector to count
+---@field frame? string frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames
+
+---Count the elements a selector matches (0 is an answer, not a failure)
+---
+---Counts in the main frame or in `frame`; an unknown frame is INVALID_ARGUMENT listing the frames, a selector that does not parse INVALID_ARGUMENT.
+---@param params moonpilot.get_element_count.params
+---@return moonpilot.Result
+function Task:get_element_count(params) end
+
+---@class moonpilot.get_element_box.params
+---@field index integer element index from the latest get_browser_state snapshot (frame routing is automatic)
+
+---The box of the element with this snapshot index, in main-viewport CSS px
+---
+---x / y / width / height relative to the main viewport (frames' offsets added); the page is not scrolled. No box: ELEMENT_HIDDEN.
+---@param params moonpilot.get_element_box.params
+---@return moonpilot.Result
+function Task:get_element_box(params) end
+
+---@class moonpilot.is_visible.params
+---@field index? integer element index from the latest snapshot
+---@field selector? string CSS/Playwright selector (no snapshot needed)
+---@field frame? string frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames
+
+---Whether an element is visible (a box, not visibility:hidden)
+---
+---visible: a non-empty box, and neither visibility:hidden nor display:none. A selector takes its first match; no match is ELEMENT_NOT_FOUND.
+---@param params? moonpilot.is_visible.params
+---@return moonpilot.Result
+function Task:is_visible(params) end
+
+---@class moonpilot.is_enabled.params
+---@field index? integer element index from the latest snapshot
+---@field selector? string CSS/Playwright selector (no snapshot needed)
+---@field frame? string frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames
+
+---Whether an element is enabled (disabled, aria-disabled and read-only are not)
+---
+---enabled is false for disabled (also inside a disabled fieldset), aria-disabled and read-only elements; the three are reported too.
+---@param params? moonpilot.is_enabled.params
+---@return moonpilot.Result
+function Task:is_enabled(params) end
+
+---@class moonpilot.is_checked.params
+---@field index? integer element index from the latest snapshot
+---@field selector? string CSS/Playwright selector (no snapshot needed)
+---@field frame? string frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames
+
+---Whether a checkbox or radio (or a checkable ARIA role) is checked
+---
+---checked is null for elements that cannot be checked (with a note).
+---@param params? moonpilot.is_checked.params
+---@return moonpilot.Result
+function Task:is_checked(params) end
+
 ---@class moonpilot.wait.params
 ---@field seconds integer fixed sleep in whole seconds, 1..=899 (less than the 15-min long-command bound)
 

@@ -6,11 +6,13 @@ pub mod extract;
 pub mod human;
 pub mod interact;
 pub mod lifecycle;
+pub mod locate;
 pub mod meta;
 pub mod modals;
 pub mod navigation;
 pub mod observe;
 pub mod page_state;
+pub mod read_element;
 pub mod target;
 pub mod wait;
 
@@ -25,6 +27,8 @@ pub const GROUPS: &[&[CommandSpec]] = &[
     navigation::SPECS,
     page_state::SPECS,
     interact::SPECS,
+    locate::SPECS,
+    read_element::SPECS,
     wait::SPECS,
     extract::SPECS,
     dialogs::SPECS,
