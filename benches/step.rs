@@ -227,6 +227,41 @@ fn main() {
             report_steps(steps, [ours, ours_b2b, click, read], [theirs, their_click, their_snap]);
         }
 
+        // --- The same click by selector, interleaved with the click by index -----------------
+        // Issue 11: a selector click that changes the page at once costs no more than an index
+        // click (the selector's choice and the first read are one probe call).
+        let (mut by_index, mut by_selector) = (Vec::new(), Vec::new());
+        state = ex.execute(Some(id), "get_browser_state", json!({})).await;
+        let index = button(&state.data);
+        for i in 0..if steps == 0 { 0 } else { steps + 5 } {
+            let warm = i >= 5;
+            settle().await;
+            let t0 = Instant::now();
+            let c = ex
+                .execute(Some(id), "click_element_by_index", json!({"index": index}))
+                .await;
+            let t_index = ms(t0);
+            assert!(c.ok && c.data["changed"] == true, "{:?}", c.msg);
+            settle().await;
+            let t0 = Instant::now();
+            let c = ex
+                .execute(Some(id), "click_element_by_selector", json!({"selector": "#btn"}))
+                .await;
+            let t_selector = ms(t0);
+            assert!(c.ok && c.data["changed"] == true, "{:?}", c.msg);
+            if warm {
+                by_index.push(t_index);
+                by_selector.push(t_selector);
+            }
+        }
+        if steps > 0 {
+            let (a, b) = (stats(by_index), stats(by_selector));
+            println!("\nclick alone, interleaved ({steps} each):");
+            line("  click_element_by_index", "ms", a);
+            line("  click_element_by_selector", "ms", b);
+            println!("  selector / index (median): {:.2}", b.0 / a.0);
+        }
+
         // --- What a screenshot costs, by option ------------------------------------------------
         let tab = engine.task(id).unwrap().tab().unwrap();
         let variants: &[(&str, Value)] = &[

@@ -6,12 +6,14 @@ pub mod extract;
 pub mod human;
 pub mod interact;
 pub mod lifecycle;
+pub mod locate;
 pub mod meta;
 pub mod modals;
 pub mod mouse;
 pub mod navigation;
 pub mod observe;
 pub mod page_state;
+pub mod read_element;
 pub mod tabs;
 pub mod target;
 pub mod wait;
@@ -26,9 +28,11 @@ pub const GROUPS: &[&[CommandSpec]] = &[
     lifecycle::SPECS,
     navigation::SPECS,
     page_state::SPECS,
-    interact::SPECS,
-    tabs::SPECS,
     wait::SPECS,
+    interact::SPECS,
+    read_element::SPECS,
+    locate::SPECS,
+    tabs::SPECS,
     mouse::SPECS,
     extract::SPECS,
     dialogs::SPECS,

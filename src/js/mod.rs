@@ -43,6 +43,12 @@ pub const WAIT_MATCH_JS: &str =
     concat!(include_str!("probe_lib.js"), include_str!("wait_match.js"));
 /// Content fingerprint of `wait_for_stable` (§11).
 pub const CONTENT_FINGERPRINT_JS: &str = include_str!("content_fingerprint.js");
+/// Element reads: text (with the canvas diagnosis), HTML, value, attribute, checked state,
+/// framework listener traces, and the element itself for a remote handle (§9, §13).
+pub const ELEMENT_READ_JS: &str = concat!(
+    include_str!("probe_lib.js"),
+    include_str!("element_read.js")
+);
 /// DOM modal scan of one frame (§12).
 pub const MODALS_JS: &str = include_str!("modals.js");
 /// Origin of an iframe element's content box (called on the element).
@@ -105,7 +111,14 @@ mod tests {
 
     #[test]
     fn joined_probes_start_with_the_library() {
-        for probe in [RESOLVE_JS, FINGERPRINT_JS, ELEMENT_PROBE_JS, WAIT_MATCH_JS] {
+        for probe in [
+            RESOLVE_JS,
+            FINGERPRINT_JS,
+            ELEMENT_PROBE_JS,
+            ELEMENT_READ_JS,
+            WAIT_MATCH_JS,
+            POINT_PROBE_JS,
+        ] {
             assert!(probe.starts_with(PROBE_LIB_JS));
             // The probe half is a parenthesised function, so the library's function is called
             // with it: `lib(probe)`.

@@ -1,0 +1,164 @@
+//! The locate group: click_element_by_selector, input_text_by_selector, click_element_by_text,
+//! click_element_by_role, input_text_by_label, clear_text, hover_and_click. What the page shows
+//! afterwards, the receipt (the click receipt of click_element_by_index plus what the choice
+//! saw), side-effect counts, and bad input that touches nothing.
+
+use crate::support::harness::lua;
+
+const PRELUDE: &str = r##"
+local function js(body) return page:execute_js{ body = body }:unwrap().result end
+local function count(id) return js("window.counts['" .. id .. "'] || 0") end
+page:navigate{ url = A .. "/locate.html" }:unwrap()
+"##;
+
+fn run(body: &str) {
+    lua(&format!("{PRELUDE}{body}"));
+}
+
+#[test]
+fn selector_clicks_prefer_the_visible_match_that_receives_the_click() {
+    run(r##"
+        local c = page:click_element_by_selector{ selector = ".dup" }
+        eq(c.ok, true, tostring(c))
+        local d = c.data
+        eq(d.matched, 4); eq(d.chosenIndex, 2, "hidden and covered matches skipped"); eq(d.scanned, 4)
+        has(d.selectorNote, "match 2")
+        eq(d.visibleMatched, nil, "some match is visible")
+        eq(d.mode, "native"); eq(d.changed, true); eq(d.effective, true); eq(d.retrySafe, false)
+        eq(d.hit.id, "dup-ok"); eq(d.tag, "BUTTON"); eq(d.text, "Dup ok"); has(d.outerHtml, 'id="dup-ok"')
+        eq(d.target, "selector .dup")
+        eq(js("document.getElementById('msg').textContent"), "clicked dup-ok")
+        eq(count("dup-ok"), 1, "exactly one click"); eq(count("dup-covered"), 0); eq(count("dup-last"), 0)
+        -- nth is explicit: no visibility choice, and a covered pick is refused, never clicked through
+        local n = page:click_element_by_selector{ selector = ".dup", nth = 3 }:unwrap()
+        eq(n.explicitNth, true); eq(n.chosenIndex, 3); eq(count("dup-last"), 1)
+        local covered = page:click_element_by_selector{ selector = ".dup", nth = 1, timeoutMs = 300 }
+        eq(covered.ok, false); eq(covered.code, "ELEMENT_OBSCURED"); eq(covered.data.coveredBy.id, "cover")
+        eq(count("dup-covered"), 0, "nothing clicked through the cover")
+        -- Playwright-style chains and text engines
+        local t = page:click_element_by_selector{ selector = "button >> text=Dup last" }:unwrap()
+        eq(t.hit.id, "dup-last"); eq(count("dup-last"), 2)
+        local h = page:click_element_by_selector{ selector = "button:has-text(\"dup ok\")" }:unwrap()
+        eq(h.hit.id, "dup-ok"); eq(count("dup-ok"), 2)
+    "##);
+}
+
+#[test]
+fn selector_bad_input_fails_at_once_and_touches_nothing() {
+    run(r##"
+        local none = page:click_element_by_selector{ selector = ".nothing-here" }
+        eq(none.ok, false); eq(none.code, "ELEMENT_NOT_FOUND"); eq(none.data.matched, 0)
+        has(none.msg, "0 matches")
+        local far = page:click_element_by_selector{ selector = ".dup", nth = 9 }
+        eq(far.code, "ELEMENT_NOT_FOUND"); eq(far.data.matched, 4); has(far.msg, "matches 4")
+        local bad = page:click_element_by_selector{ selector = "button[" }
+        eq(bad.code, "INVALID_ARGUMENT"); has(bad.msg, "selector")
+        local missing = page:click_element_by_selector{}
+        eq(missing.code, "INVALID_ARGUMENT"); eq(missing.started, false); has(missing.msg, "selector")
+        local frame = page:click_element_by_selector{ selector = "button", frame = "no-such-frame" }
+        eq(frame.code, "INVALID_ARGUMENT"); has(frame.msg, "frames are")
+        local nth = page:click_element_by_selector{ selector = "button", nth = -1 }
+        eq(nth.code, "INVALID_ARGUMENT"); eq(nth.started, false)
+        eq(js("Object.keys(window.counts).length"), 0, "no click happened")
+        eq(js("document.getElementById('msg').textContent"), "ready")
+    "##);
+}
+
+#[test]
+fn selector_clicks_reach_cross_site_frames_and_follow_popups() {
+    run(r##"
+        local c = page:click_element_by_selector{ selector = "#child-btn", frame = "localhost" }
+        eq(c.ok, true, tostring(c))
+        eq(c.data.changed, true); eq(c.data.hit.id, "child-btn"); eq(c.data.mode, "native")
+        eq(c.data.probedFrameUrl, B .. "/child.html")
+        eq(page:execute_js{ body = "document.getElementById('child-btn').textContent", frame = "localhost" }.data.result, "child clicked 1")
+        local i = page:input_text_by_selector{ selector = "#child-input", text = "über 你好", frame = 1 }:unwrap()
+        eq(i.mode, "fill"); eq(i.committed, true); eq(i.matched, 1)
+        eq(page:execute_js{ body = "document.getElementById('child-input').value", frame = 1 }.data.result, "über 你好")
+        -- a link with target=_blank: the new tab becomes the current one
+        local p = page:click_element_by_selector{ selector = "#pop" }:unwrap()
+        eq(p.tabCountBefore, 1); eq(p.tabCountAfter, 2); eq(p.switchedToNewTab, true)
+        eq(p.newTab.pageIndex, 1); eq(p.newTab.loaded, true); has(p.newTab.url, "/second.html")
+        eq(page:get_title():unwrap().title, "Second", "commands now go to the new tab")
+    "##);
+}
+
+#[test]
+fn text_role_and_label_locate_what_a_person_would_name() {
+    run(r##"
+        local t = page:click_element_by_text{ text = "buy NOW" }
+        eq(t.ok, true, tostring(t))
+        eq(t.data.textMatch, "exact"); eq(t.data.textClickable, true); eq(t.data.tag, "BUTTON")
+        eq(t.data.textCandidates, 2, "the button's span and the paragraph")
+        eq(t.data.changed, true); eq(count("buy"), 1, "the clickable ancestor got the click")
+        local partial = page:click_element_by_text{ text = "Dup la" }:unwrap()
+        eq(partial.textMatch, "contains"); has(partial.textMatchNote, "exactly"); eq(count("dup-last"), 1)
+        eq(page:click_element_by_text{ text = "no such words" }.code, "ELEMENT_NOT_FOUND")
+
+        local r = page:click_element_by_role{ role = "button", name = "save draft" }:unwrap()
+        eq(r.tag, "DIV"); eq(count("role-btn"), 1); eq(count("save"), 0)
+        local s = page:click_element_by_role{ role = "BUTTON", name = "Save" }:unwrap()
+        eq(s.hit.id, "role-btn", "first button named ...save... in document order")
+        local l = page:click_element_by_role{ role = "link", name = "open a tab", mode = "js" }
+        eq(l.ok, true, tostring(l)); eq(l.data.mode, "js")
+        local bad = page:click_element_by_role{ role = "buton" }
+        eq(bad.code, "INVALID_ARGUMENT"); eq(bad.started, false); has(bad.msg, "button")
+        eq(page:click_element_by_role{ role = "button", name = "hidden save" }.code, "ELEMENT_NOT_FOUND", "aria-hidden is not in the tree")
+
+        local e = page:input_text_by_label{ label = "email address", text = "a@b.c" }:unwrap()
+        eq(e.mode, "fill"); eq(e.committed, true)
+        eq(js("document.getElementById('email').value"), "a@b.c")
+        page:input_text_by_label{ label = "Full", text = "Zoë 李" }:unwrap()
+        eq(js("document.getElementById('name').value"), "Zoë 李", "wrapping label, partial text")
+        page:input_text_by_label{ label = "Search", text = "new" }:unwrap()
+        eq(js("document.getElementById('search').value"), "new", "aria-label")
+        eq(js("window.changes") >= 3, true, "trusted input events reached the page")
+        local nol = page:input_text_by_label{ label = "Nope", text = "x" }
+        eq(nol.code, "ELEMENT_NOT_FOUND"); has(nol.msg, "label `Nope`")
+    "##);
+}
+
+#[test]
+fn input_and_clear_by_selector_check_the_field() {
+    run(r##"
+        local i = page:input_text_by_selector{ selector = "#notes", text = "two\nlines" }:unwrap()
+        eq(i.mode, "fill"); eq(js("document.getElementById('notes').value"), "two\nlines")
+        local h = page:input_text_by_selector{ selector = "#hidden-field", text = "set" }:unwrap()
+        eq(h.mode, "js"); eq(h.committed, false); eq(h.visibleMatched, 0); has(h.hiddenMatchNote, "not visible")
+        eq(page:input_text_by_selector{ selector = "#ro", text = "x" }.code, "ELEMENT_READ_ONLY")
+        eq(page:input_text_by_selector{ selector = "#off", text = "x" }.code, "ELEMENT_DISABLED")
+
+        local before = js("window.changes")
+        local c = page:clear_text{ selector = "#clear-me" }:unwrap()
+        eq(c.value, ""); eq(c.mode, "fill"); eq(c.committed, true)
+        eq(js("document.getElementById('clear-me').value"), "")
+        eq(js("window.changes") - before, 1, "one trusted input event")
+        local s = page:get_browser_state{}:unwrap()
+        local idx
+        for _, el in ipairs(s.elements) do if el.id == "search" then idx = el.index end end
+        eq(page:clear_text{ index = idx }:unwrap().value, "", "by index")
+        eq(js("document.getElementById('search').value"), "")
+        eq(page:clear_text{ selector = "#ro" }.code, "ELEMENT_READ_ONLY")
+        eq(js("document.getElementById('ro').value"), "fixed")
+        eq(page:clear_text{ selector = "#off" }.code, "ELEMENT_DISABLED")
+        local neither = page:clear_text{}
+        eq(neither.code, "INVALID_ARGUMENT"); eq(neither.msg, "clear_text: needs index or selector")
+        eq(page:clear_text{ index = 999 }.code, "STALE_ELEMENT")
+        eq(page:clear_text{ selector = "#nope" }.code, "ELEMENT_NOT_FOUND")
+    "##);
+}
+
+#[test]
+fn hover_and_click_hovers_first_in_one_call() {
+    run(r##"
+        local c = page:hover_and_click{ selector = "#hover-target", hoverDelayMs = 50 }
+        eq(c.ok, true, tostring(c))
+        eq(c.data.hover.delayMs, 50); eq(c.data.changed, true)
+        eq(js("document.getElementById('msg').textContent"), "clicked hover-target after hover")
+        eq(count("hover-target"), 1)
+        local neither = page:hover_and_click{}
+        eq(neither.code, "INVALID_ARGUMENT"); eq(neither.msg, "hover_and_click: needs index or selector")
+        eq(page:hover_and_click{ selector = "#x", hoverDelayMs = 20000 }.code, "INVALID_ARGUMENT")
+        eq(page:hover_and_click{ selector = "#sub-item" }.code, "ELEMENT_HIDDEN", "a hidden menu item is not hovered open by itself")
+    "##);
+}
