@@ -155,110 +155,6 @@ function Task:get_browser_state(params) end
 ---@return moonpilot.Result
 function Task:list_frames(params) end
 
----@class moonpilot.click_element_by_index.params
----@field index integer element index from the latest get_browser_state snapshot (frame routing is automatic)
----@field mode? string auto | native | mouse | js (aliases: dispatch/force/event -> js; real/coordinate/coords -> mouse; playwright -> native) (default "auto")
----@field timeoutMs? integer actionability timeout in ms, at most 60000 (inside the 90-s command bound); absent or <= 0 uses the configured 5000 (default 5000)
-
----Click the element with this snapshot index and report what changed
----
----Modes: auto and native (a real click once the element is visible, stable and enabled, at a point of its own boxes that hit-tests to it; never through a covering element: ELEMENT_OBSCURED with coveredBy; disabled: ELEMENT_DISABLED), mouse (a real click at once), js (dispatch, the explicit bypass of covers). The receipt compares URL, tab count and a page fingerprint before and after (changed, effective). ok means the click happened, not that the business goal was reached; never resend only because changed is false.
----@param params moonpilot.click_element_by_index.params
----@return moonpilot.Result
-function Task:click_element_by_index(params) end
-
----@class moonpilot.input_text.params
----@field index integer element index from the latest get_browser_state snapshot (frame routing is automatic)
----@field text string replacement value (the field is cleared first); empty counts as missing
----@field mode? string auto | native (fill) | type (press; key by key, no clearing) | js (setvalue, set_value) (default "auto")
-
----Replace the value of the field with this index (real input, any script)
----
----auto fills for real (focus, select all, insert text: frameworks see trusted input events; non-ASCII text works) when the field is visible, else sets the value through the native setter with input/change events (mode js, committed false). Date, time, colour and range inputs are set like Playwright's fill (a malformed value is INVALID_ARGUMENT). Every fill is read back: a field that does not show the text is ACTION_FAILED. Disabled fields fail with ELEMENT_DISABLED, read-only ones with ELEMENT_READ_ONLY.
----@param params moonpilot.input_text.params
----@return moonpilot.Result
-function Task:input_text(params) end
-
----@class moonpilot.type_text.params
----@field index integer element index from the latest get_browser_state snapshot (frame routing is automatic)
----@field text string text typed key by key after existing content
-
----Type text key by key after the field's existing content
----
----Focuses the field with this index, puts the caret at the end and types each character (ASCII as key events, other characters as text input). Does not clear.
----@param params moonpilot.type_text.params
----@return moonpilot.Result
-function Task:type_text(params) end
-
----@class moonpilot.get_tabs.params
-
----List this task's tabs: index, url, title, current
----
----Only the task's own tabs (popups its pages opened included), 0-based in opening order. The URL and title come from each page; a page that does not answer within 1 s is described by the browser's own record.
----@param params? moonpilot.get_tabs.params
----@return moonpilot.Result
-function Task:get_tabs(params) end
-
----@class moonpilot.new_tab.params
----@field url? string optional absolute URL to open (http, https, file, data or about)
-
----Open a tab (optionally at a URL), make it current and bring it to front
----
----The tab belongs to the task. With `url` it is navigated there (an absolute URL); a failed load leaves the new tab open and current, and the failure says so (`tabOpened`, `pageIndex`): do not resend. Answers the new tab's index and URL and the tab counts before and after.
----@param params? moonpilot.new_tab.params
----@return moonpilot.Result
-function Task:new_tab(params) end
-
----@class moonpilot.switch_tab.params
----@field pageIndex integer 0-based tab index, as get_tabs lists it (NOT 'index')
-
----Make the tab with this pageIndex current and bring it to front
----
----pageIndex is 0-based as get_tabs lists it; out of range is INVALID_ARGUMENT, and so is `index` sent instead of `pageIndex`. Switching to another tab drops the index snapshot: call get_browser_state again.
----@param params moonpilot.switch_tab.params
----@return moonpilot.Result
-function Task:switch_tab(params) end
-
----@class moonpilot.switch_tab_by_url.params
----@field url string substring or glob ('*'/'**' match anything including '/')
-
----Make the first tab whose URL matches current (substring, then glob)
----
----Lenient matcher: a substring of the URL first; else a glob where `*` and `**` match anything including `/`, anchored at the start, trailing content allowed. The first matching tab in get_tabs order wins; no match fails with NOT_FOUND and the list of the task's tabs.
----@param params moonpilot.switch_tab_by_url.params
----@return moonpilot.Result
-function Task:switch_tab_by_url(params) end
-
----@class moonpilot.close_tab.params
----@field pageIndex integer 0-based tab index, as get_tabs lists it (NOT 'index')
-
----Close the tab with this pageIndex (the first remaining one becomes current)
----
----Closing the current tab makes the first remaining tab current; closing the last one opens a fresh blank tab first, so the task always has one. Closing another tab keeps the current one current. The answer comes once the tab is really gone.
----@param params moonpilot.close_tab.params
----@return moonpilot.Result
-function Task:close_tab(params) end
-
----@class moonpilot.close_other_tabs.params
----@field pageIndex? integer tab to keep; absent = current tab
-
----Close every tab of this task except one (default: the current one)
----
----Keeps the tab with `pageIndex` (absent: the current tab), makes it current and brings it to front. Other tasks' tabs are never touched. `index` sent instead of `pageIndex` is INVALID_ARGUMENT (nothing is closed). Answers closed, remaining, and the kept tab's pageIndex and url.
----@param params? moonpilot.close_other_tabs.params
----@return moonpilot.Result
-function Task:close_other_tabs(params) end
-
----@class moonpilot.bring_to_front.params
----@field pageIndex? integer tab to show; absent = current
-
----Raise a tab to the front without making it current
----
----Raises the tab with `pageIndex` (absent: the current tab). The task's current tab does not change. `index` sent instead of `pageIndex` is INVALID_ARGUMENT.
----@param params? moonpilot.bring_to_front.params
----@return moonpilot.Result
-function Task:bring_to_front(params) end
-
 ---@class moonpilot.wait.params
 ---@field seconds integer fixed sleep in whole seconds, 1..=899 (less than the 15-min long-command bound)
 
@@ -363,6 +259,310 @@ function Task:wait_for_stable(params) end
 ---@param params moonpilot.wait_for_count.params
 ---@return moonpilot.Result
 function Task:wait_for_count(params) end
+
+---@class moonpilot.click_element_by_index.params
+---@field index integer element index from the latest get_browser_state snapshot (frame routing is automatic)
+---@field mode? string auto | native | mouse | js (aliases: dispatch/force/event -> js; real/coordinate/coords -> mouse; playwright -> native) (default "auto")
+---@field timeoutMs? integer actionability timeout in ms, at most 60000 (inside the 90-s command bound); absent or <= 0 uses the configured 5000 (default 5000)
+
+---Click the element with this snapshot index and report what changed
+---
+---Modes: auto and native (a real click once the element is visible, stable and enabled, at a point of its own boxes that hit-tests to it; never through a covering element: ELEMENT_OBSCURED with coveredBy; disabled: ELEMENT_DISABLED), mouse (a real click at once), js (dispatch, the explicit bypass of covers). The receipt compares URL, tab count and a page fingerprint before and after (changed, effective). ok means the click happened, not that the business goal was reached; never resend only because changed is false.
+---@param params moonpilot.click_element_by_index.params
+---@return moonpilot.Result
+function Task:click_element_by_index(params) end
+
+---@class moonpilot.input_text.params
+---@field index integer element index from the latest get_browser_state snapshot (frame routing is automatic)
+---@field text string replacement value (the field is cleared first); empty counts as missing
+---@field mode? string auto | native (fill) | type (press; key by key, no clearing) | js (setvalue, set_value) (default "auto")
+
+---Replace the value of the field with this index (real input, any script)
+---
+---auto fills for real (focus, select all, insert text: frameworks see trusted input events; non-ASCII text works) when the field is visible, else sets the value through the native setter with input/change events (mode js, committed false). Date, time, colour and range inputs are set like Playwright's fill (a malformed value is INVALID_ARGUMENT). Every fill is read back: a field that does not show the text is ACTION_FAILED. Disabled fields fail with ELEMENT_DISABLED, read-only ones with ELEMENT_READ_ONLY.
+---@param params moonpilot.input_text.params
+---@return moonpilot.Result
+function Task:input_text(params) end
+
+---@class moonpilot.type_text.params
+---@field index integer element index from the latest get_browser_state snapshot (frame routing is automatic)
+---@field text string text typed key by key after existing content
+
+---Type text key by key after the field's existing content
+---
+---Focuses the field with this index, puts the caret at the end and types each character (ASCII as key events, other characters as text input). Does not clear.
+---@param params moonpilot.type_text.params
+---@return moonpilot.Result
+function Task:type_text(params) end
+
+---@class moonpilot.get_element_text.params
+---@field index? integer element index from the latest snapshot
+---@field selector? string CSS/Playwright selector (no snapshot needed)
+---@field canvasOnly? boolean when the text is empty, also report whether the element is essentially only <canvas> (default false)
+---@field frame? string frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames
+
+---Read an element's innerText (by index, or selector in a frame)
+---
+---`target` says which element was read. With canvasOnly and an empty text, also `canvasOnly`: whether the element is a <canvas> or holds one and no text, with a hint to read it from a screenshot instead.
+---@param params? moonpilot.get_element_text.params
+---@return moonpilot.Result
+function Task:get_element_text(params) end
+
+---@class moonpilot.get_element_html.params
+---@field index integer element index from the latest get_browser_state snapshot (frame routing is automatic)
+
+---Read the innerHTML of the element with this snapshot index
+---
+---The element's innerHTML as the page has it now (no stale-index recovery).
+---@param params moonpilot.get_element_html.params
+---@return moonpilot.Result
+function Task:get_element_html(params) end
+
+---@class moonpilot.get_element_value.params
+---@field index integer element index from the latest get_browser_state snapshot (frame routing is automatic)
+
+---Read the live value of the form field with this snapshot index
+---
+---The control's current value (a content-editable element's text); null for elements without one (hasValue false). Password fields answer [redacted] and their length.
+---@param params moonpilot.get_element_value.params
+---@return moonpilot.Result
+function Task:get_element_value(params) end
+
+---@class moonpilot.get_element_attribute.params
+---@field index integer element index from the latest get_browser_state snapshot (frame routing is automatic)
+---@field name string attribute name
+
+---Read one attribute of the element with this snapshot index (null if absent)
+---
+---value is the attribute's text, or null when the element does not have it (present false).
+---@param params moonpilot.get_element_attribute.params
+---@return moonpilot.Result
+function Task:get_element_attribute(params) end
+
+---@class moonpilot.get_element_listeners.params
+---@field index? integer element index from the latest snapshot
+---@field selector? string CSS/Playwright selector (no snapshot needed)
+---@field frame? string frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames
+
+---Which event listeners an element has (the browser's own list, plus traces)
+---
+---Chromium's DOMDebugger.getEventListeners on the live element (depth 1, piercing) gives detection cdp and a definite hasListeners (false only then); framework traces (Vue, React, inline handlers, jQuery) are added to `listeners`. Without the browser's answer, detection is heuristic and hasListeners is true or null, never false. An element that cannot be found answers found false with a note.
+---@param params? moonpilot.get_element_listeners.params
+---@return moonpilot.Result
+function Task:get_element_listeners(params) end
+
+---@class moonpilot.get_element_count.params
+---@field selector string selector to count
+---@field frame? string frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames
+
+---Count the elements a selector matches (0 is an answer, not a failure)
+---
+---Counts in the main frame or in `frame`; an unknown frame is INVALID_ARGUMENT listing the frames, a selector that does not parse INVALID_ARGUMENT.
+---@param params moonpilot.get_element_count.params
+---@return moonpilot.Result
+function Task:get_element_count(params) end
+
+---@class moonpilot.get_element_box.params
+---@field index integer element index from the latest get_browser_state snapshot (frame routing is automatic)
+
+---The box of the element with this snapshot index, in main-viewport CSS px
+---
+---x / y / width / height relative to the main viewport (frames' offsets added); the page is not scrolled. No box: ELEMENT_HIDDEN.
+---@param params moonpilot.get_element_box.params
+---@return moonpilot.Result
+function Task:get_element_box(params) end
+
+---@class moonpilot.is_visible.params
+---@field index? integer element index from the latest snapshot
+---@field selector? string CSS/Playwright selector (no snapshot needed)
+---@field frame? string frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames
+
+---Whether an element is visible (a box, not visibility:hidden)
+---
+---visible: a non-empty box, and neither visibility:hidden nor display:none. A selector takes its first match; no match is ELEMENT_NOT_FOUND.
+---@param params? moonpilot.is_visible.params
+---@return moonpilot.Result
+function Task:is_visible(params) end
+
+---@class moonpilot.is_enabled.params
+---@field index? integer element index from the latest snapshot
+---@field selector? string CSS/Playwright selector (no snapshot needed)
+---@field frame? string frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames
+
+---Whether an element is enabled (disabled, aria-disabled and read-only are not)
+---
+---enabled is false for disabled (also inside a disabled fieldset), aria-disabled and read-only elements; the three are reported too.
+---@param params? moonpilot.is_enabled.params
+---@return moonpilot.Result
+function Task:is_enabled(params) end
+
+---@class moonpilot.is_checked.params
+---@field index? integer element index from the latest snapshot
+---@field selector? string CSS/Playwright selector (no snapshot needed)
+---@field frame? string frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames
+
+---Whether a checkbox or radio (or a checkable ARIA role) is checked
+---
+---checked is null for elements that cannot be checked (with a note).
+---@param params? moonpilot.is_checked.params
+---@return moonpilot.Result
+function Task:is_checked(params) end
+
+---@class moonpilot.click_element_by_selector.params
+---@field selector string CSS/Playwright selector
+---@field mode? string auto | native | mouse | js (aliases: dispatch/force/event -> js; real/coordinate/coords -> mouse; playwright -> native) (default "auto")
+---@field timeoutMs? integer actionability timeout in ms, at most 60000; absent or <= 0 uses the configured 5000 (default 5000)
+---@field frame? string frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames
+---@field nth? integer 0-based explicit match; disables visibility-based choice; out of range -> ELEMENT_NOT_FOUND with the count
+
+---Click the element a CSS/Playwright selector matches and report what changed
+---
+---Without nth: among the first 20 matches the first visible one whose point receives clicks, else the first visible, else the first (visibleMatched 0). Zero matches (or nth out of range) fail at once with ELEMENT_NOT_FOUND and the count. Then the click of click_element_by_index (modes, actionability, never through a cover) and its receipt, plus matched / chosenIndex / scanned / selectorNote and the element chosen (tag, text, outerHtml). A tab the click opens becomes the current one (newTab). Selectors: CSS (open shadow roots searched when the light DOM has no match), css=, xpath= or //..., text= (quoted: exact), id=, data-testid=, :has-text("..."), :visible, and chains with >> and nth=N.
+---@param params moonpilot.click_element_by_selector.params
+---@return moonpilot.Result
+function Task:click_element_by_selector(params) end
+
+---@class moonpilot.input_text_by_selector.params
+---@field selector string selector of the field
+---@field text string replacement value (the field is cleared first)
+---@field mode? string auto | native (fill) | type (press; key by key, no clearing) | js (setvalue, set_value) (default "auto")
+---@field frame? string frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames
+---@field nth? integer 0-based explicit match
+
+---Replace the value of the field a selector matches (real input, any script)
+---
+---The match is chosen as click_element_by_selector chooses it (a visible one first; all hidden still works: auto then sets the value through the setter, mode js, committed false). Then the input of input_text: a real fill for visible fields, read back; disabled ELEMENT_DISABLED, read-only ELEMENT_READ_ONLY.
+---@param params moonpilot.input_text_by_selector.params
+---@return moonpilot.Result
+function Task:input_text_by_selector(params) end
+
+---@class moonpilot.click_element_by_text.params
+---@field text string visible text (case-insensitive substring; an exact match wins)
+---@field mode? string auto | native | mouse | js (aliases: dispatch/force/event -> js; real/coordinate/coords -> mouse; playwright -> native) (default "auto")
+
+---Click the element showing a text (its closest clickable ancestor)
+---
+---Candidates are the innermost elements whose text contains the query (case-insensitive) and button inputs by value; the smallest (not exact, no clickable ancestor, not visible, text length) wins and its closest a / button / [role=button] / input[type=button|submit] / [onclick] ancestor (or itself) is clicked. The receipt adds textMatch (exact | contains), textCandidates, textClickable, textMatchNote. No candidate: ELEMENT_NOT_FOUND. Main frame only.
+---@param params moonpilot.click_element_by_text.params
+---@return moonpilot.Result
+function Task:click_element_by_text(params) end
+
+---@class moonpilot.click_element_by_role.params
+---@field role string ARIA role name (button, link, textbox, checkbox, ...)
+---@field name? string accessible name filter (case-insensitive substring)
+---@field mode? string auto | native | mouse | js (aliases: dispatch/force/event -> js; real/coordinate/coords -> mouse; playwright -> native) (default "auto")
+
+---Click the first element of an ARIA role (and accessible name)
+---
+---Roles are explicit (role attribute) or implicit (button, link, textbox, checkbox, heading, ...); elements hidden from the accessibility tree do not count. name filters by accessible name (case-insensitive substring). An unknown role is INVALID_ARGUMENT; no match ELEMENT_NOT_FOUND.
+---@param params moonpilot.click_element_by_role.params
+---@return moonpilot.Result
+function Task:click_element_by_role(params) end
+
+---@class moonpilot.input_text_by_label.params
+---@field label string label text / aria-label
+---@field text string replacement value (the field is cleared first)
+---@field mode? string auto | native (fill) | type (press; key by key, no clearing) | js (setvalue, set_value) (default "auto")
+
+---Replace the value of the field with this label (label, aria-label)
+---
+---The first control whose label (<label for>, a wrapping <label>, aria-labelledby, aria-label) is the text, else contains it (case-insensitive); then the input of input_text. No match: ELEMENT_NOT_FOUND naming the label.
+---@param params moonpilot.input_text_by_label.params
+---@return moonpilot.Result
+function Task:input_text_by_label(params) end
+
+---@class moonpilot.clear_text.params
+---@field index? integer element index from the latest snapshot
+---@field selector? string CSS/Playwright selector (no snapshot needed)
+
+---Empty a field (by index or selector) and read it back
+---
+---Index wins when both are given; a selector is looked up in the main frame. Disabled (ELEMENT_DISABLED) and read-only (ELEMENT_READ_ONLY) fields are refused; a visible text field is cleared for real (select all, Delete: frameworks see trusted input), others through the value setter with input/change events.
+---@param params? moonpilot.clear_text.params
+---@return moonpilot.Result
+function Task:clear_text(params) end
+
+---@class moonpilot.hover_and_click.params
+---@field index? integer element index from the latest snapshot
+---@field selector? string CSS/Playwright selector (no snapshot needed)
+---@field hoverDelayMs? integer pause between hover and click, 0..=10000 ms (default 300)
+---@field mode? string auto | native | mouse | js (aliases: dispatch/force/event -> js; real/coordinate/coords -> mouse; playwright -> native) (default "auto")
+
+---Hover an element, pause, then click it, in one call
+---
+---A trusted mouse move onto the element, hoverDelayMs (at most 10000) for hover menus to open, then the click of click_element_by_index on the element read again and its receipt. Index wins over selector; a selector is looked up in the main frame.
+---@param params? moonpilot.hover_and_click.params
+---@return moonpilot.Result
+function Task:hover_and_click(params) end
+
+---@class moonpilot.get_tabs.params
+
+---List this task's tabs: index, url, title, current
+---
+---Only the task's own tabs (popups its pages opened included), 0-based in opening order. The URL and title come from each page; a page that does not answer within 1 s is described by the browser's own record.
+---@param params? moonpilot.get_tabs.params
+---@return moonpilot.Result
+function Task:get_tabs(params) end
+
+---@class moonpilot.new_tab.params
+---@field url? string optional absolute URL to open (http, https, file, data or about)
+
+---Open a tab (optionally at a URL), make it current and bring it to front
+---
+---The tab belongs to the task. With `url` it is navigated there (an absolute URL); a failed load leaves the new tab open and current, and the failure says so (`tabOpened`, `pageIndex`): do not resend. Answers the new tab's index and URL and the tab counts before and after.
+---@param params? moonpilot.new_tab.params
+---@return moonpilot.Result
+function Task:new_tab(params) end
+
+---@class moonpilot.switch_tab.params
+---@field pageIndex integer 0-based tab index, as get_tabs lists it (NOT 'index')
+
+---Make the tab with this pageIndex current and bring it to front
+---
+---pageIndex is 0-based as get_tabs lists it; out of range is INVALID_ARGUMENT, and so is `index` sent instead of `pageIndex`. Switching to another tab drops the index snapshot: call get_browser_state again.
+---@param params moonpilot.switch_tab.params
+---@return moonpilot.Result
+function Task:switch_tab(params) end
+
+---@class moonpilot.switch_tab_by_url.params
+---@field url string substring or glob ('*'/'**' match anything including '/')
+
+---Make the first tab whose URL matches current (substring, then glob)
+---
+---Lenient matcher: a substring of the URL first; else a glob where `*` and `**` match anything including `/`, anchored at the start, trailing content allowed. The first matching tab in get_tabs order wins; no match fails with NOT_FOUND and the list of the task's tabs.
+---@param params moonpilot.switch_tab_by_url.params
+---@return moonpilot.Result
+function Task:switch_tab_by_url(params) end
+
+---@class moonpilot.close_tab.params
+---@field pageIndex integer 0-based tab index, as get_tabs lists it (NOT 'index')
+
+---Close the tab with this pageIndex (the first remaining one becomes current)
+---
+---Closing the current tab makes the first remaining tab current; closing the last one opens a fresh blank tab first, so the task always has one. Closing another tab keeps the current one current. The answer comes once the tab is really gone.
+---@param params moonpilot.close_tab.params
+---@return moonpilot.Result
+function Task:close_tab(params) end
+
+---@class moonpilot.close_other_tabs.params
+---@field pageIndex? integer tab to keep; absent = current tab
+
+---Close every tab of this task except one (default: the current one)
+---
+---Keeps the tab with `pageIndex` (absent: the current tab), makes it current and brings it to front. Other tasks' tabs are never touched. `index` sent instead of `pageIndex` is INVALID_ARGUMENT (nothing is closed). Answers closed, remaining, and the kept tab's pageIndex and url.
+---@param params? moonpilot.close_other_tabs.params
+---@return moonpilot.Result
+function Task:close_other_tabs(params) end
+
+---@class moonpilot.bring_to_front.params
+---@field pageIndex? integer tab to show; absent = current
+
+---Raise a tab to the front without making it current
+---
+---Raises the tab with `pageIndex` (absent: the current tab). The task's current tab does not change. `index` sent instead of `pageIndex` is INVALID_ARGUMENT.
+---@param params? moonpilot.bring_to_front.params
+---@return moonpilot.Result
+function Task:bring_to_front(params) end
 
 ---@class moonpilot.mouse_move.params
 ---@field x number viewport x in CSS px

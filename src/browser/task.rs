@@ -349,6 +349,8 @@ impl Task {
             }
             s.current
         })
+    }
+
     /// Makes the task's tab with CDP target id `target_id` the current one (dropping the index
     /// snapshot when that is another tab, as [`Task::select_tab`]); false when the task has no
     /// such tab (it closed, or belongs to another task).
