@@ -35,6 +35,14 @@ pub const ELEMENT_PROBE_JS: &str = concat!(
     include_str!("probe_lib.js"),
     include_str!("element_probe.js")
 );
+/// The index interactions' element ops: check state, focus, drop-downs, scrolling, file
+/// inputs and their read-back, the focused element (§9, §14).
+pub const ELEMENT_ACTIONS_JS: &str = concat!(
+    include_str!("probe_lib.js"),
+    include_str!("element_actions.js")
+);
+/// Framework traces of event listeners (§13.1), called on an element in the page's main world.
+pub const LISTENER_TRACES_JS: &str = include_str!("listener_traces.js");
 /// DOM modal scan of one frame (§12).
 pub const MODALS_JS: &str = include_str!("modals.js");
 /// Origin of an iframe element's content box (called on the element).
@@ -97,7 +105,7 @@ mod tests {
 
     #[test]
     fn joined_probes_start_with_the_library() {
-        for probe in [RESOLVE_JS, FINGERPRINT_JS, ELEMENT_PROBE_JS] {
+        for probe in [RESOLVE_JS, FINGERPRINT_JS, ELEMENT_PROBE_JS, ELEMENT_ACTIONS_JS] {
             assert!(probe.starts_with(PROBE_LIB_JS));
             // The probe half is a parenthesised function, so the library's function is called
             // with it: `lib(probe)`.
