@@ -58,6 +58,11 @@ pub const SPECS: &[CommandSpec] = &[
 /// then of the name. Unknown → `INVALID_ARGUMENT` listing the frames.
 pub async fn find_frame(tab: &Tab, spec: &str) -> Result<FrameRef, CommandError> {
     let frames = tab.frames(true).await?;
+    pick_frame(&frames, spec)
+}
+
+/// The frame of `frames` a `frame` param names (see [`find_frame`]).
+pub fn pick_frame(frames: &[FrameRef], spec: &str) -> Result<FrameRef, CommandError> {
     let spec = spec.trim();
     let found = if !spec.is_empty() && spec.chars().all(|c| c.is_ascii_digit()) {
         spec.parse::<usize>()

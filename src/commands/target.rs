@@ -37,17 +37,357 @@ use super::observe::{self, Observation, PageMark};
 use crate::browser::tab::{ElementObject, FrameRef};
 use crate::browser::task::{SnapElement, Task};
 use crate::browser::Tab;
+use crate::command::{int, string, ParamSpec};
 use crate::dom;
 use crate::error::CommandError;
 use crate::js;
-use crate::protocol::ErrorCode;
+use crate::protocol::{ErrorCode, Params};
 
 /// What a command points at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Locator {
     /// An `[index]` of the task's latest snapshot; its frame is found again by id, URL or name
     /// (iframes that reloaded keep their indices).
     Index(u32),
+    /// The matches of a CSS or Playwright-style selector (`probe_lib.js` `selectAll`): `nth`
+    /// picks one explicitly, else the first visible match whose point receives events among
+    /// the first 20, else the first visible, else the first ([`Pick`]).
+    Selector {
+        /// The selector.
+        css: String,
+        /// The 0-based explicit pick.
+        nth: Option<u32>,
+        /// The `frame` param (ordinal, or substring of the frame URL or name); main without.
+        frame: Option<String>,
+        /// How a match is chosen without `nth`.
+        pick: Pick,
+    },
+    /// The element showing a text (case-insensitive substring; an exact match wins), or rather
+    /// its closest clickable ancestor (JS-PROBES.md §9, text target).
+    Text {
+        /// The text.
+        text: String,
+        /// The `frame` param; main without.
+        frame: Option<String>,
+    },
+    /// The first element of an ARIA role (explicit or implicit), optionally with an accessible
+    /// name containing `name` (case-insensitive); hidden elements are not in the tree.
+    Role {
+        /// The role, lower-case (checked by [`check_role`]).
+        role: String,
+        /// The accessible name filter.
+        name: Option<String>,
+        /// The `frame` param; main without.
+        frame: Option<String>,
+    },
+    /// The first control labelled `label` (`<label>`, aria-label, aria-labelledby; exact
+    /// label texts before those that contain it).
+    Label {
+        /// The label text.
+        label: String,
+        /// The `frame` param; main without.
+        frame: Option<String>,
+    },
+}
+
+/// How a selector match is chosen when no `nth` is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Pick {
+    /// Prefer a visible match that receives events (actions and reads).
+    #[default]
+    Visible,
+    /// The first in document order, visible or not (file inputs: `upload_file`).
+    Document,
+}
+
+impl Locator {
+    /// A selector locator in the main frame, chosen by visibility.
+    pub fn css(selector: impl Into<String>) -> Locator {
+        Locator::Selector {
+            css: selector.into(),
+            nth: None,
+            frame: None,
+            pick: Pick::Visible,
+        }
+    }
+
+    /// The `frame` param of the locator (`None` for an index: indices carry their frame).
+    pub fn frame(&self) -> Option<&str> {
+        match self {
+            Locator::Index(_) => None,
+            Locator::Selector { frame, .. }
+            | Locator::Text { frame, .. }
+            | Locator::Role { frame, .. }
+            | Locator::Label { frame, .. } => frame.as_deref(),
+        }
+    }
+
+    /// How receipts name the target: `index=3`, `selector #go`, `selector #go (frame=1)`,
+    /// `text Save`, `role button "Save"`, `label Email`.
+    pub fn describe(&self) -> String {
+        let base = match self {
+            Locator::Index(i) => return format!("index={i}"),
+            Locator::Selector { css, nth, .. } => match nth {
+                Some(n) => format!("selector {css} (nth={n})"),
+                None => format!("selector {css}"),
+            },
+            Locator::Text { text, .. } => format!("text {text}"),
+            Locator::Role { role, name, .. } => match name {
+                Some(n) => format!("role {role} \"{n}\""),
+                None => format!("role {role}"),
+            },
+            Locator::Label { label, .. } => format!("label {label}"),
+        };
+        match self.frame() {
+            Some(f) => format!("{base} (frame={f})"),
+            None => base,
+        }
+    }
+
+    /// How messages name the element: `element 3`, `selector `#go``, ...
+    fn label(&self) -> String {
+        match self {
+            Locator::Index(i) => format!("element {i}"),
+            Locator::Selector { css, .. } => format!("the element of selector `{css}`"),
+            Locator::Text { text, .. } => format!("the element with text `{text}`"),
+            Locator::Role { role, name, .. } => match name {
+                Some(n) => format!("the {role} named `{n}`"),
+                None => format!("the {role}"),
+            },
+            Locator::Label { label, .. } => format!("the field with label `{label}`"),
+        }
+    }
+
+    /// The `query` argument of the element probe's `resolve` and `count` ops (`None` for an
+    /// index).
+    fn query(&self) -> Option<Value> {
+        Some(match self {
+            Locator::Index(_) => return None,
+            Locator::Selector { css, nth, pick, .. } => json!({
+                "css": css,
+                "nth": nth,
+                "prefer": match pick { Pick::Visible => "visible", Pick::Document => "document" },
+            }),
+            Locator::Text { text, .. } => json!({"text": text}),
+            Locator::Role { role, name, .. } => json!({"role": role, "name": name}),
+            Locator::Label { label, .. } => json!({"label": label}),
+        })
+    }
+}
+
+/// Which of the locator params besides `index` and `selector` a command declares (a handler
+/// reads exactly its declared params).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Takes {
+    /// `nth`: the 0-based explicit pick among the selector's matches.
+    pub nth: bool,
+    /// `frame`: the frame the selector is looked up in.
+    pub frame: bool,
+}
+
+impl Takes {
+    /// `index` / `selector` only (selectors look in the main frame).
+    pub const PLAIN: Takes = Takes {
+        nth: false,
+        frame: false,
+    };
+    /// With `frame`.
+    pub const FRAME: Takes = Takes {
+        nth: false,
+        frame: true,
+    };
+    /// With `nth` and `frame`.
+    pub const NTH_FRAME: Takes = Takes {
+        nth: true,
+        frame: true,
+    };
+}
+
+/// The catalogue's `index` param where `selector` is the alternative.
+pub const INDEX_OR: ParamSpec = int("index", "element index from the latest snapshot");
+/// The catalogue's `selector` param where `index` is the alternative.
+pub const SELECTOR_OR: ParamSpec =
+    string("selector", "CSS/Playwright selector (no snapshot needed)");
+/// The catalogue's `frame` param.
+pub const FRAME_PARAM: ParamSpec = string(
+    "frame",
+    "frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames",
+);
+/// The catalogue's `nth` param.
+pub const NTH_PARAM: ParamSpec = int(
+    "nth",
+    "0-based explicit match; disables visibility-based choice; out of range -> ELEMENT_NOT_FOUND with the count",
+)
+.range(0.0, f64::INFINITY);
+
+/// An `index` param's value as a snapshot index (`INVALID_ARGUMENT` below 0).
+pub fn index_value(index: i64) -> Result<u32, CommandError> {
+    u32::try_from(index).map_err(|_| {
+        CommandError::invalid("index", format!("param `index`: must be >= 0, got {index}"))
+    })
+}
+
+fn nth_value(nth: Option<i64>) -> Result<Option<u32>, CommandError> {
+    nth.map(|n| {
+        u32::try_from(n).map_err(|_| {
+            CommandError::invalid("nth", format!("param `nth`: must be >= 0, got {n}"))
+        })
+    })
+    .transpose()
+}
+
+/// Reads the "index or selector" params of `cmd` the same way for every command: `index`,
+/// `selector` and, as `takes` says, `nth` and `frame` (all read before any is judged, so
+/// unknown-param tracking sees them). The index wins when both are given (`nth` and `frame`
+/// then do not apply: indices carry their frame). Neither is `INVALID_ARGUMENT`
+/// `<cmd> needs index or selector`.
+pub fn index_or_selector(p: &mut Params, cmd: &str, takes: Takes) -> Result<Locator, CommandError> {
+    let index = p.int_opt("index")?;
+    let selector = p.str_opt("selector")?;
+    let nth = if takes.nth { p.int_opt("nth")? } else { None };
+    let frame = if takes.frame {
+        p.str_opt("frame")?
+    } else {
+        None
+    };
+    let nth = nth_value(nth)?;
+    match (index, selector) {
+        (Some(i), _) => Ok(Locator::Index(index_value(i)?)),
+        (None, Some(css)) => Ok(Locator::Selector {
+            css,
+            nth,
+            frame,
+            pick: Pick::Visible,
+        }),
+        (None, None) => Err(CommandError::invalid(
+            "index",
+            format!("{cmd} needs index or selector"),
+        )),
+    }
+}
+
+/// Reads a required `selector` and, as `takes` says, `nth` and `frame`.
+pub fn selector_param(p: &mut Params, takes: Takes) -> Result<Locator, CommandError> {
+    let css = p.str_req("selector")?;
+    let nth = if takes.nth { p.int_opt("nth")? } else { None };
+    let frame = if takes.frame {
+        p.str_opt("frame")?
+    } else {
+        None
+    };
+    Ok(Locator::Selector {
+        css,
+        nth: nth_value(nth)?,
+        frame,
+        pick: Pick::Visible,
+    })
+}
+
+/// The ARIA roles a role locator accepts (those of Playwright's `AriaRole`).
+pub const ARIA_ROLES: &[&str] = &[
+    "alert",
+    "alertdialog",
+    "application",
+    "article",
+    "banner",
+    "blockquote",
+    "button",
+    "caption",
+    "cell",
+    "checkbox",
+    "code",
+    "columnheader",
+    "combobox",
+    "complementary",
+    "contentinfo",
+    "definition",
+    "deletion",
+    "dialog",
+    "directory",
+    "document",
+    "emphasis",
+    "feed",
+    "figure",
+    "form",
+    "generic",
+    "grid",
+    "gridcell",
+    "group",
+    "heading",
+    "img",
+    "insertion",
+    "link",
+    "list",
+    "listbox",
+    "listitem",
+    "log",
+    "main",
+    "marquee",
+    "math",
+    "meter",
+    "menu",
+    "menubar",
+    "menuitem",
+    "menuitemcheckbox",
+    "menuitemradio",
+    "navigation",
+    "none",
+    "note",
+    "option",
+    "paragraph",
+    "presentation",
+    "progressbar",
+    "radio",
+    "radiogroup",
+    "region",
+    "row",
+    "rowgroup",
+    "rowheader",
+    "scrollbar",
+    "search",
+    "searchbox",
+    "separator",
+    "slider",
+    "spinbutton",
+    "status",
+    "strong",
+    "subscript",
+    "superscript",
+    "switch",
+    "tab",
+    "table",
+    "tablist",
+    "tabpanel",
+    "term",
+    "textbox",
+    "time",
+    "timer",
+    "toolbar",
+    "tooltip",
+    "tree",
+    "treegrid",
+    "treeitem",
+];
+
+/// A `role` param checked against [`ARIA_ROLES`] (any case): unknown is `INVALID_ARGUMENT`
+/// naming the near roles.
+pub fn check_role(role: &str) -> Result<String, CommandError> {
+    let want = role.trim().to_ascii_lowercase();
+    if ARIA_ROLES.contains(&want.as_str()) {
+        return Ok(want);
+    }
+    let near = crate::registry::suggest_among(&want, ARIA_ROLES.iter().copied());
+    Err(CommandError::invalid(
+        "role",
+        format!(
+            "param `role`: `{role}` is not an ARIA role{}",
+            if near.is_empty() {
+                " (button, link, textbox, checkbox, radio, combobox, heading, ...)".to_string()
+            } else {
+                format!("; did you mean {}?", near.join(", "))
+            }
+        ),
+    ))
 }
 
 /// What one read of the element reports besides its state.
@@ -154,43 +494,62 @@ pub struct Target {
     pub label: String,
     /// The element probe's `target` argument: `{path, expect: {tag, id, name}}`.
     spec: Value,
-    /// The snapshot's element, for messages and stale recovery.
+    /// The snapshot's element (for a query: the chosen element as first seen), for messages
+    /// and stale recovery.
     snap: SnapElement,
     /// Whether stale recovery pointed the target at the element's new position.
     pub stale_recovered: bool,
+    /// For a locator other than an index: what the choice saw (`matched`, `chosenIndex`,
+    /// `scanned`, `explicitNth`, `visibleMatched`, `hiddenMatchNote`, `selectorNote`; for text
+    /// `textMatch`, `textLength`, `textCandidates`, `textClickable`, `textMatchNote`), to be
+    /// merged into the receipt.
+    pub located: Option<serde_json::Map<String, Value>>,
+    /// For a locator other than an index: the chosen element as first seen.
+    pub chosen: Option<Summary>,
+    /// How receipts name the target (`Locator::describe`).
+    pub described: String,
+    /// The query of a locator other than an index (stale messages differ).
+    query: Option<Value>,
 }
 
 fn stale(msg: String) -> CommandError {
     CommandError::new(ErrorCode::StaleElement, msg)
 }
 
-/// Finds `locator`'s element and reads it once with `read`. A missing frame or element, or
-/// another element where the snapshot's was, is `STALE_ELEMENT` (after one retry 300 ms later,
-/// for elements being re-rendered).
+/// Finds `locator`'s element and reads it once with `read`. For an index, a missing frame or
+/// element, or another element where the snapshot's was, is `STALE_ELEMENT` (after one retry
+/// 300 ms later, for elements being re-rendered). Any other locator is chosen afresh in its
+/// frame and read in the same probe call: nothing matching is `ELEMENT_NOT_FOUND` with
+/// `matched` (the count), an unknown `frame` or a selector that does not parse is
+/// `INVALID_ARGUMENT`. Later probe calls find the chosen element again by its position and
+/// identity.
 pub async fn find(
     task: &Task,
     locator: &Locator,
     read: Read,
 ) -> Result<(Target, ElementState), CommandError> {
-    let target = match *locator {
-        Locator::Index(index) => by_index(task, index).await?,
-    };
-    let state = target.inspect(read).await?;
-    Ok((target, state))
+    if let Locator::Index(index) = *locator {
+        let target = by_index(task, index).await?;
+        let state = target.inspect(read).await?;
+        return Ok((target, state));
+    }
+    by_query(task, locator, read).await
 }
 
-/// [`find`] with stale-index recovery (COMMANDS.md, click): when the locator no longer leads
-/// to the snapshot's element, a throw-away snapshot of its frame is read and the one element
-/// with the same tag and text, if there is exactly one, is taken instead (`stale_recovered`).
-/// The task's snapshot is not replaced; an ambiguous or missing match stays `STALE_ELEMENT`.
+/// [`find`] with stale-index recovery (COMMANDS.md, click): when an index no longer leads to
+/// the snapshot's element, a throw-away snapshot of its frame is read and the one element with
+/// the same tag and text, if there is exactly one, is taken instead (`stale_recovered`). The
+/// task's snapshot is not replaced; an ambiguous or missing match stays `STALE_ELEMENT`. Other
+/// locators are chosen afresh anyway: this is [`find`] for them.
 pub async fn find_or_recover(
     task: &Task,
     locator: &Locator,
     read: Read,
 ) -> Result<(Target, ElementState), CommandError> {
-    let mut target = match *locator {
-        Locator::Index(index) => by_index(task, index).await?,
+    let Locator::Index(index) = *locator else {
+        return by_query(task, locator, read).await;
     };
+    let mut target = by_index(task, index).await?;
     match target.inspect(read).await {
         Ok(state) => Ok((target, state)),
         Err(e) if e.code == ErrorCode::StaleElement && target.recover().await => {
@@ -200,6 +559,143 @@ pub async fn find_or_recover(
         }
         Err(e) => Err(e),
     }
+}
+
+/// How many elements a locator other than an index matches in its frame (`get_element_count`,
+/// waits): answers the count and the frame it was counted in. An index counts 1 when its
+/// element is still there.
+pub async fn count(task: &Task, locator: &Locator) -> Result<(usize, FrameRef), CommandError> {
+    #[derive(Deserialize)]
+    struct Counted {
+        count: usize,
+    }
+    let Some(query) = locator.query() else {
+        let (target, _) = find(task, locator, Read::default()).await?;
+        return Ok((1, target.frame));
+    };
+    let tab = task.tab()?;
+    let (_, frame) = locate_frame(&tab, locator.frame()).await?;
+    let counted: Counted = tab
+        .call_probe(
+            &frame,
+            js::ELEMENT_PROBE_JS,
+            json!({"op": "count", "query": query}),
+        )
+        .await?;
+    Ok((counted.count, frame))
+}
+
+/// The frames of `tab` and the frame a `frame` param names (the main frame without one, with
+/// no call to the browser).
+pub async fn locate_frame(
+    tab: &Tab,
+    spec: Option<&str>,
+) -> Result<(Vec<FrameRef>, FrameRef), CommandError> {
+    match spec {
+        None => {
+            let main = tab.main_frame_local();
+            Ok((vec![main.clone()], main))
+        }
+        Some(spec) => {
+            let frames = tab.frames(true).await?;
+            let frame = super::page_state::pick_frame(&frames, spec)?;
+            Ok((frames, frame))
+        }
+    }
+}
+
+/// The `resolve` op's answer: the read, plus what the choice saw.
+#[derive(Deserialize)]
+struct Resolved {
+    #[serde(flatten)]
+    state: ElementState,
+    located: Located,
+}
+
+#[derive(Deserialize)]
+struct Located {
+    path: String,
+    expect: Identity,
+    info: serde_json::Map<String, Value>,
+    summary: Summary,
+}
+
+#[derive(Deserialize)]
+struct Identity {
+    tag: String,
+    id: Option<String>,
+    name: Option<String>,
+}
+
+/// Chooses a non-index locator's element in its frame and reads it (one probe call).
+async fn by_query(
+    task: &Task,
+    locator: &Locator,
+    read: Read,
+) -> Result<(Target, ElementState), CommandError> {
+    let query = locator.query().unwrap_or(Value::Null);
+    let tab = task.tab()?;
+    let (frames, frame) = locate_frame(&tab, locator.frame()).await?;
+    let label = locator.label();
+    let in_frame = |e: CommandError| -> CommandError {
+        if e.code != ErrorCode::ElementNotFound || frame.is_main() {
+            return e;
+        }
+        let msg = format!("{} in frame {} ({})", e.msg, frame.ordinal, frame.url);
+        let details = e.details.as_deref().cloned();
+        let err = CommandError::new(e.code, msg);
+        match details {
+            Some(d) => err.with_details(d),
+            None => err,
+        }
+    };
+    let resolved: Resolved = tab
+        .call_probe(
+            &frame,
+            js::ELEMENT_PROBE_JS,
+            json!({"op": "resolve", "query": query, "hitTest": read.hit_test, "observe": read.observe}),
+        )
+        .await
+        .map_err(|e| match e.code {
+            ErrorCode::InvalidArgument => {
+                let details = e.details.as_deref().cloned();
+                let err = CommandError::invalid("selector", e.msg);
+                match details {
+                    Some(d) => err.with_details(d),
+                    None => err,
+                }
+            }
+            _ => in_frame(e),
+        })?;
+    let Located {
+        path,
+        expect,
+        info,
+        summary,
+    } = resolved.located;
+    let snap = SnapElement {
+        index: 0,
+        frame: frame.ordinal,
+        locator: path,
+        tag: expect.tag,
+        id: expect.id,
+        name: expect.name,
+        text: summary.text.clone(),
+    };
+    let target = Target {
+        tab,
+        frames,
+        frame,
+        label,
+        spec: index_spec(&snap),
+        snap,
+        stale_recovered: false,
+        located: Some(info),
+        chosen: Some(summary),
+        described: locator.describe(),
+        query: Some(query),
+    };
+    Ok((target, resolved.state))
 }
 
 /// Resolves a snapshot index to its live frame (no page probe yet).
@@ -267,6 +763,10 @@ async fn by_index(task: &Task, index: u32) -> Result<Target, CommandError> {
         spec: index_spec(&element),
         snap: element,
         stale_recovered: false,
+        located: None,
+        chosen: None,
+        described: format!("index={index}"),
+        query: None,
     })
 }
 
@@ -392,8 +892,15 @@ struct JsClicked {
 }
 
 impl Target {
-    /// Calls op `op` of the element probe on this target (`args` an object).
-    async fn probe<T: DeserializeOwned>(
+    /// The `target` argument that finds this element again in its frame (`probe_lib.js`
+    /// `locate`: `{path, expect}`), for probes of other files built on the library.
+    pub fn element_arg(&self) -> Value {
+        self.spec.clone()
+    }
+
+    /// Calls op `op` of the element probe (`element_probe.js`) on this target (`args` an
+    /// object); a `STALE_ELEMENT` names the target.
+    pub async fn probe<T: DeserializeOwned>(
         &self,
         op: &str,
         mut args: Value,
@@ -410,6 +917,13 @@ impl Target {
     fn explain(&self, e: CommandError) -> CommandError {
         if e.code != ErrorCode::StaleElement {
             return e;
+        }
+        if self.query.is_some() {
+            return stale(format!(
+                "{} (<{}>) was replaced or removed by the page while the command ran; try again",
+                self.label, self.snap.tag
+            ))
+            .with_details(json!({"staleReason": details_reason(&e)}));
         }
         let details = e.details.as_deref().cloned().unwrap_or(Value::Null);
         if details["reason"] == "changed" {
@@ -945,6 +1459,13 @@ impl Target {
     }
 }
 
+fn details_reason(e: &CommandError) -> Value {
+    e.details
+        .as_deref()
+        .map(|d| d["reason"].clone())
+        .unwrap_or(Value::Null)
+}
+
 fn disabled_details(state: &ElementState) -> Value {
     json!({"disabled": state.disabled, "ariaDisabled": state.aria_disabled})
 }
@@ -955,7 +1476,16 @@ pub(crate) async fn element_box(
     task: &Task,
     index: u32,
 ) -> Result<(Arc<Tab>, [f64; 4]), CommandError> {
-    let (target, state) = find(task, &Locator::Index(index), Read::default()).await?;
+    locator_box(task, &Locator::Index(index)).await
+}
+
+/// The box `[x, y, width, height]` of `locator`'s element in the main viewport, after
+/// scrolling it into view, with its tab; `ELEMENT_HIDDEN` without a box.
+pub(crate) async fn locator_box(
+    task: &Task,
+    locator: &Locator,
+) -> Result<(Arc<Tab>, [f64; 4]), CommandError> {
+    let (target, state) = find(task, locator, Read::default()).await?;
     let offset = target
         .tab
         .frame_offset(&target.frames, &target.frame)
@@ -963,7 +1493,7 @@ pub(crate) async fn element_box(
     let rect = shifted_box(state.rect, offset).ok_or_else(|| {
         CommandError::new(
             ErrorCode::ElementHidden,
-            format!("element {index} has no box to capture"),
+            format!("{} has no box (not visible or no layout)", target.label),
         )
     })?;
     Ok((target.tab.clone(), rect))
@@ -1092,6 +1622,58 @@ mod tests {
         assert!(ClickMode::Mouse.first_read().observe);
         assert!(!ClickMode::Auto.first_read().observe);
         assert!(ClickMode::Auto.first_read().hit_test);
+    }
+
+    fn params(v: Value) -> Params {
+        Params::new(v).unwrap()
+    }
+
+    #[test]
+    fn index_or_selector_reads_every_param_and_prefers_the_index() {
+        let mut p = params(json!({"index": 2, "selector": "#a", "nth": 1, "frame": "1"}));
+        assert_eq!(
+            index_or_selector(&mut p, "is_visible", Takes::NTH_FRAME).unwrap(),
+            Locator::Index(2)
+        );
+        assert_eq!(p.read_keys(), ["index", "selector", "nth", "frame"]);
+        let mut p = params(json!({"selector": "#a", "nth": "1", "frame": 2}));
+        let loc = index_or_selector(&mut p, "x", Takes::NTH_FRAME).unwrap();
+        assert_eq!(
+            loc,
+            Locator::Selector {
+                css: "#a".into(),
+                nth: Some(1),
+                frame: Some("2".into()),
+                pick: Pick::Visible
+            }
+        );
+        assert_eq!(loc.describe(), "selector #a (nth=1) (frame=2)");
+        let mut p = params(json!({"selector": "#a", "nth": 1}));
+        index_or_selector(&mut p, "x", Takes::PLAIN).unwrap();
+        assert_eq!(p.unread(), ["nth"], "undeclared params stay unread");
+        let e = index_or_selector(&mut params(json!({})), "is_checked", Takes::FRAME).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArgument);
+        assert_eq!(e.msg, "is_checked needs index or selector");
+        let e = index_or_selector(
+            &mut params(json!({"selector": "a", "nth": -1})),
+            "x",
+            Takes::NTH_FRAME,
+        )
+        .unwrap_err();
+        assert!(e.msg.contains("`nth`"), "{}", e.msg);
+        let e =
+            index_or_selector(&mut params(json!({"index": -3})), "x", Takes::PLAIN).unwrap_err();
+        assert!(e.msg.contains("`index`"), "{}", e.msg);
+        let e = selector_param(&mut params(json!({"selector": ""})), Takes::PLAIN).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArgument);
+    }
+
+    #[test]
+    fn roles_are_checked_against_aria() {
+        assert_eq!(check_role("Button").unwrap(), "button");
+        let e = check_role("buton").unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArgument);
+        assert!(e.msg.contains("button"), "{}", e.msg);
     }
 
     #[test]

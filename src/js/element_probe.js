@@ -19,10 +19,31 @@
   //   focus     {at: "all" | "end"}: focus, then select everything or put the caret at the end
   //             → {focused, length} (length of the value before typing);
   //   read_back {text, mode: "exact" | "append", before} → lib.readBack.
-  const found = lib.locate(args && args.target);
-  if (found.failure) return found.failure;
-  const el = found.el;
+  //   resolve   {query, hitTest, observe}: chooses the element of a locator that is not an
+  //             index (lib.choose) and reads it as `inspect` does; the value also has
+  //             `located`: {path, expect, info, summary}, the locator of the chosen element for
+  //             the calls that follow, what the choice saw (matches, chosen position, notes)
+  //             and the chosen element's description;
+  //   count     {query}: how many elements it matches → {count}.
   const opts = args || {};
+  if (opts.op === 'count') {
+    const c = lib.count(opts.query);
+    return c.failure || lib.ok({ count: c.count });
+  }
+  let el;
+  let located = null;
+  if (opts.op === 'resolve') {
+    const chosen = lib.choose(opts.query);
+    if (chosen.failure) return chosen.failure;
+    el = chosen.el;
+    const path = lib.pathOf(el);
+    if (path === null) return lib.fail('STALE_ELEMENT', 'the element left the page while it was chosen', { reason: 'gone' });
+    located = { path, expect: lib.identity(el), info: chosen.info, summary: lib.summary(el) };
+  } else {
+    const found = lib.locate(opts.target);
+    if (found.failure) return found.failure;
+    el = found.el;
+  }
 
   const inspect = () => {
     let r = el.getBoundingClientRect();
@@ -156,6 +177,11 @@
 
   switch (opts.op) {
     case 'inspect': return inspect();
+    case 'resolve': {
+      const read = inspect();
+      if (read.ok) read.value.located = located;
+      return read;
+    }
     case 'js_click': return jsClick();
     case 'set_value': return setValue();
     case 'focus': return focus();

@@ -384,10 +384,457 @@
     }
   };
 
+  // The resolver's locator of a live element (the inverse of `resolver`): tag steps from the
+  // document, `tag[k]` when the parent has several children of that tag, `#shadow-root` to
+  // enter an open shadow root. Answers null for a detached element.
+  const pathOf = (el) => {
+    const segs = [];
+    let cur = el;
+    while (cur && cur.nodeType === 1) {
+      const parent = cur.parentNode;
+      if (!parent) return null;
+      const name = cur.localName;
+      let pos = 0;
+      let total = 0;
+      for (let s = parent.firstElementChild; s; s = s.nextElementSibling) {
+        if (s.localName === name) {
+          total++;
+          if (s === cur) pos = total;
+        }
+      }
+      segs.push(total > 1 ? name + '[' + pos + ']' : name);
+      if (parent.nodeType === 11 && parent.host) {
+        segs.push(SHADOW);
+        cur = parent.host;
+      } else if (parent.nodeType === 9) {
+        break;
+      } else {
+        cur = parent;
+      }
+    }
+    return segs.reverse().join('/');
+  };
+
+  // A box, and neither visibility:hidden nor display:none (the rule of the `inspect` read).
+  const isVisible = (el) => {
+    const r = el.getBoundingClientRect();
+    if (!hasBox(r)) return false;
+    const style = getComputedStyle(el);
+    return style.visibility !== 'hidden' && style.display !== 'none';
+  };
+
+  // ---- Locating without a snapshot: selectors, text, roles, labels (JS-PROBES.md §8, §9).
+  const lower = (s) => collapse(s).toLowerCase();
+  const SKIP_TEXT = new Set(['script', 'style', 'noscript', 'template', 'head', 'title']);
+
+  // Splits a Playwright selector chain at top-level `>>` (outside quotes and brackets).
+  const splitChain = (selector) => {
+    const parts = [];
+    let depth = 0;
+    let quote = null;
+    let start = 0;
+    for (let i = 0; i < selector.length; i++) {
+      const c = selector[i];
+      if (quote) {
+        if (c === '\\') i++;
+        else if (c === quote) quote = null;
+      } else if (c === '"' || c === "'") {
+        quote = c;
+      } else if (c === '[' || c === '(') {
+        depth++;
+      } else if (c === ']' || c === ')') {
+        depth--;
+      } else if (depth === 0 && c === '>' && selector[i + 1] === '>') {
+        parts.push(selector.slice(start, i).trim());
+        start = i + 2;
+        i++;
+      }
+    }
+    parts.push(selector.slice(start).trim());
+    return parts;
+  };
+  const unquote = (s) => {
+    const t = s.trim();
+    const q = t.charAt(0);
+    if ((q === '"' || q === "'") && t.length >= 2 && t.charAt(t.length - 1) === q) {
+      return { text: t.slice(1, -1).replace(/\\(.)/g, '$1'), exact: true };
+    }
+    return { text: t, exact: false };
+  };
+  // Elements of the open shadow roots under `root` (light DOM first: only searched when the
+  // light DOM has no match, so big pages do not pay for a walk of every element).
+  const shadowRoots = (root) => {
+    const out = [];
+    const stack = [root];
+    while (stack.length > 0) {
+      const r = stack.pop();
+      for (const el of r.querySelectorAll('*')) {
+        if (el.shadowRoot) {
+          out.push(el.shadowRoot);
+          stack.push(el.shadowRoot);
+        }
+      }
+    }
+    return out;
+  };
+  const cssAll = (scope, css) => {
+    const found = [...scope.querySelectorAll(css)];
+    if (found.length > 0) return found;
+    const deep = [];
+    for (const r of shadowRoots(scope)) deep.push(...r.querySelectorAll(css));
+    return deep;
+  };
+  // The deepest elements under `scope` whose text contains `q` (lower-case), or whose text is
+  // `q` with `exact`; button-like inputs match by their value.
+  const textAll = (scope, q, exact) => {
+    const want = exact ? collapse(q) : q.toLowerCase();
+    const hit = (s) => (exact ? collapse(s) === want : lower(s).includes(want));
+    const holds = (s) => (exact ? collapse(s).includes(want) : lower(s).includes(want));
+    const out = [];
+    const visit = (el) => {
+      if (SKIP_TEXT.has(el.localName)) return;
+      let deeper = false;
+      for (let c = el.firstElementChild; c; c = c.nextElementSibling) {
+        if (!SKIP_TEXT.has(c.localName) && holds(c.textContent)) {
+          deeper = true;
+          visit(c);
+        }
+      }
+      if (!deeper && hit(el.textContent)) out.push(el);
+    };
+    const start = scope.nodeType === 9 ? scope.body : scope;
+    if (start && holds(start.textContent)) visit(start);
+    for (const el of scope.querySelectorAll('input[type=button], input[type=submit], input[type=reset]')) {
+      if (hit(el.value)) out.push(el);
+    }
+    return out;
+  };
+  const xpathAll = (scope, expr) => {
+    const res = document.evaluate(expr, scope, null, XPathResult.ORDERED_NODE_SNAPSHOT_TYPE, null);
+    const out = [];
+    for (let i = 0; i < res.snapshotLength; i++) {
+      const n = res.snapshotItem(i);
+      if (n && n.nodeType === 1) out.push(n);
+    }
+    return out;
+  };
+  const HAS_TEXT = /:has-text\((["'])((?:\\.|(?!\1).)*)\1\)$/;
+  // One step of a chain within one scope.
+  const stepAll = (scope, part) => {
+    const eq = part.indexOf('=');
+    const engine = eq > 0 && /^[a-z-]+$/.test(part.slice(0, eq)) ? part.slice(0, eq) : null;
+    const body = engine ? part.slice(eq + 1) : part;
+    switch (engine) {
+      case 'css': return cssAll(scope, body);
+      case 'xpath': return xpathAll(scope, body);
+      case 'text': {
+        const u = unquote(body);
+        return textAll(scope, u.text, u.exact);
+      }
+      case 'id': return cssAll(scope, '[id="' + CSS.escape(unquote(body).text) + '"]');
+      case 'data-testid': case 'data-test-id': case 'data-test':
+        return cssAll(scope, '[' + engine + '="' + CSS.escape(unquote(body).text) + '"]');
+      default: break;
+    }
+    if (part.startsWith('//') || part.startsWith('(//') || part.startsWith('..')) return xpathAll(scope, part);
+    let css = part;
+    let visibleOnly = false;
+    let hasText = null;
+    if (css.endsWith(':visible')) {
+      visibleOnly = true;
+      css = css.slice(0, -':visible'.length);
+    }
+    const m = HAS_TEXT.exec(css);
+    if (m) {
+      hasText = m[2].replace(/\\(.)/g, '$1').toLowerCase();
+      css = css.slice(0, m.index);
+    }
+    let found = cssAll(scope, css === '' ? '*' : css);
+    if (hasText !== null) found = found.filter((el) => lower(el.textContent).includes(hasText));
+    if (visibleOnly) found = found.filter(isVisible);
+    return found;
+  };
+  // Every element a CSS or Playwright-style selector matches, in order: CSS (light DOM, then
+  // open shadow roots), `css=`, `xpath=` or `//…`, `text=` (quoted: exact), `id=`,
+  // `data-testid=`, `:has-text("…")` and `:visible` at the end of a CSS step, and chains joined
+  // by `>>` with `nth=N` picks. Throws a SyntaxError for a selector that does not parse.
+  const selectAll = (selector) => {
+    let current = [document];
+    for (const part of splitChain(String(selector))) {
+      if (part === '') throw new SyntaxError('empty step in selector `' + selector + '`');
+      const nth = /^nth=(-?\d+)$/.exec(part);
+      if (nth) {
+        const k = Number(nth[1]);
+        const el = current[k < 0 ? current.length + k : k];
+        current = el && el.nodeType === 1 ? [el] : [];
+        continue;
+      }
+      const next = [];
+      const seen = new Set();
+      for (const scope of current) {
+        for (const el of stepAll(scope, part)) {
+          if (!seen.has(el)) {
+            seen.add(el);
+            next.push(el);
+          }
+        }
+      }
+      current = next;
+    }
+    return current.filter((n) => n.nodeType === 1);
+  };
+
+  // Whether the element's own point receives events (a visible element whose hit test finds it
+  // or a descendant, without scrolling).
+  const receivesEvents = (el) => clickPoint(el).point !== null;
+
+  // Implicit ARIA roles of the common elements (an explicit `role` wins: its first token).
+  const TEXTBOX_TYPES = new Set(['', 'text', 'email', 'tel', 'url', 'password']);
+  const roleOf = (el) => {
+    const explicit = String(el.getAttribute('role') || '').trim().split(/\s+/)[0].toLowerCase();
+    if (explicit) return explicit;
+    const tag = el.localName;
+    switch (tag) {
+      case 'a': case 'area': return el.hasAttribute('href') ? 'link' : null;
+      case 'button': return 'button';
+      case 'input': {
+        const t = String(el.getAttribute('type') || '').toLowerCase();
+        if (t === 'button' || t === 'submit' || t === 'reset' || t === 'image') return 'button';
+        if (t === 'checkbox') return 'checkbox';
+        if (t === 'radio') return 'radio';
+        if (t === 'range') return 'slider';
+        if (t === 'number') return 'spinbutton';
+        if (t === 'search') return el.hasAttribute('list') ? 'combobox' : 'searchbox';
+        if (TEXTBOX_TYPES.has(t) || !['hidden', 'file', 'color', 'date', 'time', 'datetime-local', 'month', 'week'].includes(t)) {
+          return el.hasAttribute('list') ? 'combobox' : 'textbox';
+        }
+        return null;
+      }
+      case 'textarea': return 'textbox';
+      case 'select': return el.multiple || el.size > 1 ? 'listbox' : 'combobox';
+      case 'option': return 'option';
+      case 'h1': case 'h2': case 'h3': case 'h4': case 'h5': case 'h6': return 'heading';
+      case 'img': return el.getAttribute('alt') === '' ? 'presentation' : 'img';
+      case 'ul': case 'ol': case 'menu': return 'list';
+      case 'li': return 'listitem';
+      case 'nav': return 'navigation';
+      case 'main': return 'main';
+      case 'header': return 'banner';
+      case 'footer': return 'contentinfo';
+      case 'aside': return 'complementary';
+      case 'form': return 'form';
+      case 'dialog': return 'dialog';
+      case 'table': return 'table';
+      case 'tr': return 'row';
+      case 'td': return 'cell';
+      case 'th': return 'columnheader';
+      case 'summary': return 'button';
+      case 'progress': return 'progressbar';
+      case 'hr': return 'separator';
+      case 'article': return 'article';
+      case 'section': return 'region';
+      default: return null;
+    }
+  };
+  const byIds = (ids) => String(ids).trim().split(/\s+/)
+    .map((id) => document.getElementById(id)).filter(Boolean);
+  // The texts of the labels of a form control: `<label for>`, a wrapping `<label>`,
+  // aria-labelledby and aria-label.
+  const labelsOf = (el) => {
+    const out = [];
+    const labelledBy = el.getAttribute('aria-labelledby');
+    if (labelledBy) for (const l of byIds(labelledBy)) out.push(collapse(l.textContent));
+    const aria = el.getAttribute('aria-label');
+    if (aria) out.push(collapse(aria));
+    if (el.labels) for (const l of el.labels) out.push(collapse(l.textContent));
+    return out.filter((s) => s !== '');
+  };
+  // The accessible name, simplified (accname: labelledby, aria-label, labels, alt, the value
+  // of button inputs, text content for roles named by their content, title, placeholder).
+  const NAME_FROM_CONTENT = new Set(['button', 'link', 'heading', 'checkbox', 'radio', 'tab',
+    'menuitem', 'menuitemcheckbox', 'menuitemradio', 'option', 'treeitem', 'cell', 'columnheader',
+    'rowheader', 'switch', 'tooltip', 'listitem', 'row']);
+  const accessibleName = (el, role) => {
+    const labels = labelsOf(el);
+    if (labels.length > 0) return labels[0];
+    if (el.localName === 'img' || (el.localName === 'input' && el.type === 'image')) {
+      const alt = el.getAttribute('alt');
+      if (alt) return collapse(alt);
+    }
+    if (el.localName === 'input' && ['button', 'submit', 'reset'].includes(el.type)) {
+      return collapse(el.value || (el.type === 'submit' ? 'Submit' : el.type === 'reset' ? 'Reset' : ''));
+    }
+    if (NAME_FROM_CONTENT.has(role)) {
+      const t = collapse(typeof el.innerText === 'string' ? el.innerText : el.textContent);
+      if (t) return t;
+    }
+    return collapse(el.getAttribute('title') || el.getAttribute('placeholder') || '');
+  };
+  // Hidden from the accessibility tree: aria-hidden on it or an ancestor, or not rendered.
+  const ariaHidden = (el) => {
+    if (el.closest('[aria-hidden="true"]')) return true;
+    const style = getComputedStyle(el);
+    return style.visibility === 'hidden' || (el.getClientRects().length === 0 && style.display !== 'contents');
+  };
+  const roleAll = (role, name) => {
+    const want = role.toLowerCase();
+    const nameQ = typeof name === 'string' && name !== '' ? name.toLowerCase() : null;
+    const out = [];
+    for (const el of document.querySelectorAll('*')) {
+      if (roleOf(el) !== want || ariaHidden(el)) continue;
+      if (nameQ !== null && !accessibleName(el, want).toLowerCase().includes(nameQ)) continue;
+      out.push(el);
+    }
+    return out;
+  };
+  // Form controls (and other elements) labelled `label`: exact label texts first, then those
+  // that contain it (case-insensitive), each in document order.
+  const LABELLABLE = 'input:not([type=hidden]), textarea, select, button, meter, output, progress, [contenteditable=""], [contenteditable="true"], [aria-label], [aria-labelledby]';
+  const labelAll = (label) => {
+    const q = collapse(label).toLowerCase();
+    const exact = [];
+    const partial = [];
+    for (const el of document.querySelectorAll(LABELLABLE)) {
+      const texts = labelsOf(el).map((s) => s.toLowerCase());
+      if (texts.some((t) => t === q)) exact.push(el);
+      else if (texts.some((t) => t.includes(q))) partial.push(el);
+    }
+    return exact.concat(partial);
+  };
+
+  // What a clickable ancestor is for click_element_by_text (§9 Text target).
+  const CLICKABLE = 'a, button, [role=button], input[type=button], input[type=submit], [onclick]';
+
+  // Chooses the element a query means (locators other than an index). `query` is one of
+  //   {css, nth, prefer: "visible" | "document"}: `nth` picks explicitly; else among the first
+  //     20 matches the first visible one whose point receives events, else the first visible,
+  //     else the first (all hidden); "document" takes the first match (file inputs);
+  //   {text}: the text candidate with the smallest (not exact, no clickable ancestor, not
+  //     visible, text length); the element chosen is its closest clickable ancestor or itself;
+  //   {role, name}: the first element of the role (and name) in the accessibility tree;
+  //   {label}: the first control with that label.
+  // Answers {el, info} (info: what the receipt reports about the choice) or {failure}:
+  // ELEMENT_NOT_FOUND with data {matched}, or INVALID_ARGUMENT for a selector that does not
+  // parse.
+  const SCAN = 20;
+  const choose = (query) => {
+    const q = query || {};
+    const notFound = (msg, matched, extra) => ({
+      failure: fail('ELEMENT_NOT_FOUND', msg, Object.assign({ matched }, extra || {})),
+    });
+    if (typeof q.css === 'string') {
+      let list;
+      try {
+        list = selectAll(q.css);
+      } catch (e) {
+        return { failure: fail('INVALID_ARGUMENT', 'param `selector`: `' + q.css + '` is not a valid selector: ' + String((e && e.message) || e), { param: 'selector' }) };
+      }
+      const matched = list.length;
+      if (matched === 0) return notFound('no element matches selector `' + q.css + '` (0 matches)', 0);
+      if (Number.isInteger(q.nth)) {
+        if (q.nth < 0 || q.nth >= matched) {
+          return notFound('nth ' + q.nth + ' is out of range: selector `' + q.css + '` matches ' + matched + ' element(s) (nth 0..' + (matched - 1) + ')', matched, { nth: q.nth });
+        }
+        return { el: list[q.nth], info: { matched, chosenIndex: q.nth, explicitNth: true } };
+      }
+      if (q.prefer === 'document' || matched === 1) {
+        const info = { matched, chosenIndex: 0 };
+        if (matched > 1) info.selectorNote = matched + ' elements match; the first in document order was used (pass nth to pick another)';
+        if (q.prefer !== 'document' && !isVisible(list[0])) {
+          info.visibleMatched = 0;
+          info.hiddenMatchNote = 'the only match is not visible (js fallbacks still work on hidden elements)';
+        }
+        return { el: list[0], info };
+      }
+      const scanned = Math.min(matched, SCAN);
+      let firstVisible = -1;
+      let chosen = -1;
+      for (let i = 0; i < scanned; i++) {
+        if (!isVisible(list[i])) continue;
+        if (firstVisible < 0) firstVisible = i;
+        if (receivesEvents(list[i])) {
+          chosen = i;
+          break;
+        }
+      }
+      const info = { matched, scanned };
+      let why = 'the first visible one that receives clicks';
+      if (chosen < 0 && firstVisible >= 0) {
+        chosen = firstVisible;
+        why = 'the first visible one; none receives clicks where it is';
+      }
+      if (chosen < 0) {
+        chosen = 0;
+        why = 'all hidden';
+        info.visibleMatched = 0;
+        info.hiddenMatchNote = 'none of the first ' + scanned + ' matches is visible; the first was used (js fallbacks still work on hidden elements)';
+      }
+      info.chosenIndex = chosen;
+      info.selectorNote = matched + ' elements match; match ' + chosen + ' was used (' + why
+        + ', first ' + scanned + ' scanned; pass nth to pick explicitly)';
+      return { el: list[chosen], info };
+    }
+    if (typeof q.text === 'string') {
+      const want = collapse(q.text).toLowerCase();
+      const cands = textAll(document, q.text, false);
+      if (cands.length === 0) return notFound('no element with text `' + q.text + '`', 0);
+      const less = (a, b) => {
+        for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i] < b[i];
+        return false;
+      };
+      let best = null;
+      for (const el of cands) {
+        const text = el.localName === 'input' ? collapse(el.value) : collapse(el.textContent);
+        const clickable = el.closest(CLICKABLE);
+        const score = [text.toLowerCase() === want ? 0 : 1, clickable ? 0 : 1, isVisible(el) ? 0 : 1, text.length];
+        if (best === null || less(score, best.score)) best = { el, score, clickable, text };
+      }
+      const target = best.clickable || best.el;
+      const info = {
+        textMatch: best.score[0] === 0 ? 'exact' : 'contains',
+        textLength: best.text.length,
+        textCandidates: cands.length,
+        textClickable: best.clickable !== null,
+      };
+      const notes = [];
+      if (!info.textClickable) notes.push('no clickable ancestor (a, button, [role=button], [onclick]): the text element itself was clicked');
+      if (info.textMatch === 'contains') notes.push('no element has exactly this text; the best element containing it was used');
+      if (notes.length > 0) info.textMatchNote = notes.join('; ');
+      return { el: target, info };
+    }
+    if (typeof q.role === 'string') {
+      const list = roleAll(q.role, q.name);
+      const what = 'role ' + q.role + (typeof q.name === 'string' && q.name !== '' ? ' with name `' + q.name + '`' : '');
+      if (list.length === 0) return notFound('no element with ' + what, 0);
+      return { el: list[0], info: { matched: list.length, chosenIndex: 0 } };
+    }
+    if (typeof q.label === 'string') {
+      const list = labelAll(q.label);
+      if (list.length === 0) return notFound('no element with label `' + q.label + '`', 0);
+      return { el: list[0], info: { matched: list.length, chosenIndex: 0 } };
+    }
+    return { failure: fail('PROBE_FAILED', 'unknown query') };
+  };
+  // How many elements a query matches (get_element_count, waits): {count} or the failure of an
+  // unparsable selector.
+  const count = (query) => {
+    const q = query || {};
+    try {
+      if (typeof q.css === 'string') return { count: selectAll(q.css).length };
+      if (typeof q.text === 'string') return { count: textAll(document, q.text, false).length };
+      if (typeof q.role === 'string') return { count: roleAll(q.role, q.name).length };
+      if (typeof q.label === 'string') return { count: labelAll(q.label).length };
+    } catch (e) {
+      return { failure: fail('INVALID_ARGUMENT', 'param `selector`: `' + q.css + '` is not a valid selector: ' + String((e && e.message) || e), { param: 'selector' }) };
+    }
+    return { failure: fail('PROBE_FAILED', 'unknown query') };
+  };
+
   const lib = Object.freeze({
     ok, fail, resolver, identity, sameIdentity, locate, collapse, classOf, textOf, summary,
     rectOf, hasBox, viewport, fullyInView, scrollToCenter, contains, deepHit, clickPoint,
-    typeOf, fillKind, isPassword, liveValue, readBack, nativeSet, pageMark,
+    typeOf, fillKind, isPassword, liveValue, readBack, nativeSet, pageMark, pathOf, isVisible,
+    selectAll, choose, count, roleOf, accessibleName, labelsOf,
   });
   return (args) => {
     try {
