@@ -105,8 +105,16 @@ fn character(name: &str, shifted: bool) -> Option<KeyStroke> {
     };
     let (key, code, key_code) = if c.is_ascii_alphabetic() {
         let upper = c.to_ascii_uppercase();
-        let key = if shifted { upper } else { c.to_ascii_lowercase() };
-        (key.to_string(), format!("Key{upper}"), i64::from(upper as u8))
+        let key = if shifted {
+            upper
+        } else {
+            c.to_ascii_lowercase()
+        };
+        (
+            key.to_string(),
+            format!("Key{upper}"),
+            i64::from(upper as u8),
+        )
     } else if c.is_ascii_digit() {
         (c.to_string(), format!("Digit{c}"), i64::from(c as u8))
     } else {
@@ -159,6 +167,29 @@ pub fn parse(raw: &str) -> Keys {
         held.push(k);
     }
     Keys::Press(held)
+}
+
+/// One key to hold or release (`key_down`, `key_up`): a key name, a modifier, or one
+/// character; `None` for anything longer.
+pub fn single(raw: &str) -> Option<KeyStroke> {
+    if let Some(k) = named(raw).or_else(|| modifier(raw)) {
+        return Some(k);
+    }
+    if let Some(k) = character(raw, false) {
+        return Some(k);
+    }
+    let mut chars = raw.chars();
+    let (Some(c), None) = (chars.next(), chars.next()) else {
+        return None;
+    };
+    Some(KeyStroke {
+        key: c.to_string(),
+        code: String::new(),
+        key_code: 0,
+        text: c.to_string(),
+        modifiers: 0,
+        location: 0,
+    })
 }
 
 /// The modifier bits in force while each stroke of a chord goes down (each modifier counts
@@ -226,6 +257,14 @@ mod tests {
         ] {
             assert_eq!(parse(raw), Keys::Type(raw.into()), "{raw}");
         }
+    }
+
+    #[test]
+    fn single_keys_for_key_down() {
+        assert_eq!(single("Shift").unwrap().modifiers, SHIFT);
+        assert_eq!(single("a").unwrap().code, "KeyA");
+        assert_eq!(single("é").unwrap().text, "é");
+        assert_eq!(single("ab"), None);
     }
 
     #[test]

@@ -5,12 +5,14 @@ pub mod dialogs;
 pub mod extract;
 pub mod human;
 pub mod interact;
+pub mod keys;
 pub mod lifecycle;
 pub mod meta;
 pub mod modals;
 pub mod navigation;
 pub mod observe;
 pub mod page_state;
+pub mod staging;
 pub mod target;
 pub mod wait;
 

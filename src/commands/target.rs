@@ -1192,8 +1192,10 @@ impl Target {
                     Actionable::Ready(state) => {
                         let state = self.with_mark(state).await?;
                         match self.click_point(&state) {
-                            Ok(point) => self.real_click(task, state, point, "native", None, press)
-                                    .await,
+                            Ok(point) => {
+                                self.real_click(task, state, point, "native", None, press)
+                                    .await
+                            }
                             Err(e)
                                 if mode == ClickMode::Auto
                                     && e.code == ErrorCode::ElementHidden =>

@@ -105,7 +105,12 @@ mod tests {
 
     #[test]
     fn joined_probes_start_with_the_library() {
-        for probe in [RESOLVE_JS, FINGERPRINT_JS, ELEMENT_PROBE_JS, ELEMENT_ACTIONS_JS] {
+        for probe in [
+            RESOLVE_JS,
+            FINGERPRINT_JS,
+            ELEMENT_PROBE_JS,
+            ELEMENT_ACTIONS_JS,
+        ] {
             assert!(probe.starts_with(PROBE_LIB_JS));
             // The probe half is a parenthesised function, so the library's function is called
             // with it: `lib(probe)`.

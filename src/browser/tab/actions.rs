@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use super::{remote_value, FrameRef, Tab};
 use crate::error::CommandError;
 use crate::js;
+use crate::protocol::ErrorCode;
 
 /// One key of `Input.dispatchKeyEvent` (`key`, `code`, `windowsVirtualKeyCode`, the `text` it
 /// inserts, modifier bits, `location` 1 for the left modifier keys).
@@ -169,7 +170,9 @@ impl Tab {
                 .await;
         }
         params["returnByValue"] = json!(true);
-        let res = self.call_in(frame, "Runtime.callFunctionOn", params).await?;
+        let res = self
+            .call_in(frame, "Runtime.callFunctionOn", params)
+            .await?;
         let value = remote_value("Runtime.callFunctionOn", res)?;
         js::reply::<Value>(value)?;
         Err(CommandError::failed("the probe answered no element"))
@@ -229,7 +232,11 @@ impl Tab {
             .call_in(frame, "DOM.resolveNode", json!({"backendNodeId": backend}))
             .await
             .ok()
-            .and_then(|r| r.pointer("/object/objectId").and_then(Value::as_str).map(str::to_string))
+            .and_then(|r| {
+                r.pointer("/object/objectId")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
         else {
             return (None, None);
         };
@@ -265,8 +272,92 @@ impl Tab {
             .ok()
             .filter(Value::is_object);
         let _ = self
-            .call_in(frame, "Runtime.releaseObject", json!({"objectId": object_id}))
+            .call_in(
+                frame,
+                "Runtime.releaseObject",
+                json!({"objectId": object_id}),
+            )
             .await;
         (cdp, traces)
+    }
+
+    /// Downloads `url` with the browser's network stack (`Network.loadNetworkResource`, read
+    /// through `IO.read`): redirects followed, 2xx only, at most `max_bytes`, 60 s in all.
+    /// Answers the body and the served content type.
+    pub async fn download(
+        &self,
+        url: &str,
+        max_bytes: usize,
+    ) -> Result<(Vec<u8>, Option<String>), CommandError> {
+        let work = async {
+            let res = self
+                .call(
+                    "Network.loadNetworkResource",
+                    json!({"frameId": self.target_id, "url": url,
+                           "options": {"disableCache": true, "includeCredentials": true}}),
+                )
+                .await?;
+            let r = &res["resource"];
+            let status = r["httpStatusCode"].as_i64().unwrap_or(0);
+            if r["success"] != true || !(200..300).contains(&status) {
+                return Err(CommandError::new(
+                    ErrorCode::NetworkError,
+                    format!(
+                        "downloading `{url}` failed: {}",
+                        r["netErrorName"]
+                            .as_str()
+                            .filter(|s| !s.is_empty())
+                            .map(str::to_string)
+                            .unwrap_or_else(|| format!("HTTP status {status}"))
+                    ),
+                )
+                .with_details(json!({"httpStatus": status})));
+            }
+            let content_type = r["headers"].as_object().and_then(|h| {
+                h.iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+                    .and_then(|(_, v)| v.as_str().map(str::to_string))
+            });
+            let Some(stream) = r["stream"].as_str() else {
+                return Ok((Vec::new(), content_type));
+            };
+            let mut body = Vec::new();
+            let read = loop {
+                let chunk = match self
+                    .call("IO.read", json!({"handle": stream, "size": 1 << 20}))
+                    .await
+                {
+                    Ok(c) => c,
+                    Err(e) => break Err(e),
+                };
+                let data = chunk["data"].as_str().unwrap_or_default();
+                if chunk["base64Encoded"] == true {
+                    match super::decode_base64(data) {
+                        Some(bytes) => body.extend_from_slice(&bytes),
+                        None => break Err(CommandError::failed("the download came back garbled")),
+                    }
+                } else {
+                    body.extend_from_slice(data.as_bytes());
+                }
+                if body.len() > max_bytes {
+                    break Err(CommandError::failed(format!(
+                        "`{url}` is larger than the upload limit of {max_bytes} bytes"
+                    )));
+                }
+                if chunk["eof"] == true {
+                    break Ok(());
+                }
+            };
+            let _ = self.call("IO.close", json!({"handle": stream})).await;
+            read.map(|()| (body, content_type))
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(60), work)
+            .await
+            .unwrap_or_else(|_| {
+                Err(CommandError::new(
+                    ErrorCode::NetworkError,
+                    format!("downloading `{url}` took longer than 60 s"),
+                ))
+            })
     }
 }
