@@ -857,11 +857,17 @@ fn drag_element_by_index(p: &mut Params) -> Prepared<TaskCx> {
         tab.mouse_move_in(&frame, from[0], from[1], 0).await?;
         tab.mouse_button_in(&frame, from[0], from[1], Button::Press, 1)
             .await?;
-        for i in 1..=DRAG_STEPS {
+        // The moves are sent in order without waiting for each answer: a tab in the background
+        // answers a move only after about 5 s (moves wait for a frame there), and the renderer
+        // may then coalesce them; in front each one is its own pointermove.
+        let moves = (1..=DRAG_STEPS).map(|i| {
             let f = f64::from(i) / f64::from(DRAG_STEPS);
             let x = from[0] + (to[0] - from[0]) * f;
             let y = from[1] + (to[1] - from[1]) * f;
-            tab.mouse_move_in(&frame, x, y, 1).await?;
+            tab.mouse_move_in(&frame, x, y, 1)
+        });
+        for res in futures::future::join_all(moves).await {
+            res?;
         }
         tab.mouse_button_in(&frame, to[0], to[1], Button::Release, 1)
             .await?;
