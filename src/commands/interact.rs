@@ -488,20 +488,7 @@ fn set_checked(p: &mut Params, want: bool) -> Prepared<TaskCx> {
             "checked": want, already: false, "changed": true,
         });
         if raw_mode.is_some() {
-            data["mode"] = json!(clicked.mode);
-            if let Some(reason) = &clicked.fallback {
-                data["fallbackReason"] = json!(reason);
-                data["fallbackFrom"] = json!("native");
-                data["note"] = json!(if clicked.mode == "js" {
-                    "fell back to JS dispatch: some frameworks ignore untrusted events; check the page"
-                } else {
-                    "fell back to a real mouse click where the element is now (it kept moving)"
-                });
-            }
-            if let Some(cover) = &clicked.state.covered_by {
-                data["coveredBy"] = json!(cover);
-                data["coveredHint"] = json!("events were dispatched to the element itself; a real click would have reached the covering element");
-            }
+            observe::technique(&mut data, &clicked);
         }
         target_fields(&target, &mut data);
         Ok(data)
@@ -904,6 +891,9 @@ fn press_key(p: &mut Params) -> Prepared<TaskCx> {
     run(move |cx: TaskCx| async move { send(&cx.task, &keys).await })
 }
 
+/// Longer text is inserted as one text input instead of key by key.
+const TYPE_KEY_BY_KEY_MAX: usize = 256;
+
 /// Presses or types `raw` (see [`keys::parse`]) and reports what has the focus afterwards.
 async fn send(
     task: &crate::browser::task::Task,
@@ -930,6 +920,12 @@ async fn send(
                 tab.key_event(k, bits, false).await.map_err(failed)?;
             }
             serde_json::json!({"mode": "press", "keys": raw})
+        }
+        Keys::Type(text) if text.chars().count() > TYPE_KEY_BY_KEY_MAX => {
+            // Thousands of key events would take longer than the command may; one text input
+            // puts the same text in.
+            tab.insert_text(&text).await.map_err(failed)?;
+            serde_json::json!({"mode": "type", "text": text, "typedAs": "insertText"})
         }
         Keys::Type(text) => {
             tab.type_keys(&text).await.map_err(failed)?;

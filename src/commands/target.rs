@@ -903,12 +903,22 @@ impl Target {
     pub async fn probe<T: DeserializeOwned>(
         &self,
         op: &str,
+        args: Value,
+    ) -> Result<T, CommandError> {
+        self.call_op(js::ELEMENT_PROBE_JS, op, args).await
+    }
+
+    /// Calls op `op` of the probe file `probe_js` (joined with `probe_lib.js`) on this target.
+    async fn call_op<T: DeserializeOwned>(
+        &self,
+        probe_js: &'static str,
+        op: &str,
         mut args: Value,
     ) -> Result<T, CommandError> {
         args["op"] = json!(op);
         args["target"] = self.spec.clone();
         self.tab
-            .call_probe(&self.frame, js::ELEMENT_PROBE_JS, args)
+            .call_probe(&self.frame, probe_js, args)
             .await
             .map_err(|e| self.explain(e))
     }
@@ -1545,17 +1555,8 @@ impl Target {
     }
 
     /// Calls op `op` of `element_actions.js` on this target (`args` an object).
-    pub async fn act<T: DeserializeOwned>(
-        &self,
-        op: &str,
-        mut args: Value,
-    ) -> Result<T, CommandError> {
-        args["op"] = json!(op);
-        args["target"] = self.spec.clone();
-        self.tab
-            .call_probe(&self.frame, js::ELEMENT_ACTIONS_JS, args)
-            .await
-            .map_err(|e| self.explain(e))
+    pub async fn act<T: DeserializeOwned>(&self, op: &str, args: Value) -> Result<T, CommandError> {
+        self.call_op(js::ELEMENT_ACTIONS_JS, op, args).await
     }
 
     /// The element that op `op` of `element_actions.js` answers for this target (such as its
