@@ -414,6 +414,107 @@ impl Tab {
         js::reply(self.call_function(frame, function, arg).await?)
     }
 
+    /// Calls a probe like [`Tab::call_probe`] but in `frame`'s main world, where the page's own
+    /// expando properties (framework traces such as Vue's `_vei` or React's `__reactProps$`)
+    /// and globals (`jQuery`) are visible. Out-of-process frames use their utility world.
+    pub async fn call_probe_in_page_world<T: DeserializeOwned>(
+        &self,
+        frame: &FrameRef,
+        function: &'static str,
+        arg: Value,
+    ) -> Result<T, CommandError> {
+        let ctx = match &frame.session {
+            FrameSession::Page if frame.is_main() => {
+                self.page.execution_context().await.ok().flatten()
+            }
+            FrameSession::Page => self
+                .page
+                .frame_execution_context(frame.frame_id.clone().into())
+                .await
+                .ok()
+                .flatten(),
+            FrameSession::Remote { .. } => None,
+        };
+        let Some(ctx) = ctx else {
+            return self.call_probe(frame, function, arg).await;
+        };
+        let params = json!({
+            "functionDeclaration": function,
+            "arguments": [{"value": arg}],
+            "returnByValue": true,
+            "awaitPromise": true,
+            "executionContextId": ctx.inner(),
+        });
+        let res = self
+            .call_in(frame, "Runtime.callFunctionOn", params)
+            .await?;
+        js::reply(remote_value("Runtime.callFunctionOn", res)?)
+    }
+
+    /// The event listener types the browser itself knows for the element that `function` (a
+    /// probe answering an element, or null) finds in `frame` (`DOMDebugger.getEventListeners`,
+    /// depth 1, piercing shadow roots; JS-PROBES.md §13.2). `None` when the probe found no
+    /// element. The remote object is always released.
+    pub async fn event_listener_types(
+        &self,
+        frame: &FrameRef,
+        function: &'static str,
+        arg: Value,
+    ) -> Result<Option<Vec<String>>, CommandError> {
+        let params = json!({
+            "functionDeclaration": function,
+            "arguments": [{"value": arg}],
+            "returnByValue": false,
+            "objectGroup": "moonpilot-listeners",
+            "executionContextId": self.probe_context(frame, false).await?,
+        });
+        let res = self
+            .call_in(frame, "Runtime.callFunctionOn", params)
+            .await?;
+        if res.get("exceptionDetails").is_some() {
+            return Err(CommandError::failed(format!(
+                "listener probe threw: {}",
+                exception_line(&res["exceptionDetails"])
+            )));
+        }
+        let Some(object_id) = res
+            .pointer("/result/objectId")
+            .and_then(Value::as_str)
+            .filter(|_| res.pointer("/result/subtype").and_then(Value::as_str) == Some("node"))
+            .map(str::to_string)
+        else {
+            return Ok(None);
+        };
+        let listed = self
+            .call_in(
+                frame,
+                "DOMDebugger.getEventListeners",
+                json!({"objectId": object_id, "depth": 1, "pierce": true}),
+            )
+            .await;
+        let _ = self
+            .call_in(
+                frame,
+                "Runtime.releaseObjectGroup",
+                json!({"objectGroup": "moonpilot-listeners"}),
+            )
+            .await;
+        let listed = listed?;
+        let mut types: Vec<String> = listed
+            .get("listeners")
+            .and_then(Value::as_array)
+            .map(|l| {
+                l.iter()
+                    .filter_map(|x| x.get("type").and_then(Value::as_str))
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        types.sort();
+        types.dedup();
+        Ok(Some(types))
+    }
+
     /// Evaluates caller-supplied script text in `frame`'s main world (`execute_js`): promises
     /// awaited, the user gesture flag set. `timeout_ms` asks Chromium to terminate synchronous
     /// execution after that long. Primitives come back inline; objects stay remote (in the
@@ -775,6 +876,35 @@ impl Tab {
     ) -> Result<(), CommandError> {
         for ev in click_events(x, y) {
             self.call_in(frame, "Input.dispatchMouseEvent", ev).await?;
+        }
+        Ok(())
+    }
+
+    /// A trusted mouse move to point (`x`, `y`) of the viewport of `frame`'s session (hover),
+    /// sent like [`Tab::mouse_click_in`].
+    pub async fn mouse_move_in(
+        &self,
+        frame: &FrameRef,
+        x: f64,
+        y: f64,
+    ) -> Result<(), CommandError> {
+        self.call_in(
+            frame,
+            "Input.dispatchMouseEvent",
+            json!({"type": "mouseMoved", "x": x, "y": y}),
+        )
+        .await
+        .map(drop)
+    }
+
+    /// A trusted Delete key press at the focused element (clears a selection).
+    pub async fn press_delete(&self) -> Result<(), CommandError> {
+        for kind in ["keyDown", "keyUp"] {
+            self.call(
+                "Input.dispatchKeyEvent",
+                json!({"type": kind, "key": "Delete", "code": "Delete", "windowsVirtualKeyCode": 46}),
+            )
+            .await?;
         }
         Ok(())
     }

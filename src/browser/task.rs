@@ -304,6 +304,20 @@ impl Task {
         self.state(|s| (s.tabs.clone(), s.current))
     }
 
+    /// Makes the task's tab with CDP target id `target_id` the current one; false when the task
+    /// has no such tab (it closed, or belongs to another task).
+    pub fn make_current(&self, target_id: &str) -> bool {
+        self.state(
+            |s| match s.tabs.iter().position(|t| t.target_id() == target_id) {
+                Some(at) => {
+                    s.current = at;
+                    true
+                }
+                None => false,
+            },
+        )
+    }
+
     /// The index snapshot, if one is usable.
     pub fn snapshot(&self) -> Option<Arc<Snapshot>> {
         self.state(|s| s.snapshot.clone())

@@ -376,9 +376,10 @@ fn hover_element_by_index(p: &mut Params) -> Prepared<TaskCx> {
         let read = Read {
             hit_test: true,
             observe: false,
+            keep_scroll: false,
         };
         let (target, first) = target::find_or_recover(&task, &Locator::Index(index), read).await?;
-        let state = target.hover(first, timeout_ms).await?;
+        let state = target.hover_when_ready(first, timeout_ms).await?;
         let mut data = serde_json::json!({"hit": state.hit, "point": state.point});
         target_fields(&target, &mut data);
         Ok(data)
@@ -791,6 +792,7 @@ fn drag_element_by_index(p: &mut Params) -> Prepared<TaskCx> {
         let read = Read {
             hit_test: true,
             observe: false,
+            keep_scroll: false,
         };
         let named = |which: &str, e: CommandError| CommandError {
             msg: format!("{which}: {}", e.msg),
@@ -841,7 +843,7 @@ fn drag_element_by_index(p: &mut Params) -> Prepared<TaskCx> {
         };
         let before = observe::observe(&task, &source).await;
         let tab = &source.tab;
-        tab.mouse_move_in(&frame, from[0], from[1], 0).await?;
+        tab.mouse_move_in(&frame, from[0], from[1]).await?;
         tab.mouse_button_in(&frame, from[0], from[1], Button::Press, 1)
             .await?;
         // The moves are sent in order without waiting for each answer: a tab in the background
@@ -851,7 +853,7 @@ fn drag_element_by_index(p: &mut Params) -> Prepared<TaskCx> {
             let f = f64::from(i) / f64::from(DRAG_STEPS);
             let x = from[0] + (to[0] - from[0]) * f;
             let y = from[1] + (to[1] - from[1]) * f;
-            tab.mouse_move_in(&frame, x, y, 1)
+            tab.mouse_move_held_in(&frame, x, y, 1)
         });
         for res in futures::future::join_all(moves).await {
             res?;
@@ -997,7 +999,7 @@ fn hold(p: &mut Params, down: bool) -> Prepared<TaskCx> {
 fn get_dropdown_options(p: &mut Params) -> Prepared<TaskCx> {
     let index = read_index(p)?;
     run(move |cx: TaskCx| async move {
-        let (target, _) = target::find(&cx.task, &Locator::Index(index), Read::default()).await?;
+        let (target, _) = target::find(&cx.task, &Locator::Index(index), Read::QUIET).await?;
         let mut data: serde_json::Value = target.act("options", serde_json::json!({})).await?;
         target_fields(&target, &mut data);
         Ok(data)

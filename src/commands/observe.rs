@@ -18,7 +18,7 @@ use crate::error::CommandError;
 use crate::js;
 
 /// How long after an action a change still counts, and the poll step (JS-PROBES.md §7).
-const WINDOW: Duration = Duration::from_millis(500);
+pub const WINDOW: Duration = Duration::from_millis(500);
 const STEP: Duration = Duration::from_millis(50);
 /// How long an unreadable page (navigating, blank) is waited for, and the poll step.
 const RECOVERY: Duration = Duration::from_millis(2500);

@@ -144,6 +144,21 @@ impl Locator {
         }
     }
 
+    /// The same locator with another [`Pick`] (no effect on other variants).
+    pub fn with_pick(self, pick: Pick) -> Locator {
+        match self {
+            Locator::Selector {
+                css, nth, frame, ..
+            } => Locator::Selector {
+                css,
+                nth,
+                frame,
+                pick,
+            },
+            other => other,
+        }
+    }
+
     /// How messages name the element: `element 3`, `selector `#go``, ...
     fn label(&self) -> String {
         match self {
@@ -240,7 +255,8 @@ fn nth_value(nth: Option<i64>) -> Result<Option<u32>, CommandError> {
 /// `selector` and, as `takes` says, `nth` and `frame` (all read before any is judged, so
 /// unknown-param tracking sees them). The index wins when both are given (`nth` and `frame`
 /// then do not apply: indices carry their frame). Neither is `INVALID_ARGUMENT`
-/// `<cmd> needs index or selector`.
+/// `<cmd>: needs index or selector` (the executor puts the name in front; `cmd` names the
+/// command in the hint).
 pub fn index_or_selector(p: &mut Params, cmd: &str, takes: Takes) -> Result<Locator, CommandError> {
     let index = p.int_opt("index")?;
     let selector = p.str_opt("selector")?;
@@ -259,10 +275,12 @@ pub fn index_or_selector(p: &mut Params, cmd: &str, takes: Takes) -> Result<Loca
             frame,
             pick: Pick::Visible,
         }),
-        (None, None) => Err(CommandError::invalid(
-            "index",
-            format!("{cmd} needs index or selector"),
-        )),
+        // The receipt's message gets the command's name in front: `<cmd>: needs ...`.
+        (None, None) => Err(
+            CommandError::invalid("index", "needs index or selector").with_details(json!({
+                "hint": format!("{cmd}{{ index = N }} (from get_browser_state) or {cmd}{{ selector = \"css\" }}"),
+            })),
+        ),
     }
 }
 
@@ -397,6 +415,18 @@ pub struct Read {
     pub hit_test: bool,
     /// Take the page mark ([`ElementState::page`]) for the action's "before" observation.
     pub observe: bool,
+    /// Leave the page's scroll position alone (reads): the element is not scrolled into view,
+    /// so a hit test sees it where it is.
+    pub keep_scroll: bool,
+}
+
+impl Read {
+    /// A read for a read-only command: no hit test, no page mark, no scrolling.
+    pub const QUIET: Read = Read {
+        hit_test: false,
+        observe: false,
+        keep_scroll: true,
+    };
 }
 
 /// How text gets into a field.
@@ -504,7 +534,8 @@ pub struct Target {
     /// `textMatch`, `textLength`, `textCandidates`, `textClickable`, `textMatchNote`), to be
     /// merged into the receipt.
     pub located: Option<serde_json::Map<String, Value>>,
-    /// For a locator other than an index: the chosen element as first seen.
+    /// For a locator other than an index: the chosen element as first seen (its `text` at
+    /// most 60 characters; [`Target::chosen_text`] has up to 200).
     pub chosen: Option<Summary>,
     /// How receipts name the target (`Locator::describe`).
     pub described: String,
@@ -618,6 +649,7 @@ struct Located {
     expect: Identity,
     info: serde_json::Map<String, Value>,
     summary: Summary,
+    text: String,
 }
 
 #[derive(Deserialize)]
@@ -653,7 +685,7 @@ async fn by_query(
         .call_probe(
             &frame,
             js::ELEMENT_PROBE_JS,
-            json!({"op": "resolve", "query": query, "hitTest": read.hit_test, "observe": read.observe}),
+            json!({"op": "resolve", "query": query, "hitTest": read.hit_test, "observe": read.observe, "keepScroll": read.keep_scroll}),
         )
         .await
         .map_err(|e| match e.code {
@@ -672,6 +704,7 @@ async fn by_query(
         expect,
         info,
         summary,
+        text,
     } = resolved.located;
     let snap = SnapElement {
         index: 0,
@@ -680,7 +713,7 @@ async fn by_query(
         tag: expect.tag,
         id: expect.id,
         name: expect.name,
-        text: summary.text.clone(),
+        text,
     };
     let target = Target {
         tab,
@@ -811,6 +844,7 @@ impl ClickMode {
         Read {
             hit_test: true,
             observe: matches!(self, ClickMode::Mouse | ClickMode::Js),
+            keep_scroll: false,
         }
     }
 }
@@ -905,20 +939,21 @@ impl Target {
         op: &str,
         args: Value,
     ) -> Result<T, CommandError> {
-        self.call_op(js::ELEMENT_PROBE_JS, op, args).await
+        self.call(js::ELEMENT_PROBE_JS, op, args).await
     }
 
-    /// Calls op `op` of the probe file `probe_js` (joined with `probe_lib.js`) on this target.
-    async fn call_op<T: DeserializeOwned>(
+    /// Calls op `op` of another probe built on `probe_lib.js` (one that finds its element with
+    /// `lib.locate(args.target)`) on this target; a `STALE_ELEMENT` names the target.
+    pub async fn call<T: DeserializeOwned>(
         &self,
-        probe_js: &'static str,
+        function: &'static str,
         op: &str,
         mut args: Value,
     ) -> Result<T, CommandError> {
         args["op"] = json!(op);
         args["target"] = self.spec.clone();
         self.tab
-            .call_probe(&self.frame, probe_js, args)
+            .call_probe(&self.frame, function, args)
             .await
             .map_err(|e| self.explain(e))
     }
@@ -957,7 +992,7 @@ impl Target {
     /// Reads the element (scrolling it into view when it is not fully in view) with one
     /// retry 300 ms later when it is missing or replaced (re-rendering).
     pub async fn inspect(&self, read: Read) -> Result<ElementState, CommandError> {
-        let args = json!({"hitTest": read.hit_test, "observe": read.observe});
+        let args = json!({"hitTest": read.hit_test, "observe": read.observe, "keepScroll": read.keep_scroll});
         match self.probe("inspect", args.clone()).await {
             Err(e) if e.code == ErrorCode::StaleElement => {
                 tokio::time::sleep(Duration::from_millis(300)).await;
@@ -1125,6 +1160,7 @@ impl Target {
         self.inspect(Read {
             hit_test: true,
             observe: true,
+            keep_scroll: false,
         })
         .await
     }
@@ -1149,6 +1185,69 @@ impl Target {
         self.tab
             .mouse_click_in(&self.frame, point[0] + ox, point[1] + oy)
             .await
+    }
+
+    /// The element's text as first read, at most 200 characters (a query's chosen element;
+    /// the snapshot's text for an index).
+    pub fn chosen_text(&self) -> &str {
+        &self.snap.text
+    }
+
+    /// The receipt fields naming the element a query chose: `tag` (upper-case), `text` (at
+    /// most 200 characters), `outerHtml` (at most 300) and what the choice saw (`located`).
+    /// Nothing for an index.
+    pub fn chosen_fields(&self) -> serde_json::Map<String, Value> {
+        let mut out = serde_json::Map::new();
+        if let Some(chosen) = &self.chosen {
+            out.insert("tag".into(), json!(chosen.tag));
+            out.insert("text".into(), json!(self.snap.text));
+            out.insert("outerHtml".into(), json!(chosen.outer_html));
+        }
+        if let Some(located) = &self.located {
+            out.extend(located.clone());
+        }
+        out
+    }
+
+    /// A trusted mouse move onto the element (hover), at the point of `state` (a read with a
+    /// hit test): `ELEMENT_HIDDEN` or `ELEMENT_OBSCURED` when no point of it receives events.
+    /// Answers the point (in the element's frame viewport).
+    pub async fn hover(&self, state: &ElementState) -> Result<[f64; 2], CommandError> {
+        let point = self.click_point(state)?;
+        let (ox, oy) = self
+            .tab
+            .offset_in_session(&self.frames, &self.frame)
+            .await?;
+        self.tab
+            .mouse_move_in(&self.frame, point[0] + ox, point[1] + oy)
+            .await?;
+        Ok(point)
+    }
+
+    /// Empties the field (clear_text): disabled and read-only fields are refused as for input;
+    /// a visible text field is cleared for real (focus, select all, Delete), anything else
+    /// through the value setter with input/change events. The field is read back: a value that
+    /// is not empty afterwards is `ACTION_FAILED`. Answers `{value, mode, committed}`.
+    pub async fn clear(&self, state: &ElementState) -> Result<Value, CommandError> {
+        self.check_editable(state)?;
+        let real = state.visible && state.has_box() && state.fill == Some(FillKind::Text);
+        let back = if real {
+            let focused: Focused = self.probe("focus", json!({"at": "all"})).await?;
+            self.require_focus(&focused)?;
+            if focused.length.unwrap_or(0) > 0 {
+                self.tab.press_delete().await?;
+            }
+            self.probe::<ReadBack>("read_back", json!({"text": "", "mode": "exact"}))
+                .await?
+        } else {
+            self.set_value("", false, false).await?
+        };
+        self.verify(state, &back, "", if real { "fill" } else { "js" })?;
+        Ok(json!({
+            "value": back.value,
+            "mode": if real { "fill" } else { "js" },
+            "committed": real,
+        }))
     }
 
     /// Events dispatched to the element itself (JS-PROBES.md §9 JS click).
@@ -1185,6 +1284,7 @@ impl Target {
         let observed = Read {
             hit_test: true,
             observe: true,
+            keep_scroll: false,
         };
         match mode {
             ClickMode::Js => self.dispatch(task, first, None, press).await,
@@ -1488,16 +1588,18 @@ pub(crate) async fn element_box(
     task: &Task,
     index: u32,
 ) -> Result<(Arc<Tab>, [f64; 4]), CommandError> {
-    locator_box(task, &Locator::Index(index)).await
+    locator_box(task, &Locator::Index(index), true).await
 }
 
-/// The box `[x, y, width, height]` of `locator`'s element in the main viewport, after
-/// scrolling it into view, with its tab; `ELEMENT_HIDDEN` without a box.
+/// The box `[x, y, width, height]` of `locator`'s element in the main viewport (with `scroll`,
+/// after scrolling it into view), with its tab; `ELEMENT_HIDDEN` without a box.
 pub(crate) async fn locator_box(
     task: &Task,
     locator: &Locator,
+    scroll: bool,
 ) -> Result<(Arc<Tab>, [f64; 4]), CommandError> {
-    let (target, state) = find(task, locator, Read::default()).await?;
+    let read = if scroll { Read::default() } else { Read::QUIET };
+    let (target, state) = find(task, locator, read).await?;
     let offset = target
         .tab
         .frame_offset(&target.frames, &target.frame)
@@ -1505,7 +1607,7 @@ pub(crate) async fn locator_box(
     let rect = shifted_box(state.rect, offset).ok_or_else(|| {
         CommandError::new(
             ErrorCode::ElementHidden,
-            format!("{} has no box (not visible or no layout)", target.label),
+            format!("{} is not visible or has no layout", target.label),
         )
     })?;
     Ok((target.tab.clone(), rect))
@@ -1556,7 +1658,7 @@ impl Target {
 
     /// Calls op `op` of `element_actions.js` on this target (`args` an object).
     pub async fn act<T: DeserializeOwned>(&self, op: &str, args: Value) -> Result<T, CommandError> {
-        self.call_op(js::ELEMENT_ACTIONS_JS, op, args).await
+        self.call(js::ELEMENT_ACTIONS_JS, op, args).await
     }
 
     /// The element that op `op` of `element_actions.js` answers for this target (such as its
@@ -1579,6 +1681,7 @@ impl Target {
         let read = Read {
             hit_test: true,
             observe: false,
+            keep_scroll: false,
         };
         match self.wait_actionable(first, timeout_ms, read).await? {
             Actionable::Ready(state) => {
@@ -1589,16 +1692,15 @@ impl Target {
         }
     }
 
-    /// Moves the real mouse onto the element once it is actionable; answers the read (its
-    /// `hit` is what the pointer is over).
-    pub async fn hover(
+    /// Moves the real mouse onto the element once it is actionable ([`Target::hover`]);
+    /// answers the read (its `hit` is what the pointer is over).
+    pub async fn hover_when_ready(
         &self,
         first: ElementState,
         timeout_ms: u64,
     ) -> Result<ElementState, CommandError> {
-        let (state, point) = self.ready_point(first, timeout_ms).await?;
-        let [x, y] = self.session_point(point).await?;
-        self.tab.mouse_move_in(&self.frame, x, y, 0).await?;
+        let (state, _) = self.ready_point(first, timeout_ms).await?;
+        self.hover(&state).await?;
         Ok(state)
     }
 }
@@ -1656,7 +1758,11 @@ mod tests {
         assert_eq!(p.unread(), ["nth"], "undeclared params stay unread");
         let e = index_or_selector(&mut params(json!({})), "is_checked", Takes::FRAME).unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidArgument);
-        assert_eq!(e.msg, "is_checked needs index or selector");
+        assert_eq!(e.msg, "needs index or selector");
+        assert!(e.details.unwrap()["hint"]
+            .as_str()
+            .unwrap()
+            .starts_with("is_checked{"));
         let e = index_or_selector(
             &mut params(json!({"selector": "a", "nth": -1})),
             "x",

@@ -3,8 +3,8 @@
   // finds `args.target` ({path, expect}, see lib.locate: STALE_ELEMENT when the element is gone
   // or another one is there), so nothing is done to an element the caller did not mean.
   // `args.op` is one of
-  //   inspect   {hitTest, observe}: scrolls the element to the centre of the viewport when it is
-  //             not fully in view, then answers {tag, type, rect, visible, disabled,
+  //   inspect   {hitTest, observe, keepScroll}: scrolls the element to the centre of the
+  //             viewport when it is not fully in view (not with `keepScroll`), then answers {tag, type, rect, visible, disabled,
   //             ariaDisabled, readOnly, fill, pointerEventsNone} plus, with `hitTest`, the click
   //             point {point, hit, coveredBy, reason} (lib.clickPoint; scrolled to the centre
   //             once more when no point was found), and with `observe` the page mark
@@ -21,7 +21,7 @@
   //   read_back {text, mode: "exact" | "append", before} → lib.readBack.
   //   resolve   {query, hitTest, observe}: chooses the element of a locator that is not an
   //             index (lib.choose) and reads it as `inspect` does; the value also has
-  //             `located`: {path, expect, info, summary}, the locator of the chosen element for
+  //             `located`: {path, expect, info, summary, text (<= 200)}, the locator of the chosen element for
   //             the calls that follow, what the choice saw (matches, chosen position, notes)
   //             and the chosen element's description;
   //   count     {query}: how many elements it matches → {count}.
@@ -38,7 +38,7 @@
     el = chosen.el;
     const path = lib.pathOf(el);
     if (path === null) return lib.fail('STALE_ELEMENT', 'the element left the page while it was chosen', { reason: 'gone' });
-    located = { path, expect: lib.identity(el), info: chosen.info, summary: lib.summary(el) };
+    located = { path, expect: lib.identity(el), info: chosen.info, summary: lib.summary(el), text: lib.textOf(el, 200) };
   } else {
     const found = lib.locate(opts.target);
     if (found.failure) return found.failure;
@@ -48,13 +48,13 @@
   const inspect = () => {
     let r = el.getBoundingClientRect();
     let scrolled = false;
-    if (lib.hasBox(r) && !lib.fullyInView(r)) {
+    if (lib.hasBox(r) && !lib.fullyInView(r) && !opts.keepScroll) {
       lib.scrollToCenter(el);
       scrolled = true;
       r = el.getBoundingClientRect();
     }
     let hit = opts.hitTest ? lib.clickPoint(el) : null;
-    if (hit && hit.point === null && hit.reason !== 'no-box' && !scrolled) {
+    if (hit && hit.point === null && hit.reason !== 'no-box' && !scrolled && !opts.keepScroll) {
       // Sticky headers and the like cover elements near the edges: try from the centre once.
       lib.scrollToCenter(el);
       r = el.getBoundingClientRect();

@@ -43,6 +43,12 @@ pub const ELEMENT_ACTIONS_JS: &str = concat!(
 );
 /// Framework traces of event listeners (§13.1), called on an element in the page's main world.
 pub const LISTENER_TRACES_JS: &str = include_str!("listener_traces.js");
+/// Element reads: text (with the canvas diagnosis), HTML, value, attribute, checked state,
+/// framework listener traces, and the element itself for a remote handle (§9, §13).
+pub const ELEMENT_READ_JS: &str = concat!(
+    include_str!("probe_lib.js"),
+    include_str!("element_read.js")
+);
 /// DOM modal scan of one frame (§12).
 pub const MODALS_JS: &str = include_str!("modals.js");
 /// Origin of an iframe element's content box (called on the element).
@@ -110,6 +116,7 @@ mod tests {
             FINGERPRINT_JS,
             ELEMENT_PROBE_JS,
             ELEMENT_ACTIONS_JS,
+            ELEMENT_READ_JS,
         ] {
             assert!(probe.starts_with(PROBE_LIB_JS));
             // The probe half is a parenthesised function, so the library's function is called

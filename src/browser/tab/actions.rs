@@ -55,7 +55,7 @@ impl Tab {
         x: f64,
         y: f64,
     ) -> Result<(), CommandError> {
-        self.mouse_move_in(frame, x, y, 0).await?;
+        self.mouse_move_in(frame, x, y).await?;
         for count in [1, 2] {
             self.mouse_button_in(frame, x, y, Button::Press, count)
                 .await?;
@@ -67,7 +67,7 @@ impl Tab {
 
     /// A trusted mouse move to (`x`, `y`) of `frame`'s session viewport, with `buttons` held
     /// (1 = left, as during a drag).
-    pub async fn mouse_move_in(
+    pub async fn mouse_move_held_in(
         &self,
         frame: &FrameRef,
         x: f64,
