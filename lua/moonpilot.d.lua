@@ -295,6 +295,175 @@ function Task:input_text(params) end
 ---@return moonpilot.Result
 function Task:type_text(params) end
 
+---@class moonpilot.double_click_element_by_index.params
+---@field index integer element index from the latest get_browser_state snapshot (frame routing is automatic)
+---@field mode? string click technique: auto | native | mouse | js (aliases: dispatch/force/event -> js; real/coordinate/coords -> mouse; playwright -> native; anything else -> auto) (default "auto")
+
+---Double-click the element with this snapshot index and report what changed
+---
+---As click_element_by_index (actionability within the action timeout, hit test, never through a covering element, the click receipt), with two clicks and a dblclick: real mouse events with click counts 1 and 2, or dispatched events in mode js.
+---@param params moonpilot.double_click_element_by_index.params
+---@return moonpilot.Result
+function Task:double_click_element_by_index(params) end
+
+---@class moonpilot.hover_element_by_index.params
+---@field index integer element index from the latest get_browser_state snapshot (frame routing is automatic)
+
+---Move the real mouse onto the element with this snapshot index
+---
+---Waits until the element is visible, stable and enabled (the action timeout), then moves the mouse (trusted events) to a point of its own boxes that hit-tests to it: hover styles and mouseover/pointerover listeners see it. A covered element is ELEMENT_OBSCURED. Answers hit (what the pointer is over) and point.
+---@param params moonpilot.hover_element_by_index.params
+---@return moonpilot.Result
+function Task:hover_element_by_index(params) end
+
+---@class moonpilot.focus_element_by_index.params
+---@field index integer element index from the latest get_browser_state snapshot (frame routing is automatic)
+
+---Focus the element with this snapshot index
+---
+---Focuses the element (no click, no selection change). Answers hit and focused (false, with a note, for an element that does not take the focus).
+---@param params moonpilot.focus_element_by_index.params
+---@return moonpilot.Result
+function Task:focus_element_by_index(params) end
+
+---@class moonpilot.check_element_by_index.params
+---@field index integer element index from the latest get_browser_state snapshot (frame routing is automatic)
+---@field mode? string click technique: auto | native | mouse | js (aliases: dispatch/force/event -> js; real/coordinate/coords -> mouse; playwright -> native; anything else -> auto) (default "auto")
+
+---Check the checkbox or radio button with this snapshot index
+---
+---Clicks the box (or its label, or an ARIA checkbox) with the click modes of click_element_by_index when it is not checked yet, then reads it back: a box that is still unchecked is ACTION_FAILED. One real click fires one change event. A box that is already checked is left alone (alreadyChecked, nothing clicked). Answers hit, checked, and with mode: mode / fallbackReason / fallbackFrom / note / coveredBy / coveredHint.
+---@param params moonpilot.check_element_by_index.params
+---@return moonpilot.Result
+function Task:check_element_by_index(params) end
+
+---@class moonpilot.uncheck_element_by_index.params
+---@field index integer element index from the latest get_browser_state snapshot (frame routing is automatic)
+---@field mode? string click technique: auto | native | mouse | js (aliases: dispatch/force/event -> js; real/coordinate/coords -> mouse; playwright -> native; anything else -> auto) (default "auto")
+
+---Uncheck the checkbox with this snapshot index
+---
+---As check_element_by_index, the other way: clicked only when checked (alreadyUnchecked otherwise), read back afterwards. A radio button cannot be unchecked (ACTION_FAILED).
+---@param params moonpilot.uncheck_element_by_index.params
+---@return moonpilot.Result
+function Task:uncheck_element_by_index(params) end
+
+---@class moonpilot.upload_file.params
+---@field index? integer element index from the latest snapshot
+---@field selector? string CSS/Playwright selector (no snapshot needed)
+---@field path? string server-side file: absolute, or relative to the upload directory (escaping it is 'illegal path'); required unless contentBase64 or url is given
+---@field contentBase64? string inline file content (data: URI prefix accepted; whitespace ignored); staged in the upload directory first
+---@field url? string downloaded by the browser (2xx only, redirects followed) and staged
+---@field filename? string name for staged inline/url content (sanitised); absent: upload-<id><ext from contentType>
+---@field contentType? string content type of inline/url content (for the extension; echoed)
+---@field timeoutMs? integer bound of setting the files in ms; absent or <= 0: 5000 (default 5000)
+---@field frame? string frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames
+---@field nth? integer 0-based pick when the selector matches several file inputs; out of range: ELEMENT_NOT_FOUND with the count
+
+---Give a file input a file (server path, inline base64 or a URL) and read it back
+---
+---The input is the element of index or selector (file inputs in document order, hidden ones too; nth picks explicitly), or the file input of a label or inside the element. The file: path (absolute, or relative to the upload directory), contentBase64 (staged there first) or url (downloaded by the browser, staged there). The page sees input and change as after a user's choice. Then the page is observed (changed, up to 500 ms), the input is read back live (filesLength, value, elementGone) and its listeners are checked (listeners, hasListeners true/false/null, consumed listened/noListener/unknown); effective is false only when nobody listens and nothing changed. ok does not mean the page processed the file: judge by the page.
+---@param params? moonpilot.upload_file.params
+---@return moonpilot.Result
+function Task:upload_file(params) end
+
+---@class moonpilot.drag_element_by_index.params
+---@field index integer element index from the latest get_browser_state snapshot (frame routing is automatic)
+---@field targetIndex integer index of the drop target
+
+---Drag the element with this index onto the one with targetIndex (real mouse)
+---
+---Waits until the source is actionable (5000 ms), presses the real mouse on it, moves in steps (pointermove/mousemove with the button held) to the target's point and releases there: widgets that follow pointer or mouse events see a real drag. Both elements in one frame, or in frames of the page's own process. Answers from, to, steps and the observation (changed, changeStatus).
+---@param params moonpilot.drag_element_by_index.params
+---@return moonpilot.Result
+function Task:drag_element_by_index(params) end
+
+---@class moonpilot.send_keys.params
+---@field keys string key name, modifier combination, or free text
+
+---Press a key or chord, or type text, into whatever has the focus
+---
+---A single key name (Enter, Escape/Esc, Tab, Backspace, Delete, Insert, Home, End, PageUp, PageDown, Arrow*, Space, CapsLock, NumLock, ScrollLock, PrintScreen, ContextMenu, F1-F12; any case) or a modifier chord (Control/Ctrl, Alt, Shift, Meta/Command/Cmd joined by + and ending with at most one letter, digit or key name, e.g. Control+Shift+T) is pressed as trusted key events; anything else (words, CJK, spaces, Control+A+B) is typed into the focused element (ASCII as key events, other characters as text input). Answers mode (press | type), keys or text, and focused (the element that has the focus afterwards; focusNote when it is <body>).
+---@param params moonpilot.send_keys.params
+---@return moonpilot.Result
+function Task:send_keys(params) end
+
+---@class moonpilot.press_key.params
+---@field key? string key/combination/text; preferred name
+---@field keys? string accepted when key is absent
+
+---send_keys under its newer name: key (or keys) pressed or typed
+---
+---A single key name (Enter, Escape/Esc, Tab, Backspace, Delete, Insert, Home, End, PageUp, PageDown, Arrow*, Space, CapsLock, NumLock, ScrollLock, PrintScreen, ContextMenu, F1-F12; any case) or a modifier chord (Control/Ctrl, Alt, Shift, Meta/Command/Cmd joined by + and ending with at most one letter, digit or key name, e.g. Control+Shift+T) is pressed as trusted key events; anything else (words, CJK, spaces, Control+A+B) is typed into the focused element (ASCII as key events, other characters as text input). Answers mode (press | type), keys or text, and focused (the element that has the focus afterwards; focusNote when it is <body>).
+---
+---Synonym of `send_keys`.
+---@param params? moonpilot.press_key.params
+---@return moonpilot.Result
+function Task:press_key(params) end
+
+---@class moonpilot.key_down.params
+---@field keys string key to hold down
+
+---Hold a key down (pair with key_up)
+---
+---Presses one key (a key name, a modifier or one character) without releasing it.
+---@param params moonpilot.key_down.params
+---@return moonpilot.Result
+function Task:key_down(params) end
+
+---@class moonpilot.key_up.params
+---@field keys string key to release
+
+---Release a key held with key_down
+---
+---Releases one key (a key name, a modifier or one character).
+---@param params moonpilot.key_up.params
+---@return moonpilot.Result
+function Task:key_up(params) end
+
+---@class moonpilot.get_dropdown_options.params
+---@field index integer element index from the latest get_browser_state snapshot (frame routing is automatic)
+
+---List the options of the <select> with this snapshot index
+---
+---options: the textContent of every option; items: {index, value, label, selected, disabled} of each; multiple, disabled. Only native <select> (or a label of one).
+---@param params moonpilot.get_dropdown_options.params
+---@return moonpilot.Result
+function Task:get_dropdown_options(params) end
+
+---@class moonpilot.select_dropdown_option.params
+---@field index integer element index from the latest get_browser_state snapshot (frame routing is automatic)
+---@field text string option LABEL to select (or its value, or its position)
+
+---Select an option of the <select> with this snapshot index by label
+---
+---Picks the option whose label is text (whitespace collapsed), else whose value is text, else with that label in any case, else (a number) at that position; input and change are dispatched once, only when the selection changes (alreadySelected otherwise). Answers selected {index, value, label} and matchedBy. No such option is ELEMENT_NOT_FOUND with the available labels.
+---@param params moonpilot.select_dropdown_option.params
+---@return moonpilot.Result
+function Task:select_dropdown_option(params) end
+
+---@class moonpilot.scroll.params
+---@field down? boolean direction; absent = false = UP (must pass true to scroll down) (default false)
+---@field numPages integer how many pages
+---@field index? integer element index from the latest snapshot
+
+---Scroll the page, or the element with this index, by whole pages
+---
+---Scrolls by numPages window heights, up unless down is true: the page, or with index the element (or its nearest scrollable ancestor). Answers before, after, scrolledBy, atTop and atBottom (CSS px of the scroller), so a scroll that hit the end is visible.
+---@param params moonpilot.scroll.params
+---@return moonpilot.Result
+function Task:scroll(params) end
+
+---@class moonpilot.scroll_to_text.params
+---@field text string text locator content
+
+---Scroll the first element showing this text into view
+---
+---Finds the element with the text (case-insensitive substring, an exact match first) in the main frame, waiting up to the action timeout for it to appear, and scrolls it to the middle of the viewport. Answers found, tag, text and rect. Not there in time: ELEMENT_NOT_FOUND.
+---@param params moonpilot.scroll_to_text.params
+---@return moonpilot.Result
+function Task:scroll_to_text(params) end
+
 ---@class moonpilot.get_element_text.params
 ---@field index? integer element index from the latest snapshot
 ---@field selector? string CSS/Playwright selector (no snapshot needed)

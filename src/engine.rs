@@ -22,6 +22,9 @@ pub struct EngineConfig {
     /// Where captures and state files go (`<dir>/<task>/<seq>.png|txt`): `data/` of the state
     /// directory (`evidence::state_dir`).
     pub data_dir: PathBuf,
+    /// Where `upload_file` stages inline and downloaded content and resolves relative paths:
+    /// `upload/` of the state directory (`evidence::upload_dir`).
+    pub upload_dir: PathBuf,
     /// How much evidence is kept (newest files per task, total size); the rest is deleted
     /// after each write.
     pub evidence: crate::evidence::Bound,
@@ -55,6 +58,7 @@ impl EngineConfig {
     pub fn in_state_dir(state: &std::path::Path) -> EngineConfig {
         EngineConfig {
             data_dir: crate::evidence::data_dir(state),
+            upload_dir: crate::evidence::upload_dir(state),
             trace_dir: Some(crate::evidence::trace_dir(state)),
             ..EngineConfig::default()
         }
@@ -70,6 +74,7 @@ impl Default for EngineConfig {
         EngineConfig {
             launch: LaunchConfig::default(),
             data_dir: crate::evidence::data_dir(&state),
+            upload_dir: crate::evidence::upload_dir(&state),
             evidence: crate::evidence::Bound::default(),
             lane_wait: Duration::from_millis(5000),
             command_timeout: Duration::from_millis(90_000),

@@ -35,6 +35,11 @@ pub fn data_dir(state: &Path) -> PathBuf {
     state.join("data")
 }
 
+/// The upload staging directory under a state directory.
+pub fn upload_dir(state: &Path) -> PathBuf {
+    state.join("upload")
+}
+
 /// The trace directory under a state directory.
 pub fn trace_dir(state: &Path) -> PathBuf {
     state.join("logs").join("trace")

@@ -17,6 +17,7 @@ mod frames;
 mod hostile;
 mod human;
 mod interact;
+mod interact_index;
 mod lifecycle;
 mod locate;
 mod lua_api;

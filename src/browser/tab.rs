@@ -28,6 +28,9 @@ use crate::error::CommandError;
 use crate::js;
 use crate::protocol::ErrorCode;
 
+mod actions;
+pub use actions::{Button, ElementObject, KeyStroke};
+
 /// How long a screenshot may wait for a frame.
 const SCREENSHOT_BOUND: Duration = Duration::from_secs(3);
 

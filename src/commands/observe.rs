@@ -224,23 +224,10 @@ pub async fn click_receipt(task: &Task, target: &Target, clicked: Clicked) -> Va
     let (after, recovered) = observe_after(task, target, &clicked.before).await;
     let state = &clicked.state;
     let mut receipt = compare(&clicked.before, &after, recovered, state.hit.as_ref());
-    receipt["mode"] = json!(clicked.mode);
     if clicked.mode != "js" {
         receipt["clickPoint"] = json!(state.point);
     }
-    if let Some(reason) = clicked.fallback {
-        receipt["fallbackReason"] = json!(reason);
-        receipt["fallbackFrom"] = json!("native");
-        receipt["note"] = json!(if clicked.mode == "js" {
-            "fell back to JS dispatch: some frameworks ignore untrusted events; check the page"
-        } else {
-            "fell back to a real mouse click where the element is now (it kept moving)"
-        });
-    }
-    if let Some(cover) = &state.covered_by {
-        receipt["coveredBy"] = json!(cover);
-        receipt["coveredHint"] = json!("events were dispatched to the element itself; a real click would have reached the covering element");
-    }
+    technique(&mut receipt, &clicked);
     if !target.frame.is_main() {
         receipt["probedFrameUrl"] = json!(target.frame.url);
     }
@@ -249,6 +236,26 @@ pub async fn click_receipt(task: &Task, target: &Target, clicked: Clicked) -> Va
         receipt["staleNote"] = json!("the index's path no longer led to its element; the one element with the same tag and text was clicked");
     }
     receipt
+}
+
+/// The technique fields of a click (COMMANDS.md "Click modes"): `mode`, and `fallbackReason`
+/// / `fallbackFrom` / `note` when auto mode fell back, `coveredBy` / `coveredHint` when events
+/// were dispatched to a covered element.
+pub fn technique(receipt: &mut Value, clicked: &Clicked) {
+    receipt["mode"] = json!(clicked.mode);
+    if let Some(reason) = &clicked.fallback {
+        receipt["fallbackReason"] = json!(reason);
+        receipt["fallbackFrom"] = json!("native");
+        receipt["note"] = json!(if clicked.mode == "js" {
+            "fell back to JS dispatch: some frameworks ignore untrusted events; check the page"
+        } else {
+            "fell back to a real mouse click where the element is now (it kept moving)"
+        });
+    }
+    if let Some(cover) = &clicked.state.covered_by {
+        receipt["coveredBy"] = json!(cover);
+        receipt["coveredHint"] = json!("events were dispatched to the element itself; a real click would have reached the covering element");
+    }
 }
 
 #[cfg(test)]

@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::observe::{self, Observation, PageMark};
-use crate::browser::tab::FrameRef;
+use crate::browser::tab::{ElementObject, FrameRef};
 use crate::browser::task::{SnapElement, Task};
 use crate::browser::Tab;
 use crate::command::{int, string, ParamSpec};
@@ -1268,32 +1268,49 @@ impl Target {
         mode: ClickMode,
         timeout_ms: u64,
     ) -> Result<Clicked, CommandError> {
+        self.press(task, first, mode, timeout_ms, Press::Single)
+            .await
+    }
+
+    /// [`Target::click`] with a single or a double click.
+    pub async fn press(
+        &self,
+        task: &Task,
+        first: ElementState,
+        mode: ClickMode,
+        timeout_ms: u64,
+        press: Press,
+    ) -> Result<Clicked, CommandError> {
         let observed = Read {
             hit_test: true,
             observe: true,
             keep_scroll: false,
         };
         match mode {
-            ClickMode::Js => self.dispatch(task, first, None).await,
+            ClickMode::Js => self.dispatch(task, first, None, press).await,
             ClickMode::Mouse => {
                 if first.disabled {
                     return Err(self.disabled(&first));
                 }
                 let state = self.with_mark(first).await?;
                 let point = self.click_point(&state)?;
-                self.real_click(task, state, point, "mouse", None).await
+                self.real_click(task, state, point, "mouse", None, press)
+                    .await
             }
             ClickMode::Auto | ClickMode::Native => {
                 match self.wait_actionable(first, timeout_ms, observed).await? {
                     Actionable::Ready(state) => {
                         let state = self.with_mark(state).await?;
                         match self.click_point(&state) {
-                            Ok(point) => self.real_click(task, state, point, "native", None).await,
+                            Ok(point) => {
+                                self.real_click(task, state, point, "native", None, press)
+                                    .await
+                            }
                             Err(e)
                                 if mode == ClickMode::Auto
                                     && e.code == ErrorCode::ElementHidden =>
                             {
-                                self.dispatch(task, state, Some(e.msg)).await
+                                self.dispatch(task, state, Some(e.msg), press).await
                             }
                             Err(e) => Err(e),
                         }
@@ -1304,13 +1321,13 @@ impl Target {
                         Err(e)
                     }
                     Actionable::NotReady(state, e) if e.code == ErrorCode::ElementHidden => {
-                        self.dispatch(task, state, Some(e.msg)).await
+                        self.dispatch(task, state, Some(e.msg), press).await
                     }
                     Actionable::NotReady(state, e) => {
                         // It kept moving: a real click where it is now, if it receives one.
                         let state = self.with_mark(state).await?;
                         let point = self.click_point(&state)?;
-                        self.real_click(task, state, point, "mouse", Some(e.msg))
+                        self.real_click(task, state, point, "mouse", Some(e.msg), press)
                             .await
                     }
                 }
@@ -1325,9 +1342,13 @@ impl Target {
         point: [f64; 2],
         mode: &'static str,
         fallback: Option<String>,
+        press: Press,
     ) -> Result<Clicked, CommandError> {
         let before = self.before(task, &state).await;
-        self.mouse_click(point).await?;
+        match press {
+            Press::Single => self.mouse_click(point).await?,
+            Press::Double => self.mouse_double_click(point).await?,
+        }
         Ok(Clicked {
             state,
             before,
@@ -1342,13 +1363,17 @@ impl Target {
         task: &Task,
         state: ElementState,
         fallback: Option<String>,
+        press: Press,
     ) -> Result<Clicked, CommandError> {
         if state.disabled {
             return Err(self.disabled(&state));
         }
         let state = self.with_mark(state).await?;
         let before = self.before(task, &state).await;
-        self.js_click().await?;
+        match press {
+            Press::Single => self.js_click().await?,
+            Press::Double => self.js_double_click().await?,
+        }
         Ok(Clicked {
             state,
             before,
@@ -1593,6 +1618,91 @@ pub(crate) async fn locator_box(
 pub(crate) fn shifted_box(rect: [f64; 4], offset: (f64, f64)) -> Option<[f64; 4]> {
     let [x, y, w, h] = rect;
     (w > 0.0 && h > 0.0).then_some([x + offset.0, y + offset.1, w, h])
+}
+
+// ---- Index interactions: double clicks, hover, drags and the element ops of
+// `element_actions.js` (check state, focus, drop-downs, scrolling, file inputs). ----
+
+/// One click or two (a double click: two clicks and a `dblclick`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Press {
+    /// One click.
+    Single,
+    /// Two clicks, the second with click count 2, and a `dblclick`.
+    Double,
+}
+
+impl Target {
+    /// `point` (in the element's frame viewport) in the viewport of the session its input
+    /// events go to (see [`Target::mouse_click`]).
+    pub async fn session_point(&self, point: [f64; 2]) -> Result<[f64; 2], CommandError> {
+        let (ox, oy) = self
+            .tab
+            .offset_in_session(&self.frames, &self.frame)
+            .await?;
+        Ok([point[0] + ox, point[1] + oy])
+    }
+
+    /// A trusted double click at a point of the element's frame viewport.
+    pub async fn mouse_double_click(&self, point: [f64; 2]) -> Result<(), CommandError> {
+        let [x, y] = self.session_point(point).await?;
+        self.tab.mouse_double_click_in(&self.frame, x, y).await
+    }
+
+    /// JS click twice and a `dblclick`, dispatched to the element itself.
+    async fn js_double_click(&self) -> Result<(), CommandError> {
+        self.act::<JsClicked>("js_dblclick", json!({}))
+            .await
+            .map(drop)
+    }
+
+    /// Calls op `op` of `element_actions.js` on this target (`args` an object).
+    pub async fn act<T: DeserializeOwned>(&self, op: &str, args: Value) -> Result<T, CommandError> {
+        self.call(js::ELEMENT_ACTIONS_JS, op, args).await
+    }
+
+    /// The element that op `op` of `element_actions.js` answers for this target (such as its
+    /// file input), as a remote object.
+    pub async fn object(&self, op: &str) -> Result<ElementObject, CommandError> {
+        let args = json!({"op": op, "target": self.spec});
+        self.tab
+            .element_object(&self.frame, js::ELEMENT_ACTIONS_JS, args)
+            .await
+            .map_err(|e| self.explain(e))
+    }
+
+    /// Waits until the element is actionable (visible, stable, enabled) within `timeout_ms`
+    /// and answers the read with the point where a real pointer reaches it (no page mark).
+    pub async fn ready_point(
+        &self,
+        first: ElementState,
+        timeout_ms: u64,
+    ) -> Result<(ElementState, [f64; 2]), CommandError> {
+        let read = Read {
+            hit_test: true,
+            observe: false,
+            keep_scroll: false,
+        };
+        match self.wait_actionable(first, timeout_ms, read).await? {
+            Actionable::Ready(state) => {
+                let point = self.click_point(&state)?;
+                Ok((state, point))
+            }
+            Actionable::NotReady(_, e) => Err(e),
+        }
+    }
+
+    /// Moves the real mouse onto the element once it is actionable ([`Target::hover`]);
+    /// answers the read (its `hit` is what the pointer is over).
+    pub async fn hover_when_ready(
+        &self,
+        first: ElementState,
+        timeout_ms: u64,
+    ) -> Result<ElementState, CommandError> {
+        let (state, _) = self.ready_point(first, timeout_ms).await?;
+        self.hover(&state).await?;
+        Ok(state)
+    }
 }
 
 #[cfg(test)]

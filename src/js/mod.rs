@@ -43,6 +43,14 @@ pub const WAIT_MATCH_JS: &str =
     concat!(include_str!("probe_lib.js"), include_str!("wait_match.js"));
 /// Content fingerprint of `wait_for_stable` (§11).
 pub const CONTENT_FINGERPRINT_JS: &str = include_str!("content_fingerprint.js");
+/// The index interactions' element ops: check state, focus, drop-downs, scrolling, file
+/// inputs and their read-back, the focused element (§9, §14).
+pub const ELEMENT_ACTIONS_JS: &str = concat!(
+    include_str!("probe_lib.js"),
+    include_str!("element_actions.js")
+);
+/// Framework traces of event listeners (§13.1), called on an element in the page's main world.
+pub const LISTENER_TRACES_JS: &str = include_str!("listener_traces.js");
 /// Element reads: text (with the canvas diagnosis), HTML, value, attribute, checked state,
 /// framework listener traces, and the element itself for a remote handle (§9, §13).
 pub const ELEMENT_READ_JS: &str = concat!(
@@ -115,6 +123,7 @@ mod tests {
             RESOLVE_JS,
             FINGERPRINT_JS,
             ELEMENT_PROBE_JS,
+            ELEMENT_ACTIONS_JS,
             ELEMENT_READ_JS,
             WAIT_MATCH_JS,
             POINT_PROBE_JS,

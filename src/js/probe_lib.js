@@ -356,7 +356,9 @@
       const controls = [];
       for (const el of document.querySelectorAll('input, textarea, select')) {
         if (overlay !== null && overlay.contains(el)) continue;
-        controls.push([isPassword(el) ? '[redacted]' : el.value, el.checked, el.disabled, el.readOnly]);
+        // A file input's value is the file just given to it (upload_file): not a page reaction.
+        const own = el.localName === 'input' && String(el.type).toLowerCase() === 'file';
+        controls.push([isPassword(el) ? '[redacted]' : (own ? '' : el.value), el.checked, el.disabled, el.readOnly]);
       }
       const structure = [];
       if (body) {

@@ -38,6 +38,7 @@ pub fn test_config() -> EngineConfig {
     let data = std::env::temp_dir().join(format!("moonpilot-test-data-{}", std::process::id()));
     EngineConfig {
         trace_dir: Some(data.join("trace")),
+        upload_dir: data.join("upload"),
         data_dir: data,
         ..EngineConfig::default()
     }
