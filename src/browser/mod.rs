@@ -21,6 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chromiumoxide::browser::{Browser as CdpBrowser, BrowserConfig};
+use chromiumoxide::cdp::browser_protocol::target::CreateTargetParams;
 use chromiumoxide::handler::viewport::Viewport;
 use futures::StreamExt;
 use serde_json::{json, Value};
@@ -572,7 +573,12 @@ impl Browser {
             .guard(async {
                 let guard = self.cdp.read().await;
                 let cdp = guard.as_ref().ok_or_else(CommandError::browser_gone)?;
-                cdp.new_page("about:blank")
+                // Each tab in a window of its own: every task's current tab is then a visible
+                // page. A background tab of a shared window gets no frames, and Chromium holds
+                // a synthetic mouse move to it for about 5 s.
+                let mut params = CreateTargetParams::new("about:blank");
+                params.new_window = Some(true);
+                cdp.new_page(params)
                     .await
                     .map_err(|e| cdp_error::from_cdp("Target.createTarget", e))
             })
