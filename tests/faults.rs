@@ -516,9 +516,13 @@ fn cleanup_previews_then_deletes_only_old_files() {
     let old2 = write(data.join("2.png"), Some(old + Duration::from_secs(60)));
     let fresh = write(data.join("3.png"), None);
     let old_trace = write(trace.join("calls.jsonl"), Some(old));
+    let upload = root.join("upload");
+    std::fs::create_dir_all(&upload).unwrap();
+    let old_upload = write(upload.join("staged.txt"), Some(old));
     let mut config = test_config();
     config.data_dir = root.join("data");
     config.trace_dir = Some(root.join("trace"));
+    config.upload_dir = upload.clone();
     crate::support::harness::private(config, |ex| async move {
         let dry = ex.execute(None, "cleanup", json!({})).await;
         assert!(dry.ok, "{:?}", dry.msg);
@@ -544,6 +548,17 @@ fn cleanup_previews_then_deletes_only_old_files() {
             "the newest two stay"
         );
         assert!(old_trace.exists(), "scope data leaves the trace alone");
+        // Staged uploads are swept only when named.
+        assert!(
+            old_upload.exists(),
+            "scope all and data never touch uploads"
+        );
+        let up = ex
+            .execute(None, "cleanup", json!({"scope": "upload", "dryRun": false}))
+            .await;
+        assert!(up.ok, "{:?}", up.msg);
+        assert_eq!(up.data["upload"]["deletedFiles"], 1, "{}", up.data);
+        assert!(!old_upload.exists());
         let bad = ex
             .execute(None, "cleanup", json!({"scope": "everything"}))
             .await;

@@ -594,13 +594,7 @@ impl Tab {
         else {
             return Ok(None);
         };
-        let listed = self
-            .call_in(
-                frame,
-                "DOMDebugger.getEventListeners",
-                json!({"objectId": object_id, "depth": 1, "pierce": true}),
-            )
-            .await;
+        let listed = self.listener_types_of(frame, &object_id).await;
         let _ = self
             .call_in(
                 frame,
@@ -608,7 +602,24 @@ impl Tab {
                 json!({"objectGroup": "moonpilot-listeners"}),
             )
             .await;
-        let listed = listed?;
+        Ok(Some(listed?))
+    }
+
+    /// The event types the browser holds listeners for on the remote node `object_id` of
+    /// `frame`, whichever world added them (`DOMDebugger.getEventListeners`, depth 1, piercing
+    /// shadow roots; sorted, unique).
+    pub(crate) async fn listener_types_of(
+        &self,
+        frame: &FrameRef,
+        object_id: &str,
+    ) -> Result<Vec<String>, CommandError> {
+        let listed = self
+            .call_in(
+                frame,
+                "DOMDebugger.getEventListeners",
+                json!({"objectId": object_id, "depth": 1, "pierce": true}),
+            )
+            .await?;
         let mut types: Vec<String> = listed
             .get("listeners")
             .and_then(Value::as_array)
@@ -621,7 +632,7 @@ impl Tab {
             .unwrap_or_default();
         types.sort();
         types.dedup();
-        Ok(Some(types))
+        Ok(types)
     }
 
     /// Evaluates caller-supplied script text in `frame`'s main world (`execute_js`): promises

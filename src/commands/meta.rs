@@ -36,13 +36,13 @@ pub const SPECS: &[CommandSpec] = &[
         ),
     Group::Meta
         .engine("cleanup", cleanup)
-        .summary("Delete old screenshots, state files and trace logs (a dry run unless told)")
+        .summary("Delete old screenshots, state files, trace logs or staged uploads (a dry run unless told)")
         .doc(
             "Explicit only: moonpilot never deletes these files on its own. Scans the data \
               directory and/or the trace directory (every day in it) for files older than \
               olderThanHours, keeping the newest keepLatest of each directory; reports what it \
-              deleted (or would delete, with dryRun, the default). The upload area does not \
-              exist in moonpilot and is reported skipped.",
+              deleted (or would delete, with dryRun, the default). The upload area (files \
+              staged by upload_file) is swept only when scope is `upload`.",
         )
         .params(&[
             string(
@@ -136,6 +136,10 @@ fn cleanup(p: &mut Params) -> Prepared<Cx> {
         if matches!(scope.as_str(), "all" | "trace") {
             areas.push(("trace", config.trace_dir.clone()));
         }
+        // Staged files may be in use: only when named.
+        if scope == "upload" {
+            areas.push(("upload", Some(config.upload_dir.clone())));
+        }
         let now = std::time::SystemTime::now();
         let cutoff = now
             .checked_sub(std::time::Duration::from_secs(
@@ -180,9 +184,7 @@ fn cleanup(p: &mut Params) -> Prepared<Cx> {
                     .map(|f| format!("could not delete {f}")),
             );
         }
-        if scope == "upload" {
-            data["upload"] = json!({"skipped": "moonpilot has no upload area"});
-        } else if scope == "all" {
+        if scope == "all" {
             notes.push("scope all never touches uploads".into());
         }
         data["deletedFiles"] = json!(deleted);

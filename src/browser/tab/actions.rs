@@ -240,27 +240,7 @@ impl Tab {
         else {
             return (None, None);
         };
-        let cdp = self
-            .call_in(
-                frame,
-                "DOMDebugger.getEventListeners",
-                json!({"objectId": object_id, "depth": 1, "pierce": true}),
-            )
-            .await
-            .ok()
-            .map(|r| {
-                let mut types: Vec<String> = r["listeners"]
-                    .as_array()
-                    .map(|all| {
-                        all.iter()
-                            .filter_map(|l| l["type"].as_str().map(str::to_string))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                types.sort();
-                types.dedup();
-                types
-            });
+        let cdp = self.listener_types_of(frame, &object_id).await.ok();
         let traces = self
             .call_in(
                 frame,
