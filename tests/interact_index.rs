@@ -214,6 +214,8 @@ fn upload_reaches_a_listening_input_by_index_selector_or_hidden_label() {
         eq(d.filename, "hello.txt"); eq(d.size, 5); eq(d.source, "contentBase64"); eq(d.mode, "native")
         eq(d.sha256, "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824")
         eq(d.target, "index=" .. by_id(s, "file"))
+        -- Staged in the task's own directory; relativePath names it from the upload root.
+        has(d.relativePath, "/hello.txt"); has(d.path, d.relativePath)
         eq(d.filesLength, 1); eq(d.changed, true); eq(d.changeStatus, "observed")
         eq(d.listenerDetection, "cdp"); eq(d.hasListeners, true); eq(d.consumed, "listened"); eq(d.effective, true)
         has(table.concat(d.listeners.events, ","), "change")
@@ -225,7 +227,7 @@ fn upload_reaches_a_listening_input_by_index_selector_or_hidden_label() {
         eq(p.filesLength, 1); eq(p.accept, "image/*"); eq(p.consumed, "listened")
         eq(js("window.counts.pick"), 1); eq(js("document.getElementById('file-shown').textContent"), "picture: hello.txt")
         -- By selector: document order, hidden inputs included, nth explicit.
-        local sel = page:upload_file{ selector = "input[type=file]", nth = 2, path = "hello.txt" }:unwrap()
+        local sel = page:upload_file{ selector = "input[type=file]", nth = 2, path = d.relativePath }:unwrap()
         eq(sel.target, "selector=input[type=file]"); eq(sel.filesLength, 1)
         eq(sel.hasListeners, false); eq(sel.consumed, "noListener"); eq(sel.effective, false); has(sel.hint, "nothing listens")
         local hidden = page:upload_file{ selector = "#pick-file", contentBase64 = "dHdv", filename = "two.txt" }:unwrap()
@@ -237,10 +239,10 @@ fn upload_reaches_a_listening_input_by_index_selector_or_hidden_label() {
         local missing = page:upload_file{ selector = "#file", path = "nope/none.txt" }
         eq(missing.code, "INVALID_ARGUMENT"); has(missing.msg, "/playwright/upload"); eq(missing.started, false)
         eq(page:upload_file{ selector = "#file", path = "../escape.txt" }.code, "INVALID_ARGUMENT")
-        local nomatch = page:upload_file{ selector = "#no-such-input", path = "hello.txt" }
+        local nomatch = page:upload_file{ selector = "#no-such-input", path = d.relativePath }
         eq(nomatch.code, "ELEMENT_NOT_FOUND")
-        eq(page:upload_file{ selector = "input[type=file]", nth = 7, path = "hello.txt" }.code, "ELEMENT_NOT_FOUND")
-        local notfile = page:upload_file{ index = by_id(s, "dbl"), path = "hello.txt" }
+        eq(page:upload_file{ selector = "input[type=file]", nth = 7, path = d.relativePath }.code, "ELEMENT_NOT_FOUND")
+        local notfile = page:upload_file{ index = by_id(s, "dbl"), path = d.relativePath }
         eq(notfile.code, "ELEMENT_NOT_EDITABLE")
         eq(js("window.counts.file"), 1, "no bad call reached the input")
         -- A URL the browser downloads.

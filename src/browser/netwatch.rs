@@ -30,7 +30,6 @@ const LISTED: usize = 5;
 struct Pending {
     url: String,
     kind: String,
-    frame_id: String,
     loader_id: String,
     since: Instant,
 }
@@ -121,7 +120,7 @@ impl Inflight {
                         Some(ev) if ev.frame.parent_id.is_none()
                             && ev.frame.id.as_ref() == main_frame =>
                         {
-                            me.committed(&main_frame, ev.frame.loader_id.as_ref());
+                            me.committed(ev.frame.loader_id.as_ref());
                         }
                         Some(_) => {}
                         None => break,
@@ -144,11 +143,6 @@ impl Inflight {
                 .r#type
                 .as_ref()
                 .map(|t| t.as_ref().to_string())
-                .unwrap_or_default(),
-            frame_id: ev
-                .frame_id
-                .as_ref()
-                .map(|f| f.as_ref().to_string())
                 .unwrap_or_default(),
             loader_id: ev.loader_id.as_ref().to_string(),
             since: Instant::now(),
@@ -177,11 +171,13 @@ impl Inflight {
     }
 
     /// The main frame committed the document of `loader`: its previous document's requests go.
-    fn committed(&self, main_frame: &str, loader: &str) {
+    fn committed(&self, loader: &str) {
         self.with(|s| {
             let before = s.pending.len();
-            s.pending
-                .retain(|_, p| p.frame_id != main_frame || p.loader_id == loader);
+            // Everything pending at a main-frame commit belongs to the old document tree
+            // (its child frames included, which Chromium does not always report as failed),
+            // except the new document's own request.
+            s.pending.retain(|_, p| p.loader_id == loader);
             if s.pending.len() != before {
                 s.last_activity = Instant::now();
             }

@@ -471,10 +471,18 @@ fn set_checked(p: &mut Params, want: bool) -> Prepared<TaskCx> {
         }
         let clicked = target.click(&task, first, mode, timeout_ms).await?;
         let deadline = std::time::Instant::now() + CHECK_SETTLE;
-        let mut after: CheckState = target.act("check_state", json!({})).await?;
+        // The click has landed: a read-back that fails (the box re-rendered) must not say
+        // that nothing ran.
+        let read_back = || async {
+            target
+                .act::<CheckState>("check_state", json!({}))
+                .await
+                .map_err(CommandError::sent)
+        };
+        let mut after: CheckState = read_back().await?;
         while after.checked != Some(want) && std::time::Instant::now() < deadline {
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-            after = target.act("check_state", json!({})).await?;
+            after = read_back().await?;
         }
         if after.checked != Some(want) {
             return Err(CommandError::failed(format!(
@@ -547,8 +555,9 @@ fn upload_file(p: &mut Params) -> Prepared<TaskCx> {
     run(move |cx: TaskCx| async move {
         let dir = cx.engine.config.upload_dir.clone();
         let task = cx.task;
-        let (file, staged) = stage_upload(&task, &dir, source, filename, content_type).await?;
+        // The target first: a selector that matches nothing stages (or downloads) nothing.
         let (target, _) = target::find(&task, &locator, Read::default()).await?;
+        let (file, staged) = stage_upload(&task, &dir, source, filename, content_type).await?;
         let described = match &locator {
             Locator::Index(i) => format!("index={i}"),
             Locator::Selector { css, frame, .. } => match frame {
@@ -614,6 +623,9 @@ async fn stage_upload(
     content_type: Option<String>,
 ) -> Result<(std::path::PathBuf, serde_json::Value), CommandError> {
     use super::staging;
+    // Content a task stages goes to a directory of its own: two tasks uploading `report.pdf`
+    // never swap files.
+    let own = dir.join(task.id.to_string());
     match source {
         Source::Path(path) => {
             let resolved = staging::resolve(dir, &path)?;
@@ -634,9 +646,19 @@ async fn stage_upload(
             Ok((abs, serde_json::json!({"size": meta.len()})))
         }
         Source::Inline(bytes) => {
+            if bytes.len() > UPLOAD_MAX_BYTES {
+                return Err(CommandError::invalid(
+                    "contentBase64",
+                    format!(
+                        "param `contentBase64`: {} bytes, more than the {UPLOAD_MAX_BYTES} an upload may stage",
+                        bytes.len()
+                    ),
+                ));
+            }
             let (path, mut info) =
-                staging::stage(dir, &bytes, filename.as_deref(), content_type.as_deref()).await?;
+                staging::stage(&own, &bytes, filename.as_deref(), content_type.as_deref()).await?;
             info["source"] = serde_json::json!("contentBase64");
+            relative_to_root(&mut info, task);
             Ok((path, info))
         }
         Source::Url(url) => {
@@ -644,11 +666,20 @@ async fn stage_upload(
             let (bytes, served_type) = tab.download(&url, UPLOAD_MAX_BYTES).await?;
             let content_type = content_type.or(served_type);
             let (path, mut info) =
-                staging::stage(dir, &bytes, filename.as_deref(), content_type.as_deref()).await?;
+                staging::stage(&own, &bytes, filename.as_deref(), content_type.as_deref()).await?;
             info["source"] = serde_json::json!("url");
+            relative_to_root(&mut info, task);
             info["url"] = serde_json::json!(url);
             Ok((path, info))
         }
+    }
+}
+
+/// `relativePath` of a file staged in the task's own directory, from the upload root (what a
+/// later `path` param resolves against).
+fn relative_to_root(info: &mut serde_json::Value, task: &crate::browser::task::Task) {
+    if let Some(name) = info["relativePath"].as_str() {
+        info["relativePath"] = serde_json::json!(format!("{}/{name}", task.id));
     }
 }
 

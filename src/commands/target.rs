@@ -1237,8 +1237,10 @@ impl Target {
             if focused.length.unwrap_or(0) > 0 {
                 self.tab.press_delete().await?;
             }
+            // Delete has been pressed: a read-back that fails must not say nothing ran.
             self.probe::<ReadBack>("read_back", json!({"text": "", "mode": "exact"}))
-                .await?
+                .await
+                .map_err(CommandError::sent)?
         } else {
             self.set_value("", false, false).await?
         };

@@ -870,8 +870,11 @@ fn wait_for_function(p: &mut Params) -> Prepared<TaskCx> {
             match ran {
                 Ran::Threw(ex) => {
                     let line = exception_line(&ex);
+                    // A script that does not compile throws without a stack; `JSON.parse('')`
+                    // throws a SyntaxError at run time, with one: that is worth waiting through.
                     if ex.pointer("/exception/className").and_then(Value::as_str)
                         == Some("SyntaxError")
+                        && ex.get("stackTrace").is_none()
                     {
                         return Err(CommandError::invalid(
                             "expression",
