@@ -36,7 +36,7 @@ pub const SPECS: &[CommandSpec] = &[
         ),
     Group::Meta
         .engine("cleanup", cleanup)
-        .summary("Delete old screenshots, state files, trace logs or staged uploads (a dry run unless told)")
+        .summary("Delete old evidence, trace logs or staged uploads (a dry run unless told)")
         .doc(
             "Explicit only: moonpilot never deletes these files on its own. Scans the data \
               directory and/or the trace directory (every day in it) for files older than \
