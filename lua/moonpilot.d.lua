@@ -815,6 +815,56 @@ function Task:mouse_click_by_selector(params) end
 ---@return moonpilot.Result
 function Task:execute_js(params) end
 
+---@class moonpilot.extract_structured_data.params
+---@field query? string free text echoed back (no server-side filtering)
+---@field extractLinks? boolean also return links [{text (<=80), href (absolute)}] (default false)
+
+---The page's body text (innerText), bounded, and optionally its links
+---
+---Reads `body.innerText` of the main frame with the highlight overlay hidden, cut at 20000 characters (`limit`; `truncated`, `length` = the full length and `truncatedHint` say what was cut). Tables are flattened by innerText: use extract_markdown for tables. `query` is echoed, never used to filter. Links are capped at 1000 (`linksTruncated`).
+---@param params? moonpilot.extract_structured_data.params
+---@return moonpilot.Result
+function Task:extract_structured_data(params) end
+
+---@class moonpilot.extract_markdown.params
+---@field selector? string element to convert (first or nth match); absent = whole body
+---@field frame? string frame ordinal (0 = main, as list_frames) or a substring of the frame URL or name
+---@field includeLinks? boolean also return links of that frame (default false)
+---@field maxChars? integer truncation, at most 1000000 (<= 0 means 20000) (default 20000)
+---@field nth? integer 0-based match of the selector
+
+---The body or one element as Markdown (tables as GFM tables)
+---
+---Converts the live DOM of the chosen frame (headings, paragraphs, lists, links, emphasis, code, images, block quotes; tables as GFM tables with the first row as header) to Markdown, cut at `maxChars` (`truncated`, `length` = the full length). A selector matching nothing fails; `nth` out of range fails with the count. list_tables gives ready selectors `table >> nth=N`.
+---@param params? moonpilot.extract_markdown.params
+---@return moonpilot.Result
+function Task:extract_markdown(params) end
+
+---@class moonpilot.find_text.params
+---@field text string literal text or regex
+---@field regex? boolean treat text as a JavaScript regex (flags g and m) (default false)
+---@field contextChars? integer chars before/after each hit, 0..=2000 (default 80)
+---@field maxMatches? integer hits returned, 0..=1000 (default 20)
+---@field selector? string search only inside this element (first match)
+---@field frame? string frame ordinal (0 = main, as list_frames) or a substring of the frame URL or name
+
+---Find literal text or a regex in the page's innerText, with context
+---
+---Non-overlapping hits in `innerText` of the body (or of `selector`'s first match) of the chosen frame, overlay hidden; an empty regex match advances one character. `matchCount` counts every hit (up to 100000, `matchCountCapped`), `matches` holds the first `maxMatches` with their char offset, 1-based line and context. An invalid regex fails (INVALID_ARGUMENT, param `text`), never a literal fallback.
+---@param params moonpilot.find_text.params
+---@return moonpilot.Result
+function Task:find_text(params) end
+
+---@class moonpilot.list_tables.params
+---@field frame? string frame ordinal (0 = main, as list_frames) or a substring of the frame URL or name
+
+---List the tables of a frame with ready selectors for extract_markdown
+---
+---Every `table` of the frame in document order: `{index, selector 'table >> nth=N', rows, cols (cells of the first row), textLength, imageCount, preview (<=120, whitespace collapsed), className, id}`.
+---@param params? moonpilot.list_tables.params
+---@return moonpilot.Result
+function Task:list_tables(params) end
+
 ---@class moonpilot.get_dialog.params
 ---@field consume? boolean clear the record after reading (default false)
 
