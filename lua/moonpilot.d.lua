@@ -155,6 +155,50 @@ function Task:get_browser_state(params) end
 ---@return moonpilot.Result
 function Task:list_frames(params) end
 
+---@class moonpilot.get_page_snapshot.params
+---@field includeConsole? boolean add logs/errors (default false)
+---@field includeRequests? boolean add the request log (default false)
+---@field requestFilter? string URL substring for includeRequests
+
+---State summary: page, tabs, last dialog, loading; no DOM text, no files
+---
+---Replaces several calls: the current page's `url`/`title`, the tab block (`browser_state`) and `tabs`, the last native dialog record (`dialog`, null when none) and `loading` (readyState is not complete). Contains no DOM text and writes no files. `includeConsole` / `includeRequests` add `logs`/`errors` and `requests` when this build records them; otherwise they are null and `consoleNote` / `requestsNote` say so.
+---@param params? moonpilot.get_page_snapshot.params
+---@return moonpilot.Result
+function Task:get_page_snapshot(params) end
+
+---@class moonpilot.diff_dom_text.params
+---@field highlight? boolean draw the overlay while rebuilding (default true)
+---@field viewportExpansion? integer as get_browser_state, -1..=10000000 (default 0)
+
+---Rebuild the snapshot and diff its text against the previous read
+---
+---Reads the page like get_browser_state (replacing the index snapshot, no screenshot or text file) and compares its indexed text, line by line as multisets, with the previous text of get_browser_state or diff_dom_text in this task. `added` / `removed` hold at most 200 lines each (`addedCount` / `removedCount` are the totals); the first call reports `first:true` and its first 200 lines as added.
+---@param params? moonpilot.diff_dom_text.params
+---@return moonpilot.Result
+function Task:diff_dom_text(params) end
+
+---@class moonpilot.get_interactive_map.params
+
+---The indexed elements re-read live (tag, value, rect, listeners)
+---
+---Re-reads every element of the task's index snapshot by its locator, one call per frame, in the item shape of get_browser_state's `elements`; without a snapshot of the current tab it builds one first (no files, no highlight). `hasListeners` is true when framework or inline listener traces exist, else null (never false: `addEventListener` leaves no trace), `listenerDetection` 'heuristic'. Unresolved items keep the snapshot tag and the text '[element could not be re-read]'.
+---@param params? moonpilot.get_interactive_map.params
+---@return moonpilot.Result
+function Task:get_interactive_map(params) end
+
+---@class moonpilot.get_form_state.params
+---@field selector? string scope element (first match); absent = document
+---@field includeHidden? boolean include hidden and type=hidden controls (default false)
+---@field max? integer max fields, at most 10000 (<= 0 means 200) (default 200)
+
+---Read back form controls: labels, values, validity, errors
+---
+---Every `input, textarea, select` of the scope (first match of `selector`, else the document) in document order, skipping hidden ones unless `includeHidden`: label, value (passwords always '[redacted]'), state flags, `invalid`, `error` and the constraint-validation `validity`. `invalid` is the error-class rule of JS-PROBES §10, or aria-invalid="true", a custom validity message or :user-invalid; such a field's `error` falls back to its aria-errormessage/aria-describedby text, then the browser's validation message. A scope that matches nothing answers `error:'scope-not-found'` with count 0.
+---@param params? moonpilot.get_form_state.params
+---@return moonpilot.Result
+function Task:get_form_state(params) end
+
 ---@class moonpilot.wait.params
 ---@field seconds integer fixed sleep in whole seconds, 1..=899 (less than the 15-min long-command bound)
 
