@@ -865,7 +865,7 @@ function Task:execute_js(params) end
 
 ---The page's body text (innerText), bounded, and optionally its links
 ---
----Reads `body.innerText` of the main frame with the highlight overlay hidden, cut at 20000 characters (`limit`; `truncated`, `length` = the full length and `truncatedHint` say what was cut). Tables are flattened by innerText: use extract_markdown for tables. `query` is echoed, never used to filter. Links are capped at 1000 (`linksTruncated`).
+---Reads `body.innerText` of the main frame with the highlight overlay hidden, cut at 20000 characters (`limit`; `truncated`, `length` = the full length and `truncatedHint` say what was cut). Tables are flattened by innerText: use extract_markdown for tables. `query` is echoed, never used to filter. Links are capped at 1000 (`linksTruncated`). Beyond the reference: `jsonLd` holds the page's JSON-LD blocks parsed ({index, value, error}; at most 20 of 100000 characters, `jsonLdCount`, `jsonLdTruncated`) and `microdata` its top-level microdata items ({type, id, properties {name: [values]}}, nested items as objects 5 deep; at most 50, `microdataCount`, `microdataTruncated`).
 ---@param params? moonpilot.extract_structured_data.params
 ---@return moonpilot.Result
 function Task:extract_structured_data(params) end

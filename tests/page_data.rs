@@ -353,3 +353,27 @@ fn get_page_snapshot_summarises_without_dom_text() {
         eq(page:get_page_snapshot{ includeConsole = "yes" }.data.param, "includeConsole")
     "##);
 }
+
+#[test]
+fn extract_structured_data_parses_json_ld_and_microdata() {
+    lua(r##"
+        page:navigate{ url = A .. "/product.html" }:unwrap()
+        local r = page:extract_structured_data{}:unwrap()
+        eq(r.jsonLdCount, 2); eq(r.jsonLdTruncated, false)
+        local p = r.jsonLd[1]
+        eq(p.index, 0); eq(p.error, nil); eq(p.value["@type"], "Product"); eq(p.value.offers.price, "19.90")
+        eq(r.jsonLd[2].value, nil); has(r.jsonLd[2].error, "not valid JSON")
+        eq(r.microdataCount, 1, "the nested Person is a property, not a top-level item")
+        local book = r.microdata[1]
+        eq(book.type, "https://schema.org/Book"); eq(book.id, "urn:isbn:42")
+        eq(book.properties.name[1], "The Lua Book")
+        eq(book.properties.author[1].type, "https://schema.org/Person")
+        eq(book.properties.author[1].properties.name[1], "Ana")
+        eq(book.properties.isbn[1], "42"); eq(book.properties.url[1], A .. "/basic.html")
+        eq(book.properties.datePublished[1], "2024-05-01")
+        has(r.text, "The Lua Book")
+        local plain = page:navigate{ url = A .. "/basic.html" }:unwrap()
+        local none = page:extract_structured_data{}:unwrap()
+        eq(none.jsonLdCount, 0); eq(none.microdataCount, 0); eq(#none.jsonLd, 0)
+    "##);
+}

@@ -48,7 +48,11 @@ pub const SPECS: &[CommandSpec] = &[
               20000 characters (`limit`; `truncated`, `length` = the full length and \
               `truncatedHint` say what was cut). Tables are flattened by innerText: use \
               extract_markdown for tables. `query` is echoed, never used to filter. Links are \
-              capped at 1000 (`linksTruncated`).")
+              capped at 1000 (`linksTruncated`). Beyond the reference: `jsonLd` holds the \
+              page's JSON-LD blocks parsed ({index, value, error}; at most 20 of 100000 \
+              characters, `jsonLdCount`, `jsonLdTruncated`) and `microdata` its top-level \
+              microdata items ({type, id, properties {name: [values]}}, nested items as \
+              objects 5 deep; at most 50, `microdataCount`, `microdataTruncated`).")
         .params(&[
             string("query", "free text echoed back (no server-side filtering)"),
             boolean("extractLinks", "also return links [{text (<=80), href (absolute)}]").or("false"),
@@ -161,6 +165,23 @@ fn extract_structured_data(p: &mut Params) -> Prepared<TaskCx> {
                  extract_markdown with a selector for the part you need"
             ));
         }
+        // Structured data proper (moonpilot): JSON-LD blocks and microdata items, capped.
+        let blocks = got["jsonLd"]["blocks"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let ld_total = got["jsonLd"]["total"].as_u64().unwrap_or(0);
+        data["jsonLdCount"] = json!(ld_total);
+        data["jsonLdTruncated"] = json!(ld_total > blocks.len() as u64);
+        data["jsonLd"] = json!(blocks);
+        let items = got["microdata"]["items"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let md_total = got["microdata"]["total"].as_u64().unwrap_or(0);
+        data["microdataCount"] = json!(md_total);
+        data["microdataTruncated"] = json!(md_total > items.len() as u64);
+        data["microdata"] = json!(items);
         if extract_links {
             let links = got["links"].as_array().cloned().unwrap_or_default();
             data["linksTruncated"] = json!(links.len() >= 1000);

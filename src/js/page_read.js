@@ -1,7 +1,9 @@
 ((args, lib) => {
   // Reading a frame's page as data (JS-PROBES.md §15), joined behind probe_lib.js. `args.mode`:
   // - "text" {limit, links}: body innerText (overlay hidden) cut at `limit`: {text, total,
-  //   links?}.
+  //   links?, jsonLd:{blocks:[{index, value, error}], total}, microdata:{items:[{type, id,
+  //   properties:{name:[value]}}], total}} (at most 20 JSON-LD blocks of 100000 characters,
+  //   50 top-level microdata items, nesting 5 deep).
   // - "tables": every `table` in document order: {tables:[{index, selector, rows, cols,
   //   textLength, imageCount, preview, className, id}]}.
   // - "markdown" {selector, nth, limit, links}: the body or the chosen element as Markdown
@@ -192,11 +194,57 @@
     return blocks.join('\n\n');
   };
 
+  // --- Structured data (moonpilot): JSON-LD blocks and microdata items -----------------------
+  const MAX_BLOCKS = 20;
+  const MAX_BLOCK_CHARS = 100000;
+  const jsonLd = () => {
+    const all = Array.from(document.querySelectorAll('script[type="application/ld+json"]'));
+    const blocks = all.slice(0, MAX_BLOCKS).map((el, index) => {
+      const raw = String(el.textContent || '');
+      if (raw.length > MAX_BLOCK_CHARS) return { index, error: 'block of ' + raw.length + ' characters is over the ' + MAX_BLOCK_CHARS + ' cap', value: null };
+      try {
+        return { index, value: JSON.parse(raw), error: null };
+      } catch (e) {
+        return { index, value: null, error: 'not valid JSON: ' + String((e && e.message) || e).slice(0, 200) };
+      }
+    });
+    return { blocks, total: all.length };
+  };
+  const MAX_ITEMS = 50;
+  const propValue = (el, depth) => {
+    if (el.hasAttribute('itemscope')) return depth < 5 ? item(el, depth + 1) : '[nested item not read: depth cap 5]';
+    const tag = el.localName;
+    if (tag === 'meta') return el.getAttribute('content');
+    if (['a', 'link', 'area'].includes(tag)) return String(el.href || el.getAttribute('href') || '');
+    if (['img', 'audio', 'video', 'source', 'embed', 'iframe', 'track'].includes(tag)) return String(el.src || el.getAttribute('src') || '');
+    if (tag === 'time' && el.hasAttribute('datetime')) return el.getAttribute('datetime');
+    if ((tag === 'data' || tag === 'meter') && el.hasAttribute('value')) return el.getAttribute('value');
+    return lib.collapse(el.textContent).slice(0, 500);
+  };
+  // The properties of an item: elements with itemprop under it whose nearest itemscope
+  // ancestor is this item.
+  const item = (scope, depth) => {
+    const properties = {};
+    for (const el of scope.querySelectorAll('[itemprop]')) {
+      const owner = el.parentElement && el.parentElement.closest('[itemscope]');
+      if (owner !== scope) continue;
+      for (const name of String(el.getAttribute('itemprop')).trim().split(/\s+/)) {
+        if (!name) continue;
+        (properties[name] = properties[name] || []).push(propValue(el, depth));
+      }
+    }
+    return { type: scope.getAttribute('itemtype'), id: scope.getAttribute('itemid'), properties };
+  };
+  const microdata = () => {
+    const top = Array.from(document.querySelectorAll('[itemscope]')).filter((el) => !el.hasAttribute('itemprop'));
+    return { items: top.slice(0, MAX_ITEMS).map((el) => item(el, 0)), total: top.length };
+  };
+
   // --- Modes ------------------------------------------------------------------------------
   const mode = args.mode;
   if (mode === 'text') {
     const text = withOverlayHidden(() => String(bodyOf().innerText || ''));
-    const out = { text: text.slice(0, args.limit), total: text.length };
+    const out = { text: text.slice(0, args.limit), total: text.length, jsonLd: jsonLd(), microdata: microdata() };
     if (args.links) out.links = links(document);
     return lib.ok(out);
   }
