@@ -166,22 +166,13 @@ fn extract_structured_data(p: &mut Params) -> Prepared<TaskCx> {
             ));
         }
         // Structured data proper (moonpilot): JSON-LD blocks and microdata items, capped.
-        let blocks = got["jsonLd"]["blocks"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        let ld_total = got["jsonLd"]["total"].as_u64().unwrap_or(0);
-        data["jsonLdCount"] = json!(ld_total);
-        data["jsonLdTruncated"] = json!(ld_total > blocks.len() as u64);
-        data["jsonLd"] = json!(blocks);
-        let items = got["microdata"]["items"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        let md_total = got["microdata"]["total"].as_u64().unwrap_or(0);
-        data["microdataCount"] = json!(md_total);
-        data["microdataTruncated"] = json!(md_total > items.len() as u64);
-        data["microdata"] = json!(items);
+        for (key, list) in [("jsonLd", "blocks"), ("microdata", "items")] {
+            let kept = got[key][list].as_array().cloned().unwrap_or_default();
+            let total = got[key]["total"].as_u64().unwrap_or(0);
+            data[format!("{key}Count")] = json!(total);
+            data[format!("{key}Truncated")] = json!(total > kept.len() as u64);
+            data[key] = json!(kept);
+        }
         if extract_links {
             let links = got["links"].as_array().cloned().unwrap_or_default();
             data["linksTruncated"] = json!(links.len() >= 1000);
