@@ -155,6 +155,50 @@ function Task:get_browser_state(params) end
 ---@return moonpilot.Result
 function Task:list_frames(params) end
 
+---@class moonpilot.get_page_snapshot.params
+---@field includeConsole? boolean add logs/errors (default false)
+---@field includeRequests? boolean add the request log (default false)
+---@field requestFilter? string URL substring for includeRequests
+
+---State summary: page, tabs, last dialog, loading; no DOM text, no files
+---
+---Replaces several calls: the current page's `url`/`title`, the tab block (`browser_state`) and `tabs`, the last native dialog record (`dialog`, null when none) and `loading` (readyState is not complete). Contains no DOM text and writes no files. `includeConsole` / `includeRequests` add `logs`/`errors` and `requests` when this build records them; otherwise they are null and `consoleNote` / `requestsNote` say so.
+---@param params? moonpilot.get_page_snapshot.params
+---@return moonpilot.Result
+function Task:get_page_snapshot(params) end
+
+---@class moonpilot.diff_dom_text.params
+---@field highlight? boolean draw the overlay while rebuilding (default true)
+---@field viewportExpansion? integer as get_browser_state, -1..=10000000 (default 0)
+
+---Rebuild the snapshot and diff its text against the previous read
+---
+---Reads the page like get_browser_state (replacing the index snapshot, no screenshot or text file) and compares its indexed text, line by line as multisets, with the previous text of get_browser_state or diff_dom_text in this task. `added` / `removed` hold at most 200 lines each (`addedCount` / `removedCount` are the totals); the first call reports `first:true` and its first 200 lines as added.
+---@param params? moonpilot.diff_dom_text.params
+---@return moonpilot.Result
+function Task:diff_dom_text(params) end
+
+---@class moonpilot.get_interactive_map.params
+
+---The indexed elements re-read live (tag, value, rect, listeners)
+---
+---Re-reads every element of the task's index snapshot by its locator, one call per frame, in the item shape of get_browser_state's `elements`; without a snapshot of the current tab it builds one first (no files, no highlight). `hasListeners` is true when framework or inline listener traces exist, else null (never false: `addEventListener` leaves no trace), `listenerDetection` 'heuristic'. Unresolved items keep the snapshot tag and the text '[element could not be re-read]'.
+---@param params? moonpilot.get_interactive_map.params
+---@return moonpilot.Result
+function Task:get_interactive_map(params) end
+
+---@class moonpilot.get_form_state.params
+---@field selector? string scope element (first match); absent = document
+---@field includeHidden? boolean include hidden and type=hidden controls (default false)
+---@field max? integer max fields, at most 10000 (<= 0 means 200) (default 200)
+
+---Read back form controls: labels, values, validity, errors
+---
+---Every `input, textarea, select` of the scope (first match of `selector`, else the document) in document order, skipping hidden ones unless `includeHidden`: label, value (passwords always '[redacted]'), state flags, `invalid`, `error` and the constraint-validation `validity`. `invalid` is the error-class rule of JS-PROBES §10, or aria-invalid="true", a custom validity message or :user-invalid; such a field's `error` falls back to its aria-errormessage/aria-describedby text, then the browser's validation message. A scope that matches nothing answers `error:'scope-not-found'` with count 0.
+---@param params? moonpilot.get_form_state.params
+---@return moonpilot.Result
+function Task:get_form_state(params) end
+
 ---@class moonpilot.wait.params
 ---@field seconds integer fixed sleep in whole seconds, 1..=899 (less than the 15-min long-command bound)
 
@@ -814,6 +858,56 @@ function Task:mouse_click_by_selector(params) end
 ---@param params? moonpilot.execute_js.params
 ---@return moonpilot.Result
 function Task:execute_js(params) end
+
+---@class moonpilot.extract_structured_data.params
+---@field query? string free text echoed back (no server-side filtering)
+---@field extractLinks? boolean also return links [{text (<=80), href (absolute)}] (default false)
+
+---The page's body text (innerText), bounded, and optionally its links
+---
+---Reads `body.innerText` of the main frame with the highlight overlay hidden, cut at 20000 characters (`limit`; `truncated`, `length` = the full length and `truncatedHint` say what was cut). Tables are flattened by innerText: use extract_markdown for tables. `query` is echoed, never used to filter. Links are capped at 1000 (`linksTruncated`). Beyond the reference: `jsonLd` holds the page's JSON-LD blocks parsed ({index, value, error}; at most 20 of 100000 characters, `jsonLdCount`, `jsonLdTruncated`) and `microdata` its top-level microdata items ({type, id, properties {name: [values]}}, nested items as objects 5 deep; at most 50, `microdataCount`, `microdataTruncated`).
+---@param params? moonpilot.extract_structured_data.params
+---@return moonpilot.Result
+function Task:extract_structured_data(params) end
+
+---@class moonpilot.extract_markdown.params
+---@field selector? string element to convert (first or nth match); absent = whole body
+---@field frame? string frame ordinal (0 = main, as list_frames) or a substring of the frame URL or name
+---@field includeLinks? boolean also return links of that frame (default false)
+---@field maxChars? integer truncation, at most 1000000 (<= 0 means 20000) (default 20000)
+---@field nth? integer 0-based match of the selector
+
+---The body or one element as Markdown (tables as GFM tables)
+---
+---Converts the live DOM of the chosen frame (headings, paragraphs, lists, links, emphasis, code, images, block quotes; tables as GFM tables with the first row as header) to Markdown, cut at `maxChars` (`truncated`, `length` = the full length). A selector matching nothing fails; `nth` out of range fails with the count. list_tables gives ready selectors `table >> nth=N`.
+---@param params? moonpilot.extract_markdown.params
+---@return moonpilot.Result
+function Task:extract_markdown(params) end
+
+---@class moonpilot.find_text.params
+---@field text string literal text or regex
+---@field regex? boolean treat text as a JavaScript regex (flags g and m) (default false)
+---@field contextChars? integer chars before/after each hit, 0..=2000 (default 80)
+---@field maxMatches? integer hits returned, 0..=1000 (default 20)
+---@field selector? string search only inside this element (first match)
+---@field frame? string frame ordinal (0 = main, as list_frames) or a substring of the frame URL or name
+
+---Find literal text or a regex in the page's innerText, with context
+---
+---Non-overlapping hits in `innerText` of the body (or of `selector`'s first match) of the chosen frame, overlay hidden; an empty regex match advances one character. `matchCount` counts every hit (up to 100000, `matchCountCapped`), `matches` holds the first `maxMatches` with their char offset, 1-based line and context. An invalid regex fails (INVALID_ARGUMENT, param `text`), never a literal fallback.
+---@param params moonpilot.find_text.params
+---@return moonpilot.Result
+function Task:find_text(params) end
+
+---@class moonpilot.list_tables.params
+---@field frame? string frame ordinal (0 = main, as list_frames) or a substring of the frame URL or name
+
+---List the tables of a frame with ready selectors for extract_markdown
+---
+---Every `table` of the frame in document order: `{index, selector 'table >> nth=N', rows, cols (cells of the first row), textLength, imageCount, preview (<=120, whitespace collapsed), className, id}`.
+---@param params? moonpilot.list_tables.params
+---@return moonpilot.Result
+function Task:list_tables(params) end
 
 ---@class moonpilot.get_dialog.params
 ---@field consume? boolean clear the record after reading (default false)

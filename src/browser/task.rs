@@ -220,6 +220,9 @@ struct TaskState {
     tabs: Vec<Arc<Tab>>,
     current: usize,
     snapshot: Option<Arc<Snapshot>>,
+    /// The indexed text of the last get_browser_state / diff_dom_text (what diff_dom_text
+    /// compares with).
+    state_text: Option<Arc<String>>,
     capture_seq: u64,
     /// One receiver per deferred evidence job; it reads true once the job is over.
     evidence: Vec<watch::Receiver<bool>>,
@@ -377,6 +380,16 @@ impl Task {
     /// Replaces (or drops, with `None`) the index snapshot.
     pub fn set_snapshot(&self, snapshot: Option<Snapshot>) {
         self.state(|s| s.snapshot = snapshot.map(Arc::new));
+    }
+
+    /// The indexed text of the last full read (get_browser_state, diff_dom_text).
+    pub fn state_text(&self) -> Option<Arc<String>> {
+        self.state(|s| s.state_text.clone())
+    }
+
+    /// Replaces the indexed text of the last full read.
+    pub fn set_state_text(&self, text: String) {
+        self.state(|s| s.state_text = Some(Arc::new(text)));
     }
 
     /// The next capture sequence number (per task, from 1).

@@ -18,6 +18,7 @@ use super::page_state::find_frame;
 use crate::browser::tab::{exception_json, exception_line, FrameRef, Tab};
 use crate::command::*;
 use crate::error::CommandError;
+use crate::js;
 use crate::protocol::{ErrorCode, Params};
 
 /// The extract/script group.
@@ -40,7 +41,273 @@ pub const SPECS: &[CommandSpec] = &[
             boolean("retryOnSpurious", "framework param: allow an automatic resend (only for side-effect-free scripts)").or("false"),
         ])
         .example("local r = page:execute_js{ body = \"return document.querySelectorAll('a').length\" }\nprint(r.data.result)"),
+    Group::ExtractJs
+        .read("extract_structured_data", extract_structured_data)
+        .summary("The page's body text (innerText), bounded, and optionally its links")
+        .doc("Reads `body.innerText` of the main frame with the highlight overlay hidden, cut at \
+              20000 characters (`limit`; `truncated`, `length` = the full length and \
+              `truncatedHint` say what was cut). Tables are flattened by innerText: use \
+              extract_markdown for tables. `query` is echoed, never used to filter. Links are \
+              capped at 1000 (`linksTruncated`). Beyond the reference: `jsonLd` holds the \
+              page's JSON-LD blocks parsed ({index, value, error}; at most 20 of 100000 \
+              characters, `jsonLdCount`, `jsonLdTruncated`) and `microdata` its top-level \
+              microdata items ({type, id, properties {name: [values]}}, nested items as \
+              objects 5 deep; at most 50, `microdataCount`, `microdataTruncated`).")
+        .params(&[
+            string("query", "free text echoed back (no server-side filtering)"),
+            boolean("extractLinks", "also return links [{text (<=80), href (absolute)}]").or("false"),
+        ])
+        .example("local r = page:extract_structured_data{ extractLinks = true }:unwrap()\nprint(r.text)"),
+    Group::ExtractJs
+        .read("extract_markdown", extract_markdown)
+        .summary("The body or one element as Markdown (tables as GFM tables)")
+        .doc("Converts the live DOM of the chosen frame (headings, paragraphs, lists, links, \
+              emphasis, code, images, block quotes; tables as GFM tables with the first row as \
+              header) to Markdown, cut at `maxChars` (`truncated`, `length` = the full length). \
+              A selector matching nothing fails; `nth` out of range fails with the count. \
+              list_tables gives ready selectors `table >> nth=N`.")
+        .params(&[
+            string("selector", "element to convert (first or nth match); absent = whole body"),
+            string("frame", "frame ordinal (0 = main, as list_frames) or a substring of the frame URL or name"),
+            boolean("includeLinks", "also return links of that frame").or("false"),
+            int("maxChars", "truncation, at most 1000000 (<= 0 means 20000)").or("20000").range(f64::NEG_INFINITY, 1_000_000.0),
+            int("nth", "0-based match of the selector").range(0.0, 100_000.0),
+        ])
+        .example("local md = page:extract_markdown{ selector = \"table >> nth=0\" }:unwrap().markdown"),
+    Group::ExtractJs
+        .read("find_text", find_text)
+        .summary("Find literal text or a regex in the page's innerText, with context")
+        .doc("Non-overlapping hits in `innerText` of the body (or of `selector`'s first match) of \
+              the chosen frame, overlay hidden; an empty regex match advances one character. \
+              `matchCount` counts every hit (up to 100000, `matchCountCapped`), `matches` holds \
+              the first `maxMatches` with their char offset, 1-based line and context. An \
+              invalid regex fails (INVALID_ARGUMENT, param `text`), never a literal fallback.")
+        .params(&[
+            string("text", "literal text or regex").req(),
+            boolean("regex", "treat text as a JavaScript regex (flags g and m)").or("false"),
+            int("contextChars", "chars before/after each hit, 0..=2000").or("80").range(0.0, 2000.0),
+            int("maxMatches", "hits returned, 0..=1000").or("20").range(0.0, 1000.0),
+            string("selector", "search only inside this element (first match)"),
+            string("frame", "frame ordinal (0 = main, as list_frames) or a substring of the frame URL or name"),
+        ])
+        .example("local r = page:find_text{ text = \"total\" }:unwrap()\nprint(r.matchCount)"),
+    Group::ExtractJs
+        .read("list_tables", list_tables)
+        .summary("List the tables of a frame with ready selectors for extract_markdown")
+        .doc("Every `table` of the frame in document order: `{index, selector 'table >> nth=N', \
+              rows, cols (cells of the first row), textLength, imageCount, preview (<=120, \
+              whitespace collapsed), className, id}`.")
+        .params(&[
+            string("frame", "frame ordinal (0 = main, as list_frames) or a substring of the frame URL or name"),
+        ])
+        .example("for _, t in ipairs(page:list_tables():unwrap().tables) do print(t.selector, t.rows) end"),
 ];
+
+/// The default and fallback limit of the text extractors (`browser.extract.maxChars`).
+const EXTRACT_MAX_CHARS: usize = 20_000;
+
+/// The frame a `frame` param names, else the main frame.
+async fn frame_or_main(tab: &Tab, frame: Option<&str>) -> Result<FrameRef, CommandError> {
+    match frame {
+        Some(spec) => find_frame(tab, spec).await,
+        None => Ok(tab.main_frame_local()),
+    }
+}
+
+/// Runs `page_read.js` in `frame`; a probe's INVALID_ARGUMENT names its param.
+async fn page_read(tab: &Tab, frame: &FrameRef, args: Value) -> Result<Value, CommandError> {
+    tab.call_probe::<Value>(frame, js::PAGE_READ_JS, args)
+        .await
+        .map_err(|mut e| {
+            if e.code == ErrorCode::InvalidArgument && e.param.is_none() {
+                e.param = e
+                    .details
+                    .as_ref()
+                    .and_then(|d| d["param"].as_str())
+                    .map(str::to_string);
+            }
+            e
+        })
+}
+
+/// The URL and title of the current tab (empty when unreadable).
+async fn url_title(tab: &Tab) -> (String, String) {
+    let status = tab.call_page_status().await.unwrap_or_default();
+    let text = |key: &str| status[key].as_str().unwrap_or_default().to_string();
+    (text("url"), text("title"))
+}
+
+fn extract_structured_data(p: &mut Params) -> Prepared<TaskCx> {
+    let query = p.str_opt("query")?;
+    let extract_links = p.bool_or("extractLinks", false)?;
+    run(move |cx: TaskCx| async move {
+        let tab = cx.task.tab()?;
+        let frame = tab.main_frame_local();
+        let limit = EXTRACT_MAX_CHARS;
+        let got = page_read(
+            &tab,
+            &frame,
+            json!({"mode": "text", "limit": limit, "links": extract_links}),
+        )
+        .await?;
+        let total = got["total"].as_u64().unwrap_or(0);
+        let truncated = total > limit as u64;
+        let mut data = json!({
+            "query": query,
+            "text": got["text"],
+            "length": total,
+            "truncated": truncated,
+            "limit": limit,
+        });
+        if truncated {
+            data["truncatedHint"] = json!(format!(
+                "the text is {total} characters; the first {limit} are returned: use find_text or \
+                 extract_markdown with a selector for the part you need"
+            ));
+        }
+        // Structured data proper (moonpilot): JSON-LD blocks and microdata items, capped.
+        for (key, list) in [("jsonLd", "blocks"), ("microdata", "items")] {
+            let kept = got[key][list].as_array().cloned().unwrap_or_default();
+            let total = got[key]["total"].as_u64().unwrap_or(0);
+            data[format!("{key}Count")] = json!(total);
+            data[format!("{key}Truncated")] = json!(total > kept.len() as u64);
+            data[key] = json!(kept);
+        }
+        if extract_links {
+            let links = got["links"].as_array().cloned().unwrap_or_default();
+            data["linksTruncated"] = json!(links.len() >= 1000);
+            data["links"] = json!(links);
+        }
+        Ok(data)
+    })
+}
+
+fn extract_markdown(p: &mut Params) -> Prepared<TaskCx> {
+    let selector = p.str_opt("selector")?;
+    let frame = p.str_opt("frame")?;
+    let include_links = p.bool_or("includeLinks", false)?;
+    let max_chars = match p.int_opt("maxChars")? {
+        Some(n) if n > 0 => usize::try_from(n).unwrap_or(EXTRACT_MAX_CHARS),
+        _ => EXTRACT_MAX_CHARS,
+    };
+    let nth = p.int_opt("nth")?;
+    if nth.is_some() && selector.is_none() {
+        return Err(CommandError::invalid(
+            "nth",
+            "param `nth`: only meaningful with `selector`",
+        ));
+    }
+    run(move |cx: TaskCx| async move {
+        let tab = cx.task.tab()?;
+        let target = frame_or_main(&tab, frame.as_deref()).await?;
+        let got = page_read(
+            &tab,
+            &target,
+            json!({"mode": "markdown", "selector": selector, "nth": nth,
+                   "limit": max_chars, "links": include_links}),
+        )
+        .await?;
+        let total = got["total"].as_u64().unwrap_or(0);
+        let source = match (&selector, nth) {
+            (Some(s), Some(n)) => format!("{s} >> nth={n}"),
+            (Some(s), None) => s.clone(),
+            _ => "body".to_string(),
+        };
+        let (url, title) = url_title(&tab).await;
+        let mut data = json!({
+            "markdown": got["markdown"],
+            "length": total,
+            "truncated": total > max_chars as u64,
+            "source": source,
+            "url": url,
+            "title": title,
+        });
+        if include_links {
+            data["links"] = got["links"].clone();
+        }
+        Ok(data)
+    })
+}
+
+fn find_text(p: &mut Params) -> Prepared<TaskCx> {
+    let text = p.str_keep_empty("text")?.ok_or_else(|| p.missing("text"))?;
+    let regex = p.bool_or("regex", false)?;
+    if text.is_empty() && !regex {
+        return Err(CommandError::invalid(
+            "text",
+            "param `text`: must not be empty",
+        ));
+    }
+    let context = p.int_opt("contextChars")?.unwrap_or(80).clamp(0, 2000);
+    let max_matches = p.int_opt("maxMatches")?.unwrap_or(20).clamp(0, 1000);
+    let selector = p.str_opt("selector")?;
+    let frame = p.str_opt("frame")?;
+    run(move |cx: TaskCx| async move {
+        let tab = cx.task.tab()?;
+        let target = frame_or_main(&tab, frame.as_deref()).await?;
+        let got = page_read(
+            &tab,
+            &target,
+            json!({"mode": "find", "text": text, "regex": regex, "contextChars": context,
+                   "maxMatches": max_matches, "selector": selector}),
+        )
+        .await?;
+        let count = got["matchCount"].as_u64().unwrap_or(0);
+        let matches = got["matches"].as_array().cloned().unwrap_or_default();
+        let returned = matches.len() as u64;
+        let truncated = returned < count;
+        let mut data = json!({
+            "matchCount": count,
+            "returned": returned,
+            "truncated": truncated,
+            "matches": matches,
+            "pattern": text,
+            "regex": regex,
+            "contextChars": context,
+            "source": selector.clone().unwrap_or_else(|| "body".into()),
+            "textLength": got["textLength"],
+        });
+        if got["countCapped"].as_bool() == Some(true) {
+            data["matchCountCapped"] = json!(true);
+        }
+        if count == 0 {
+            data["hint"] = json!(
+                "no hit in the visible text (innerText): text inside images, \
+                                  inputs or hidden elements is never found; check spelling or use \
+                                  regex:true"
+            );
+        } else if truncated {
+            data["hint"] = json!(format!(
+                "{count} hits, {returned} returned: raise maxMatches or narrow with selector"
+            ));
+        }
+        Ok(data)
+    })
+}
+
+fn list_tables(p: &mut Params) -> Prepared<TaskCx> {
+    let frame = p.str_opt("frame")?;
+    run(move |cx: TaskCx| async move {
+        let tab = cx.task.tab()?;
+        let target = frame_or_main(&tab, frame.as_deref()).await?;
+        let got = page_read(&tab, &target, json!({"mode": "tables"})).await?;
+        let tables = got["tables"].as_array().cloned().unwrap_or_default();
+        let (url, title) = url_title(&tab).await;
+        let hint = if tables.is_empty() {
+            "no <table> in this frame: the data may be a grid of divs (use extract_markdown or \
+             find_text), or inside another frame (frame param)"
+        } else {
+            "pass a selector to extract_markdown{ selector = 'table >> nth=N' } to read a table"
+        };
+        Ok(json!({
+            "count": tables.len(),
+            "tables": tables,
+            "url": url,
+            "title": title,
+            "hint": hint,
+        }))
+    })
+}
 
 /// How a prepared script is run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,4 +1,6 @@
-//! Reading page state: `get_browser_state` (the indexed snapshot) and `list_frames`.
+//! Reading page state: `get_browser_state` (the indexed snapshot), `list_frames`, and the
+//! cheaper views that spend no observation: `get_page_snapshot`, `diff_dom_text`,
+//! `get_interactive_map`, `get_form_state`.
 //!
 //! A snapshot reads every included frame with the DOM index probe, one index space across
 //! frames (cross-site ones too with `includeFrames`), re-resolves every index, and checks a
@@ -52,6 +54,61 @@ pub const SPECS: &[CommandSpec] = &[
             boolean("refresh", "rebuild an all-frames snapshot (no highlight) first").or("true"),
         ])
         .example("for _, f in ipairs(page:list_frames():unwrap().frames) do print(f.index, f.url) end"),
+    Group::PageState
+        .read("get_page_snapshot", get_page_snapshot)
+        .summary("State summary: page, tabs, last dialog, loading; no DOM text, no files")
+        .doc("Replaces several calls: the current page's `url`/`title`, the tab block \
+              (`browser_state`) and `tabs`, the last native dialog record (`dialog`, null when \
+              none) and `loading` (readyState is not complete). Contains no DOM text and \
+              writes no files. `includeConsole` / `includeRequests` add `logs`/`errors` and \
+              `requests` when this build records them; otherwise they are null and \
+              `consoleNote` / `requestsNote` say so.")
+        .params(&[
+            boolean("includeConsole", "add logs/errors").or("false"),
+            boolean("includeRequests", "add the request log").or("false"),
+            string("requestFilter", "URL substring for includeRequests"),
+        ])
+        .example("local s = page:get_page_snapshot{}:unwrap()\nprint(s.url, s.loading)"),
+    Group::PageState
+        .read("diff_dom_text", diff_dom_text)
+        .summary("Rebuild the snapshot and diff its text against the previous read")
+        .doc("Reads the page like get_browser_state (replacing the index snapshot, no screenshot \
+              or text file) and compares its indexed text, line by line as multisets, with the \
+              previous text of get_browser_state or diff_dom_text in this task. `added` / \
+              `removed` hold at most 200 lines each (`addedCount` / `removedCount` are the \
+              totals); the first call reports `first:true` and its first 200 lines as added.")
+        .params(&[
+            boolean("highlight", "draw the overlay while rebuilding").or("true"),
+            int("viewportExpansion", "as get_browser_state, -1..=10000000").or("0").range(-1.0, 10_000_000.0),
+        ])
+        .example("local d = page:diff_dom_text{}:unwrap()\nfor _, l in ipairs(d.added) do print('+', l) end"),
+    Group::PageState
+        .read("get_interactive_map", get_interactive_map)
+        .summary("The indexed elements re-read live (tag, value, rect, listeners)")
+        .doc("Re-reads every element of the task's index snapshot by its locator, one call per \
+              frame, in the item shape of get_browser_state's `elements`; without a snapshot of \
+              the current tab it builds one first (no files, no highlight). `hasListeners` is \
+              true when framework or inline listener traces exist, else null (never false: \
+              `addEventListener` leaves no trace), `listenerDetection` 'heuristic'. Unresolved \
+              items keep the snapshot tag and the text '[element could not be re-read]'.")
+        .example("for _, e in ipairs(page:get_interactive_map():unwrap().elements) do print(e.index, e.tag) end"),
+    Group::PageState
+        .read("get_form_state", get_form_state)
+        .summary("Read back form controls: labels, values, validity, errors")
+        .doc("Every `input, textarea, select` of the scope (first match of `selector`, else the \
+              document) in document order, skipping hidden ones unless `includeHidden`: label, \
+              value (passwords always '[redacted]'), state flags, `invalid`, `error` and the \
+              constraint-validation `validity`. `invalid` is the error-class rule of JS-PROBES \
+              §10, or aria-invalid=\"true\", a custom validity message or :user-invalid; such \
+              a field's `error` falls back to its aria-errormessage/aria-describedby text, then \
+              the browser's validation message. A scope that matches nothing answers \
+              `error:'scope-not-found'` with count 0.")
+        .params(&[
+            string("selector", "scope element (first match); absent = document"),
+            boolean("includeHidden", "include hidden and type=hidden controls").or("false"),
+            int("max", "max fields, at most 10000 (<= 0 means 200)").or("200").range(f64::NEG_INFINITY, 10_000.0),
+        ])
+        .example("local f = page:get_form_state{ selector = \"form\" }:unwrap()\nfor _, e in ipairs(f.errors) do print(e.label, e.error) end"),
 ];
 
 /// Finds a frame by a `frame` param: an ordinal (number or digits) or a substring of the URL,
@@ -585,20 +642,18 @@ impl SnapshotRead {
             let Some(dom) = &read.dom else { continue };
             for (i, el) in dom.elements.iter().enumerate() {
                 let live = read.resolved.get(i).cloned().unwrap_or(Value::Null);
-                let mut item = if live.is_object() {
-                    live
-                } else {
-                    json!({"tag": el.tag.to_uppercase(), "text": "[element could not be re-read]"})
-                };
-                item["index"] = json!(el.index);
-                item["resolved"] = json!(!read.resolved.get(i).is_none_or(Value::is_null));
-                item["xpath"] = json!(el.xpath);
-                item["snapshotTag"] = json!(el.tag);
-                item["snapshotId"] = json!(el.id);
-                item["snapshotName"] = json!(el.name);
-                item["frameIndex"] = json!(read.frame.ordinal);
-                item["frameUrl"] = json!(read.frame.url);
-                out.push(item);
+                out.push(map_item(
+                    live,
+                    ItemOrigin {
+                        index: el.index,
+                        xpath: &el.xpath,
+                        tag: &el.tag,
+                        id: el.id.as_deref(),
+                        name: el.name.as_deref(),
+                        frame_index: read.frame.ordinal,
+                        frame_url: &read.frame.url,
+                    },
+                ));
             }
         }
         out
@@ -627,6 +682,38 @@ impl SnapshotRead {
     fn main_dom(&self) -> Option<&FrameDom> {
         self.frames.first().and_then(|r| r.dom.as_ref())
     }
+}
+
+/// Where an element item of `get_interactive_map` / `elements` comes from in the snapshot.
+struct ItemOrigin<'a> {
+    index: u32,
+    xpath: &'a str,
+    tag: &'a str,
+    id: Option<&'a str>,
+    name: Option<&'a str>,
+    frame_index: usize,
+    frame_url: &'a str,
+}
+
+/// One element item (JS-PROBES.md §6): the live description of `resolve.js` (or, when the
+/// locator no longer resolves, the snapshot tag and '[element could not be re-read]') plus
+/// what the service adds.
+fn map_item(live: Value, o: ItemOrigin<'_>) -> Value {
+    let resolved = live.is_object();
+    let mut item = if resolved {
+        live
+    } else {
+        json!({"tag": o.tag.to_uppercase(), "text": "[element could not be re-read]"})
+    };
+    item["index"] = json!(o.index);
+    item["resolved"] = json!(resolved);
+    item["xpath"] = json!(o.xpath);
+    item["snapshotTag"] = json!(o.tag);
+    item["snapshotId"] = json!(o.id);
+    item["snapshotName"] = json!(o.name);
+    item["frameIndex"] = json!(o.frame_index);
+    item["frameUrl"] = json!(o.frame_url);
+    item
 }
 
 /// The tab block (`browser_state`) and the `tabs` list, plus the current tab's URL and title.
@@ -732,6 +819,7 @@ fn get_browser_state(p: &mut Params) -> Prepared<TaskCx> {
         task.set_snapshot(usable.then(|| read.to_snapshot(&tab)));
         // Page text is bounded by the readers; markup may add as much again.
         let (text, text_over) = cut_text(read.text(), opts.max_text_chars.saturating_mul(2));
+        task.set_state_text(text.clone());
         let (block, tabs, (url, title)) = tab_block(&task).await;
         let seq = task.next_capture_seq();
         let mut data = json!({
@@ -898,5 +986,254 @@ fn list_frames(p: &mut Params) -> Prepared<TaskCx> {
             "frames": frames,
             "note": "index 0 is the main frame; the rest follow depth-first",
         }))
+    })
+}
+
+fn get_page_snapshot(p: &mut Params) -> Prepared<TaskCx> {
+    let include_console = p.bool_or("includeConsole", false)?;
+    let include_requests = p.bool_or("includeRequests", false)?;
+    let request_filter = p.str_opt("requestFilter")?;
+    run(move |cx: TaskCx| async move {
+        let task = cx.task.clone();
+        let tab = task.tab()?;
+        let status = tab.call_page_status().await?;
+        let (block, tabs, (url, title)) = tab_block(&task).await;
+        let mut data = json!({
+            "url": url,
+            "title": title,
+            "browser_state": block,
+            "tabs": tabs,
+            "dialog": task.events.last_dialog().map(|d| d.to_json()),
+            "loading": status["readyState"].as_str() != Some("complete"),
+        });
+        // The console and request logs are not recorded by this build's tabs yet: say so
+        // rather than answer an empty log that would read as "nothing happened".
+        if include_console {
+            data["logs"] = Value::Null;
+            data["errors"] = Value::Null;
+            data["consoleNote"] =
+                json!("console logs are not recorded in this build: logs/errors are unavailable");
+        }
+        if include_requests {
+            data["requests"] = Value::Null;
+            data["requestFilter"] = json!(request_filter);
+            data["requestsNote"] =
+                json!("requests are not recorded in this build: the request log is unavailable");
+        }
+        Ok(data)
+    })
+}
+
+/// The most lines `diff_dom_text` lists per side.
+const DIFF_MAX_LINES: usize = 200;
+
+/// Multiset line difference: lines of `new` not matched by a line of `old` (in `new`'s order),
+/// and lines of `old` left unmatched (in `old`'s order).
+fn line_diff<'a>(old: &'a str, new: &'a str) -> (Vec<&'a str>, Vec<&'a str>) {
+    let mut left: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for line in old.lines() {
+        *left.entry(line).or_default() += 1;
+    }
+    let mut added = Vec::new();
+    for line in new.lines() {
+        match left.get_mut(line) {
+            Some(n) if *n > 0 => *n -= 1,
+            _ => added.push(line),
+        }
+    }
+    let mut removed = Vec::new();
+    for line in old.lines() {
+        if let Some(n) = left.get_mut(line) {
+            if *n > 0 {
+                *n -= 1;
+                removed.push(line);
+            }
+        }
+    }
+    (added, removed)
+}
+
+fn diff_dom_text(p: &mut Params) -> Prepared<TaskCx> {
+    let highlight = p.bool_or("highlight", true)?;
+    let viewport_expansion = p.int_opt("viewportExpansion")?.unwrap_or(0).max(-1);
+    run(move |cx: TaskCx| async move {
+        let task = cx.task.clone();
+        let tab = task.tab()?;
+        let opts = SnapshotOptions {
+            highlight,
+            viewport_expansion,
+            include_frames: false,
+            strict: false,
+            detail: 0,
+            deadline: cx.deadline,
+            max_text_chars: cx.engine.config.state_text_max_chars,
+        };
+        let mut read = read_snapshot(&tab, opts).await?;
+        if let Some(previous) = task.snapshot().filter(|s| s.tab_target == tab.target_id()) {
+            read.mark_new(&previous);
+        }
+        task.set_snapshot(read.usable().then(|| read.to_snapshot(&tab)));
+        let (text, _) = cut_text(read.text(), opts.max_text_chars.saturating_mul(2));
+        let previous = task.state_text();
+        task.set_state_text(text.clone());
+        // New-element marks (`*[i]`) are not a change of the page's text.
+        let plain = |s: &str| -> String {
+            s.lines()
+                .map(|l| l.strip_prefix('*').unwrap_or(l))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let new = plain(&text);
+        let old = previous.as_deref().map(|s| plain(s));
+        let (added, removed) = match &old {
+            Some(old) => line_diff(old, &new),
+            None => (new.lines().collect(), Vec::new()),
+        };
+        let (_, tabs, (url, title)) = tab_block(&task).await;
+        Ok(json!({
+            "url": url,
+            "title": title,
+            "tabs": tabs,
+            "first": old.is_none(),
+            "changed": !added.is_empty() || !removed.is_empty(),
+            "addedCount": added.len(),
+            "removedCount": removed.len(),
+            "truncated": added.len() > DIFF_MAX_LINES || removed.len() > DIFF_MAX_LINES,
+            "added": added.iter().take(DIFF_MAX_LINES).collect::<Vec<_>>(),
+            "removed": removed.iter().take(DIFF_MAX_LINES).collect::<Vec<_>>(),
+            "indicesUsable": read.usable(),
+        }))
+    })
+}
+
+fn get_interactive_map(_: &mut Params) -> Prepared<TaskCx> {
+    run(move |cx: TaskCx| async move {
+        let task = cx.task.clone();
+        let tab = task.tab()?;
+        let source = "indices are those of the task's index snapshot, shared with every index \
+                      command (click_element_by_index, ...)";
+        let Some(snapshot) = task.snapshot().filter(|s| s.tab_target == tab.target_id()) else {
+            // No snapshot of this tab: build one (no files, no highlight).
+            let opts = SnapshotOptions {
+                highlight: false,
+                viewport_expansion: 0,
+                include_frames: false,
+                strict: false,
+                detail: usize::MAX,
+                deadline: cx.deadline,
+                max_text_chars: cx.engine.config.state_text_max_chars,
+            };
+            let read = read_snapshot(&tab, opts).await?;
+            task.set_snapshot(read.usable().then(|| read.to_snapshot(&tab)));
+            let elements = read.elements();
+            return Ok(json!({
+                "count": elements.len(),
+                "elements": elements,
+                "source": source,
+                "snapshotBuilt": true,
+                "indicesUsable": read.usable(),
+            }));
+        };
+        // Re-read the stored snapshot's elements, one call per frame.
+        let frames = tab.frames(true).await?;
+        let mut items: Vec<Option<Value>> = vec![None; snapshot.elements.len()];
+        for frame in &snapshot.frames {
+            let positions: Vec<usize> = snapshot
+                .elements
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| e.frame == frame.ordinal)
+                .map(|(i, _)| i)
+                .collect();
+            if positions.is_empty() {
+                continue;
+            }
+            let Some(live_frame) = frames.iter().find(|f| f.frame_id == frame.frame_id) else {
+                continue;
+            };
+            let els: Vec<&SnapElement> = positions.iter().map(|&i| &snapshot.elements[i]).collect();
+            let paths: Vec<&str> = els.iter().map(|e| e.locator.as_str()).collect();
+            let expect: Vec<(&str, Option<&str>, Option<&str>)> = els
+                .iter()
+                .map(|e| (e.tag.as_str(), e.id.as_deref(), e.name.as_deref()))
+                .collect();
+            let res = tab
+                .call_probe::<Resolved>(
+                    live_frame,
+                    js::RESOLVE_JS,
+                    json!({"paths": paths, "expect": expect, "detail": paths.len()}),
+                )
+                .await
+                .unwrap_or_default();
+            for (k, &i) in positions.iter().enumerate() {
+                // An element whose identity changed is not the one the index means.
+                let live = res.items.get(k).cloned().unwrap_or(Value::Null);
+                items[i] = Some(if res.changed.contains(&k) {
+                    Value::Null
+                } else {
+                    live
+                });
+            }
+        }
+        let elements: Vec<Value> = snapshot
+            .elements
+            .iter()
+            .zip(items)
+            .map(|(el, live)| {
+                let frame_url = snapshot
+                    .frames
+                    .iter()
+                    .find(|f| f.ordinal == el.frame)
+                    .map_or("", |f| f.url.as_str());
+                map_item(
+                    live.unwrap_or(Value::Null),
+                    ItemOrigin {
+                        index: el.index,
+                        xpath: &el.locator,
+                        tag: &el.tag,
+                        id: el.id.as_deref(),
+                        name: el.name.as_deref(),
+                        frame_index: el.frame,
+                        frame_url,
+                    },
+                )
+            })
+            .collect();
+        Ok(json!({
+            "count": elements.len(),
+            "elements": elements,
+            "source": source,
+            "snapshotBuilt": false,
+        }))
+    })
+}
+
+fn get_form_state(p: &mut Params) -> Prepared<TaskCx> {
+    let selector = p.str_opt("selector")?;
+    let include_hidden = p.bool_or("includeHidden", false)?;
+    let max = match p.int_opt("max")? {
+        Some(n) if n > 0 => n,
+        _ => 200,
+    };
+    run(move |cx: TaskCx| async move {
+        let tab = cx.task.tab()?;
+        let frame = tab.main_frame_local();
+        let mut data = tab
+            .call_probe::<Value>(
+                &frame,
+                js::FORM_STATE_JS,
+                json!({"selector": selector, "includeHidden": include_hidden, "max": max}),
+            )
+            .await
+            .map_err(|mut e| {
+                if e.code == ErrorCode::InvalidArgument {
+                    e.param = Some("selector".into());
+                }
+                e
+            })?;
+        let status = tab.call_page_status().await.unwrap_or_default();
+        data["url"] = status["url"].clone();
+        data["scope"] = json!(selector.as_deref().unwrap_or("document"));
+        Ok(data)
     })
 }

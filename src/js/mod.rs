@@ -57,6 +57,11 @@ pub const ELEMENT_READ_JS: &str = concat!(
     include_str!("probe_lib.js"),
     include_str!("element_read.js")
 );
+/// Reading a frame as data: body text and links, tables, Markdown, text search (§15).
+pub const PAGE_READ_JS: &str = concat!(include_str!("probe_lib.js"), include_str!("page_read.js"));
+/// The form-state reader of `get_form_state` (§10); password values never leave the page.
+pub const FORM_STATE_JS: &str =
+    concat!(include_str!("probe_lib.js"), include_str!("form_state.js"));
 /// DOM modal scan of one frame (§12).
 pub const MODALS_JS: &str = include_str!("modals.js");
 /// Origin of an iframe element's content box (called on the element).
@@ -127,6 +132,8 @@ mod tests {
             ELEMENT_READ_JS,
             WAIT_MATCH_JS,
             POINT_PROBE_JS,
+            PAGE_READ_JS,
+            FORM_STATE_JS,
         ] {
             assert!(probe.starts_with(PROBE_LIB_JS));
             // The probe half is a parenthesised function, so the library's function is called
