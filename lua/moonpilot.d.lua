@@ -943,7 +943,7 @@ function Task:pdf(params) end
 
 ---Save the original file of an image element (fetched with the page's cookies)
 ---
----Reads the element's currentSrc/src (poster, SVG href or CSS background image otherwise) and fetches it through the browser's network stack with the page's cookies (via browser-context). At most 64 MiB; a new data/<task>/img-N<ext> each time (not retry-safe). An element without an image is a failure 'not an image'.
+---Reads the element's currentSrc/src (poster, SVG href or CSS background image otherwise) and fetches it through the browser's network stack with the page's cookies (via browser-context), else with a fetch inside the page (in-page-fetch: blob: URLs); a data: URL is decoded (data-url). Both failing is a failure with both reasons. At most 64 MiB; a new data/<task>/img-N<ext> each time (not retry-safe). An element without an image is a failure 'not an image'.
 ---@param params? moonpilot.download_image.params
 ---@return moonpilot.Result
 function Task:download_image(params) end

@@ -163,11 +163,17 @@ fn download_image_saves_the_original_file() {
         -- A CSS background image, to a chosen (sanitised) name.
         local bg = page:download_image{ selector = "#bg", filename = "../bg image.png" }:unwrap()
         eq(bg.filename, "bg_image.png"); eq(bytes(bg.path) == original, true); has(bg.hint, "div")
+        -- A blob: URL only the page can read: fetched inside the page.
+        page:wait_for_element{ selector = "body[data-blob=ready]" }:unwrap()
+        local blob = page:download_image{ selector = "#blobimg" }:unwrap()
+        eq(blob.via, "in-page-fetch"); has(blob.srcUrl, "blob:"); eq(bytes(blob.path) == original, true)
+        eq(blob.contentType, "image/png")
         -- Not an image; a broken one; nothing matching; neither param.
         local no = page:download_image{ selector = "#plain" }
         eq(no.code, "ACTION_FAILED"); has(no.msg, "not an image")
         local dead = page:download_image{ selector = "#dead" }
         eq(dead.ok, false); eq(dead.code, "NETWORK_ERROR"); eq(dead.data.httpStatus, 404)
+        has(dead.msg, "browser context: "); has(dead.msg, "in-page fetch: HTTP status 404")
         eq(page:download_image{ selector = "#nope" }.code, "ELEMENT_NOT_FOUND")
         eq(page:download_image{}.code, "INVALID_ARGUMENT")
         eq(page:download_image{ selector = "#pic", filename = "..." }.code, "INVALID_ARGUMENT")

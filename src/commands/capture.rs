@@ -94,7 +94,8 @@ pub const SPECS: &[CommandSpec] = &[
         .summary("Save the original file of an image element (fetched with the page's cookies)")
         .doc("Reads the element's currentSrc/src (poster, SVG href or CSS background image \
               otherwise) and fetches it through the browser's network stack with the page's \
-              cookies (via browser-context). At most 64 MiB; a new data/<task>/img-N<ext> each \
+              cookies (via browser-context), else with a fetch inside the page (in-page-fetch: blob: \
+              URLs); a data: URL is decoded (data-url). Both failing is a failure with both reasons. At most 64 MiB; a new data/<task>/img-N<ext> each \
               time (not retry-safe). An element without an image is a failure 'not an image'.")
         .params(&[
             INDEX_OR,
@@ -661,15 +662,30 @@ fn download_image(p: &mut Params) -> Prepared<TaskCx> {
                 found.label, info.tag
             )));
         }
-        if info.src.starts_with("blob:") {
-            return Err(CommandError::failed(format!(
-                "the image of {} is a blob: URL, which only the page can read",
-                found.label
-            )));
-        }
+        let mut via = "browser-context";
         let (bytes, content_type) = match decode_data_url(&info.src) {
-            Some(decoded) => decoded,
-            None => found.tab.download(&info.src, MAX_IMAGE_BYTES).await?,
+            Some(decoded) => {
+                via = "data-url";
+                decoded
+            }
+            None => match found.tab.download(&info.src, MAX_IMAGE_BYTES).await {
+                Ok(got) => got,
+                Err(first) => {
+                    via = "in-page-fetch";
+                    fetch_in_page(&found, &info.src).await.map_err(|second| {
+                        let msg = format!(
+                            "cannot fetch the image `{}`: browser context: {}; in-page fetch: {}",
+                            info.src, first.msg, second.msg
+                        );
+                        let details = first.details.as_deref().cloned();
+                        let e = CommandError::new(first.code, msg);
+                        match details {
+                            Some(d) => e.with_details(d),
+                            None => e,
+                        }
+                    })?
+                }
+            },
         };
         let ext = image_ext(content_type.as_deref(), &info.src);
         let dir = cx.engine.config.data_dir.join(cx.task.id.to_string());
@@ -693,7 +709,7 @@ fn download_image(p: &mut Params) -> Prepared<TaskCx> {
         let mut data = json!({
             "filename": name, "path": shown, "url": format!("/data/{}/{name}", cx.task.id),
             "size": bytes.len(), "sha256": sha, "contentType": content_type,
-            "srcUrl": info.src, "via": "browser-context", "alt": info.alt,
+            "srcUrl": info.src, "via": via, "alt": info.alt,
             "naturalWidth": info.natural_width, "naturalHeight": info.natural_height,
             "target": target_text(&locator),
         });
@@ -702,6 +718,35 @@ fn download_image(p: &mut Params) -> Prepared<TaskCx> {
         }
         Ok(data)
     })
+}
+
+/// The reply of `image_info.js`'s `fetch` op.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Fetched {
+    base64: String,
+    content_type: String,
+}
+
+/// Fetches `url` from inside the element's frame (credentials included), within 60 s.
+async fn fetch_in_page(
+    found: &target::Target,
+    url: &str,
+) -> Result<(Vec<u8>, Option<String>), CommandError> {
+    let call = found.tab.call_probe::<Fetched>(
+        &found.frame,
+        js::IMAGE_INFO_JS,
+        json!({"op": "fetch", "url": url, "maxBytes": MAX_IMAGE_BYTES}),
+    );
+    let got = tokio::time::timeout(Duration::from_secs(60), call)
+        .await
+        .map_err(|_| CommandError::failed("the in-page fetch took longer than 60 s"))??;
+    let bytes = crate::browser::tab::decode_base64(&got.base64)
+        .ok_or_else(|| CommandError::failed("the in-page fetch came back garbled"))?;
+    Ok((
+        bytes,
+        (!got.content_type.is_empty()).then_some(got.content_type),
+    ))
 }
 
 /// The bytes and type of a `data:` URL (base64 or percent-free plain), `None` for other URLs.

@@ -4,7 +4,31 @@
   // Answers {ok:true, value:{tag, src, alt, naturalWidth, naturalHeight}}: `src` is the
   // element's currentSrc or src (an <img>, <input type=image>, <video poster>, an SVG <image>,
   // else the first url(...) of its computed background-image), '' when it has none.
-  const found = lib.locate((args || {}).target);
+  // With op 'fetch' it fetches `args.url` from the page (credentials included, for images the
+  // browser context cannot load: blob: URLs, service-worker answers) and answers
+  // {ok:true, value:{base64, contentType, status}}, or {ok:false, code:'NETWORK_ERROR', msg};
+  // at most `args.maxBytes`.
+  const opts = args || {};
+  if (opts.op === 'fetch') {
+    return (async () => {
+      try {
+        const res = await fetch(opts.url, { credentials: 'include' });
+        if (!res.ok) return { ok: false, code: 'NETWORK_ERROR', msg: 'HTTP status ' + res.status };
+        const buf = new Uint8Array(await res.arrayBuffer());
+        if (buf.length > opts.maxBytes) {
+          return { ok: false, code: 'ACTION_FAILED', msg: 'larger than ' + opts.maxBytes + ' bytes' };
+        }
+        let bin = '';
+        for (let i = 0; i < buf.length; i += 0x8000) {
+          bin += String.fromCharCode.apply(null, buf.subarray(i, i + 0x8000));
+        }
+        return { ok: true, value: { base64: btoa(bin), contentType: res.headers.get('content-type') || '', status: res.status } };
+      } catch (e) {
+        return { ok: false, code: 'NETWORK_ERROR', msg: String(e && e.message || e) };
+      }
+    })();
+  }
+  const found = lib.locate(opts.target);
   if (found.failure) return found.failure;
   const el = found.el;
   const tag = el.localName || '';
