@@ -904,7 +904,7 @@ function Task:close_modal(params) end
 
 ---Save a PNG of the viewport, whole page, an element or a clip
 ---
----index or selector shoots that element; clipX/clipY/clipWidth/clipHeight (all four, viewport CSS px) a box; fullPage the whole scrollable page; else the viewport. Written to path (its directory must exist) or data/<task>/shot-N.png; base64 only with inline:true. width/height are the PNG's pixel size. Shares the capture circuit breaker with auto-capture (force:true probes once through it).
+---index or selector shoots that element; clipX/clipY/clipWidth/clipHeight (all four, viewport CSS px) a box; fullPage the whole scrollable page; else the viewport. Written to path (absolute, its directory must exist; a plain file name goes to the task's data dir) or data/<task>/shot-N.png; base64 only with inline:true. width/height are the PNG's pixel size. Shares the capture circuit breaker with auto-capture (force:true probes once through it).
 ---@param params? moonpilot.screenshot.params
 ---@return moonpilot.Result
 function Task:screenshot(params) end

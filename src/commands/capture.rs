@@ -47,7 +47,8 @@ pub const SPECS: &[CommandSpec] = &[
         .summary("Save a PNG of the viewport, whole page, an element or a clip")
         .doc("index or selector shoots that element; clipX/clipY/clipWidth/clipHeight (all four, \
               viewport CSS px) a box; fullPage the whole scrollable page; else the viewport. \
-              Written to path (its directory must exist) or data/<task>/shot-N.png; base64 only \
+              Written to path (absolute, its directory must exist; a plain file name goes to the \
+              task's data dir) or data/<task>/shot-N.png; base64 only \
               with inline:true. width/height are the PNG's pixel size. Shares the capture \
               circuit breaker with auto-capture (force:true probes once through it).")
         .params(&[
@@ -161,11 +162,11 @@ fn next_number(dir: &Path, task: &str, prefix: &'static str) -> u64 {
 async fn out_file(
     engine: &Engine,
     task: &Task,
-    given: Option<PathBuf>,
+    given: Option<OutPath>,
     prefix: &'static str,
     ext: &str,
 ) -> Result<(PathBuf, Option<String>), CommandError> {
-    if let Some(path) = given {
+    if let Some(OutPath::Absolute(path)) = given {
         let url = data_url(engine, &path);
         return Ok((path, url));
     }
@@ -174,6 +175,10 @@ async fn out_file(
     tokio::fs::create_dir_all(&dir)
         .await
         .map_err(|e| CommandError::failed(format!("cannot create {}: {e}", dir.display())))?;
+    if let Some(OutPath::InData(name)) = given {
+        let path = dir.join(&name);
+        return Ok((path, Some(format!("/data/{id}/{name}"))));
+    }
     let n = next_number(&dir, &id, prefix);
     let name = format!("{prefix}{n}{ext}");
     Ok((dir.join(&name), Some(format!("/data/{id}/{name}"))))
@@ -207,17 +212,38 @@ async fn write_file(
         .to_string())
 }
 
-/// Reads an output `path` param: its directory must exist (`INVALID_ARGUMENT` otherwise, nothing
-/// written), and it must not name a directory.
-fn read_out_path(p: &mut Params) -> Result<Option<PathBuf>, CommandError> {
+/// An output `path` param: absolute, in a directory that exists; or a plain file name, which
+/// goes to the task's data directory (never the working directory).
+enum OutPath {
+    Absolute(PathBuf),
+    InData(String),
+}
+
+/// Reads an output `path` param: an absolute path's directory must exist and it must not name a
+/// directory; a relative one must be a plain file name (`INVALID_ARGUMENT` otherwise, nothing
+/// written).
+fn read_out_path(p: &mut Params) -> Result<Option<OutPath>, CommandError> {
     let Some(raw) = p.str_opt("path")? else {
         return Ok(None);
     };
     let path = PathBuf::from(&raw);
-    let parent = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
+    if !path.is_absolute() {
+        let plain = path.components().count() == 1
+            && matches!(
+                path.components().next(),
+                Some(std::path::Component::Normal(_))
+            );
+        if !plain {
+            return Err(CommandError::invalid(
+                "path",
+                format!(
+                    "param `path`: `{raw}` is relative: give an absolute path, or a plain file name for the task's data directory"
+                ),
+            ));
+        }
+        return Ok(Some(OutPath::InData(raw)));
+    }
+    let parent = path.parent().map(Path::to_path_buf).unwrap_or_default();
     if !parent.is_dir() {
         return Err(CommandError::invalid(
             "path",
@@ -233,7 +259,7 @@ fn read_out_path(p: &mut Params) -> Result<Option<PathBuf>, CommandError> {
             format!("param `path`: `{raw}` is a directory; name a file"),
         ));
     }
-    Ok(Some(path))
+    Ok(Some(OutPath::Absolute(path)))
 }
 
 /// The pixel size of a PNG (its IHDR chunk), `None` when it is not one.
@@ -284,7 +310,7 @@ impl Mode {
 /// The shot's request: what, where, how long.
 struct Shot {
     mode: Mode,
-    path: Option<PathBuf>,
+    path: Option<OutPath>,
     inline: bool,
     budget: Duration,
     force: bool,
