@@ -982,6 +982,66 @@ function Task:get_modals(params) end
 ---@return moonpilot.Result
 function Task:close_modal(params) end
 
+---@class moonpilot.screenshot.params
+---@field path? string server file path; absent and not inline -> data/<id>/shot-N.png (N per task, only increases)
+---@field fullPage? boolean capture the whole scrollable page (default false)
+---@field index? integer element index from the latest snapshot
+---@field selector? string CSS/Playwright selector (no snapshot needed)
+---@field clipX? number clip x (all four clip values required to clip)
+---@field clipY? number clip y
+---@field clipWidth? number clip width
+---@field clipHeight? number clip height
+---@field inline? boolean return base64 in the response (expensive for model context) (default false)
+---@field timeoutMs? integer capture budget 1..120000 ms (outside -> INVALID_ARGUMENT); absent = browser.capture.timeoutMs (default 8000)
+---@field force? boolean probe once even while the capture circuit is open (default false)
+---@field fallbackToViewport? boolean full-page only: on failure retry as a viewport shot within the remaining budget (default false)
+
+---Save a PNG of the viewport, whole page, an element or a clip
+---
+---index or selector shoots that element; clipX/clipY/clipWidth/clipHeight (all four, viewport CSS px) a box; fullPage the whole scrollable page; else the viewport. Written to path (absolute, its directory must exist; a plain file name goes to the task's data dir) or data/<task>/shot-N.png; base64 only with inline:true. width/height are the PNG's pixel size. Shares the capture circuit breaker with auto-capture (force:true probes once through it).
+---@param params? moonpilot.screenshot.params
+---@return moonpilot.Result
+function Task:screenshot(params) end
+
+---@class moonpilot.get_element_screenshot.params
+---@field index? integer element index from the latest snapshot
+---@field selector? string CSS/Playwright selector (no snapshot needed)
+---@field path? string server file path; default data/<id>/shot-N.png unless inline
+---@field inline? boolean return base64 (default false)
+---@field frame? string frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames
+---@field timeoutMs? integer capture budget 1..120000 ms (default 8000)
+---@field force? boolean single probe through an open circuit (default false)
+
+---Save a PNG of one element, also inside a cross-site frame
+---
+---The element of index, or of selector in frame (a visible match preferred), scrolled into view and cut from the tab's screenshot, so cross-origin frames and tainted canvases show as the person sees them. Written to path or data/<task>/shot-N.png.
+---@param params? moonpilot.get_element_screenshot.params
+---@return moonpilot.Result
+function Task:get_element_screenshot(params) end
+
+---@class moonpilot.pdf.params
+---@field path? string output path; default data/<id>/page-N.pdf
+
+---Print the page to a PDF file; answers its path, size and page count
+---
+---Chromium's print to PDF, backgrounds included. Written to path (its directory must exist) or data/<task>/page-N.pdf.
+---@param params? moonpilot.pdf.params
+---@return moonpilot.Result
+function Task:pdf(params) end
+
+---@class moonpilot.download_image.params
+---@field index? integer element index from the latest snapshot
+---@field selector? string CSS/Playwright selector (no snapshot needed)
+---@field frame? string frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames
+---@field filename? string sanitised file name; default img-<n><ext>
+
+---Save the original file of an image element (fetched with the page's cookies)
+---
+---Reads the element's currentSrc/src (poster, SVG href or CSS background image otherwise) and fetches it through the browser's network stack with the page's cookies (via browser-context), else with a fetch inside the page (in-page-fetch: blob: URLs); a data: URL is decoded (data-url). Both failing is a failure with both reasons. At most 64 MiB; a new data/<task>/img-N<ext> each time (not retry-safe). An element without an image is a failure 'not an image'.
+---@param params? moonpilot.download_image.params
+---@return moonpilot.Result
+function Task:download_image(params) end
+
 ---@class moonpilot.request_human_input.params
 ---@field prompt? string what the human must do; may be empty string; required when steps absent
 ---@field steps? any[] checklist [{prompt, index?, selector?, frame?}] -> step ids s1..sN
@@ -991,7 +1051,7 @@ function Task:close_modal(params) end
 ---@field timeoutSeconds? integer relative lifetime (legacy name), at most 7 days (default 300)
 ---@field expiresInSeconds? integer relative lifetime; same meaning as timeoutSeconds, wins over it
 ---@field expiresAt? integer absolute expiry epoch ms; wins over both
----@field ocr? boolean OCR the captured image (not available: answers ocrError) (default false)
+---@field ocr? boolean OCR the captured image with Tesseract: ocrText, or ocrError (default false)
 ---@field ocrLanguage? string OCR language (default "zh-Hans-CN")
 ---@field inline? boolean include imageBase64 in the response (default true)
 
@@ -1046,6 +1106,13 @@ function Task:get_human_input(params) end
 ---@field networkRecording? boolean per-task request/response recording on or off; absent = global setting
 
 ---@class moonpilot.shutdown.params
+
+---@class moonpilot.ocr_image.params
+---@field path? string existing server image path
+---@field index? integer element index from the latest snapshot
+---@field selector? string CSS/Playwright selector (no snapshot needed)
+---@field frame? string frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames
+---@field language? string OCR language (default "zh-Hans-CN")
 
 ---@class moonpilot.list_methods.params
 ---@field filter? string substring; lower-cased before matching

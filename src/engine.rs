@@ -112,7 +112,24 @@ pub struct Engine {
     pub capture_breaker: Mutex<(u32, Option<Instant>)>,
 }
 
+/// Consecutive capture failures that open the breaker, and for how long (§8: 3, 120 s).
+const CAPTURE_FAIL_THRESHOLD: u32 = 3;
+const CAPTURE_COOLDOWN: Duration = Duration::from_secs(120);
+
 impl Engine {
+    /// Counts a capture failure (automatic or manual) on the breaker; the third in a row opens
+    /// it for the cooldown.
+    pub fn capture_failed(&self) {
+        let mut breaker = self
+            .capture_breaker
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        breaker.0 += 1;
+        if breaker.0 >= CAPTURE_FAIL_THRESHOLD {
+            *breaker = (0, Some(Instant::now() + CAPTURE_COOLDOWN));
+        }
+    }
+
     /// A new engine; nothing is launched until the first `start`.
     pub fn new(config: EngineConfig) -> Arc<Engine> {
         Arc::new(Engine {

@@ -7,6 +7,7 @@
 
 mod support;
 
+mod capture;
 mod cli;
 mod dialogs;
 mod errors;

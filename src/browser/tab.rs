@@ -1431,6 +1431,34 @@ impl Tab {
 
     /// A PNG screenshot of the viewport, with the highlight overlay hidden while it is taken.
     pub async fn screenshot(&self) -> Result<Vec<u8>, CommandError> {
+        self.capture_png(json!({"format": "png", "optimizeForSpeed": true}))
+            .await
+    }
+
+    /// A PNG of the whole scrollable page (`captureBeyondViewport` over the content size of
+    /// `Page.getLayoutMetrics`, at most 16384 CSS px tall), the highlight overlay hidden.
+    pub async fn screenshot_full_page(&self) -> Result<Vec<u8>, CommandError> {
+        let metrics = self.call("Page.getLayoutMetrics", json!({})).await?;
+        let size = |k: &str| metrics["cssContentSize"][k].as_f64().unwrap_or(0.0);
+        let (width, height) = (size("width").max(1.0), size("height").clamp(1.0, 16384.0));
+        self.capture_png(json!({"format": "png", "captureBeyondViewport": true,
+            "clip": {"x": 0, "y": 0, "width": width, "height": height, "scale": 1}}))
+            .await
+    }
+
+    /// The page as a PDF (`Page.printToPDF`, backgrounds printed).
+    pub async fn print_pdf(&self) -> Result<Vec<u8>, CommandError> {
+        let res = self
+            .call("Page.printToPDF", json!({"printBackground": true}))
+            .await?;
+        res["data"]
+            .as_str()
+            .and_then(decode_base64)
+            .ok_or_else(|| CommandError::failed("`Page.printToPDF` returned no data"))
+    }
+
+    /// `Page.captureScreenshot` with `params`, the highlight overlay hidden while it is taken.
+    async fn capture_png(&self, params: Value) -> Result<Vec<u8>, CommandError> {
         let main = self.main_frame().await?;
         let hidden = self
             .call_probe::<Overlay>(&main, js::OVERLAY_TOGGLE_JS, json!({"show": false}))
@@ -1438,10 +1466,7 @@ impl Tab {
             .is_ok_and(|o| o.existed);
         // A page that is being replaced produces no frame, and Chromium then holds the
         // capture until chromiumoxide's 30 s request timeout: bound it.
-        let capture = self.call(
-            "Page.captureScreenshot",
-            json!({"format": "png", "optimizeForSpeed": true}),
-        );
+        let capture = self.call("Page.captureScreenshot", params);
         let shot = match tokio::time::timeout(SCREENSHOT_BOUND, capture).await {
             Ok(shot) => shot,
             Err(_) => Err(CommandError::new(

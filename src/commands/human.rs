@@ -59,7 +59,7 @@ pub const SPECS: &[CommandSpec] = &[
             TIMEOUT,
             EXPIRES_IN,
             EXPIRES_AT,
-            boolean("ocr", "OCR the captured image (not available: answers ocrError)").or("false"),
+            boolean("ocr", "OCR the captured image with Tesseract: ocrText, or ocrError").or("false"),
             string("ocrLanguage", "OCR language").or("\"zh-Hans-CN\""),
             boolean("inline", "include imageBase64 in the response").or("true"),
         ])
@@ -273,7 +273,17 @@ fn request_human_input(p: &mut Params) -> Prepared<TaskCx> {
     let frame = p.str_opt("frame")?;
     let deadline = read_deadline(p)?;
     let ocr = p.bool_or("ocr", false)?;
-    let _ = p.str_opt("ocrLanguage")?;
+    let ocr_language = p
+        .str_opt("ocrLanguage")?
+        .unwrap_or_else(|| "zh-Hans-CN".into());
+    if ocr {
+        super::capture::tesseract_language(&ocr_language).map_err(|e| {
+            CommandError::invalid(
+                "ocrLanguage",
+                format!("param `ocrLanguage`: {e}; use zh-Hans-CN, en-US or a Tesseract name"),
+            )
+        })?;
+    }
     let inline = p.bool_or("inline", true)?;
     run(move |cx: TaskCx| async move {
         let prompt = prompt.unwrap_or_default();
@@ -378,14 +388,26 @@ fn request_human_input(p: &mut Params) -> Prepared<TaskCx> {
         }
         if ocr {
             data.insert("ocr".into(), json!(true));
-            data.insert(
-                "ocrError".into(),
-                json!(if data.contains_key("imagePath") {
-                    "OCR is not available in moonpilot; read the image at imagePath"
-                } else {
-                    "no image to OCR (give index or selector)"
-                }),
-            );
+            match data.get("imagePath").and_then(Value::as_str) {
+                Some(path) => {
+                    let read =
+                        super::capture::ocr_file(std::path::Path::new(path), &ocr_language).await;
+                    if read["ok"] == true {
+                        data.insert("ocrText".into(), read["text"].clone());
+                    } else {
+                        data.insert("ocrError".into(), read["error"].clone());
+                        if read["engineMissing"] == true {
+                            data.insert("ocrEngineMissing".into(), json!(true));
+                        }
+                    }
+                }
+                None => {
+                    data.insert(
+                        "ocrError".into(),
+                        json!("no image to OCR (give index or selector)"),
+                    );
+                }
+            }
         }
         Ok(Value::Object(data))
     })

@@ -1,6 +1,7 @@
 //! The command groups of `spec/COMMANDS.md`, one file each; this file only chains their specs
 //! into the registry.
 
+pub mod capture;
 pub mod dialogs;
 pub mod extract;
 pub mod human;
@@ -39,6 +40,7 @@ pub const GROUPS: &[&[CommandSpec]] = &[
     extract::SPECS,
     dialogs::SPECS,
     modals::SPECS,
+    capture::SPECS,
     human::SPECS,
     meta::SPECS,
 ];

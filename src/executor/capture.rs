@@ -19,9 +19,6 @@ use crate::protocol::Receipt;
 
 /// The most a capture may take (§8: browser.capture.timeoutMs 8000).
 const CAPTURE_BOUND: Duration = Duration::from_secs(8);
-/// Consecutive capture failures that open the breaker, and for how long (§8: 3, 120 s).
-const CAPTURE_FAIL_THRESHOLD: u32 = 3;
-const CAPTURE_COOLDOWN: Duration = Duration::from_secs(120);
 
 impl Executor {
     /// Evidence after a page-changing command (PROTOCOL.md §8): `seq`, `screenshot`,
@@ -102,12 +99,5 @@ impl Executor {
 
 /// Counts a capture failure on `engine`'s breaker; the third in a row opens it.
 fn capture_failed(engine: &Engine) {
-    let mut breaker = engine
-        .capture_breaker
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    breaker.0 += 1;
-    if breaker.0 >= CAPTURE_FAIL_THRESHOLD {
-        *breaker = (0, Some(Instant::now() + CAPTURE_COOLDOWN));
-    }
+    engine.capture_failed();
 }

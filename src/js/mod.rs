@@ -51,6 +51,9 @@ pub const ELEMENT_ACTIONS_JS: &str = concat!(
 );
 /// Framework traces of event listeners (§13.1), called on an element in the page's main world.
 pub const LISTENER_TRACES_JS: &str = include_str!("listener_traces.js");
+/// The image behind an element: its URL, alt text and natural size (download_image).
+pub const IMAGE_INFO_JS: &str =
+    concat!(include_str!("probe_lib.js"), include_str!("image_info.js"));
 /// Element reads: text (with the canvas diagnosis), HTML, value, attribute, checked state,
 /// framework listener traces, and the element itself for a remote handle (§9, §13).
 pub const ELEMENT_READ_JS: &str = concat!(
@@ -130,6 +133,7 @@ mod tests {
             ELEMENT_PROBE_JS,
             ELEMENT_ACTIONS_JS,
             ELEMENT_READ_JS,
+            IMAGE_INFO_JS,
             WAIT_MATCH_JS,
             POINT_PROBE_JS,
             PAGE_READ_JS,

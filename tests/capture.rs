@@ -1,0 +1,223 @@
+//! Capture: screenshot (viewport, full page, element, clip), get_element_screenshot inside a
+//! cross-site frame, pdf, download_image and ocr_image — the files decoded by hand (PNG IHDR,
+//! PDF page objects), not only `ok`.
+
+use crate::support::harness::lua;
+
+/// Lua helpers: a file's bytes, a PNG's pixel size from its IHDR chunk, a PDF's page count.
+const FILES: &str = r##"
+local function bytes(path)
+  local f = assert(io.open(path, "rb"), "cannot open " .. tostring(path))
+  local b = f:read("a"); f:close(); return b
+end
+local function png_size(b)
+  eq(b:sub(1, 8), "\137PNG\r\n\26\n", "PNG signature")
+  eq(b:sub(13, 16), "IHDR", "IHDR first")
+  return string.unpack(">I4I4", b, 17)
+end
+local function pdf_pages(b)
+  assert(b:sub(1, 5) == "%PDF-", "a PDF header")
+  local n = 0
+  for after in b:gmatch("/Type%s*/Page(.)") do if after ~= "s" then n = n + 1 end end
+  return n
+end
+local function exists(path) local f = io.open(path, "rb"); if f then f:close() end; return f ~= nil end
+"##;
+
+fn lua_files(snippet: &str) {
+    lua(&format!("{FILES}\n{snippet}"));
+}
+
+#[test]
+fn screenshots_of_the_viewport_the_full_page_a_clip_and_an_element() {
+    lua_files(
+        r##"
+        page:navigate{ url = A .. "/capture.html" }:unwrap()
+        local vp = page:execute_js{ body = "[innerWidth, innerHeight, devicePixelRatio, document.documentElement.scrollHeight]" }:unwrap().result
+        local w, h, dpr, full = vp[1], vp[2], vp[3], vp[4]
+        -- Viewport: written to the task's data dir, no base64 unless inline.
+        local s = page:screenshot{}:unwrap()
+        eq(s.mode, "viewport"); eq(s.base64Omitted, true); eq(s.base64, nil); eq(s.inline, false)
+        has(s.path, "/shot-"); has(s.url, "/data/"); eq(s.capture.stage, "complete")
+        local b = bytes(s.path); eq(s.size, #b, "size is the file's")
+        local pw, ph = png_size(b)
+        eq(pw, math.floor(w * dpr + 0.5)); eq(ph, math.floor(h * dpr + 0.5)); eq(s.width, pw); eq(s.height, ph)
+        -- N only increases.
+        local s2 = page:screenshot{ inline = true }:unwrap()
+        assert(s2.path ~= s.path, "a new file each time"); has(s2.base64, "iVBORw0KGgo")
+        local n1 = tonumber(s.path:match("shot%-(%d+)%.png$")); local n2 = tonumber(s2.path:match("shot%-(%d+)%.png$"))
+        assert(n2 > n1, "shot numbers increase: " .. n1 .. " then " .. n2)
+        -- Full page: the whole scroll height.
+        local f = page:screenshot{ fullPage = true }:unwrap()
+        local fw, fh = png_size(bytes(f.path))
+        eq(f.mode, "fullPage"); eq(f.fullPageCaptured, true); eq(fw, pw)
+        eq(fh, math.floor(full * dpr + 0.5), "full-page height"); assert(fh > ph, "taller than the viewport")
+        -- Clip: exactly the box, to a path of our choosing.
+        local dir = s.path:match("^(.*)/[^/]+$")
+        local mine = dir .. "/my-clip.png"
+        local c = page:screenshot{ clipX = 10, clipY = 5, clipWidth = 150, clipHeight = 70, path = mine }:unwrap()
+        eq(c.path, mine); eq(c.mode, "clip")
+        local cw, ch = png_size(bytes(mine)); eq(cw, 150 * dpr); eq(ch, 70 * dpr)
+        -- Element by selector and by index: #box is 200x100.
+        local e = page:screenshot{ selector = "#box" }:unwrap()
+        eq(e.target, "selector=#box")
+        local ew, eh = png_size(bytes(e.path)); eq(ew, 200 * dpr); eq(eh, 100 * dpr)
+        local state = page:get_browser_state{}:unwrap()
+        local go
+        for _, el in ipairs(state.elements) do if el.id == "go" then go = el.index end end
+        assert(go, "the button has an index")
+        local ei = page:screenshot{ index = go }:unwrap()
+        eq(ei.target, "index=" .. go); local iw, ih = png_size(bytes(ei.path)); eq(iw, 90 * dpr); eq(ih, 40 * dpr)
+        -- Nothing on the page changed.
+        eq(page:execute_js{ body = "document.title" }:unwrap().result, "Capture")
+    "##,
+    );
+}
+
+#[test]
+fn screenshot_bad_input_is_invalid_argument_and_writes_nothing() {
+    lua_files(
+        r##"
+        page:navigate{ url = A .. "/capture.html" }:unwrap()
+        local r = page:screenshot{ path = "/no/such/dir/x.png" }
+        eq(r.code, "INVALID_ARGUMENT"); eq(r.started, false); has(r.msg, "path"); has(r.msg, "/no/such/dir")
+        eq(exists("/no/such/dir/x.png"), false)
+        -- A relative path is a plain file name in the task's data dir, never the working dir.
+        local named = page:screenshot{ path = "named.png" }:unwrap()
+        has(named.path, "/named.png"); has(named.url, "/named.png"); eq(exists("named.png"), false)
+        eq(page:screenshot{ path = "../x.png" }.code, "INVALID_ARGUMENT")
+        eq(page:screenshot{ path = "sub/x.png" }.code, "INVALID_ARGUMENT")
+        local d = page:screenshot{ path = "/tmp" }
+        eq(d.code, "INVALID_ARGUMENT"); has(d.msg, "directory")
+        local partial = page:screenshot{ clipX = 0, clipY = 0, clipWidth = 10 }
+        eq(partial.code, "INVALID_ARGUMENT"); has(partial.msg, "clipHeight")
+        local neg = page:screenshot{ clipX = 0, clipY = 0, clipWidth = -5, clipHeight = 10 }
+        eq(neg.code, "INVALID_ARGUMENT"); has(neg.msg, "clipWidth")
+        eq(page:screenshot{ timeoutMs = 0 }.code, "INVALID_ARGUMENT", "timeoutMs below 1")
+        eq(page:screenshot{ timeoutMs = 200000 }.code, "INVALID_ARGUMENT", "timeoutMs above 120000")
+        eq(page:screenshot{ fullPage = "yes" }.code, "INVALID_ARGUMENT", "a mistyped flag")
+        local none = page:screenshot{ selector = "#nope" }
+        eq(none.code, "ELEMENT_NOT_FOUND"); eq(none.ok, false)
+        local stale = page:screenshot{ index = 9999 }
+        eq(stale.code, "STALE_ELEMENT")
+        eq(page:screenshot{ index = -1 }.code, "INVALID_ARGUMENT")
+        local neither = page:get_element_screenshot{}
+        eq(neither.code, "INVALID_ARGUMENT"); eq(neither.started, false)
+        eq(page:get_element_screenshot{ selector = "#box", path = "/no/such/dir/e.png" }.code, "INVALID_ARGUMENT")
+    "##,
+    );
+}
+
+#[test]
+fn element_screenshot_inside_a_cross_site_frame_has_the_elements_size() {
+    lua_files(
+        r##"
+        page:navigate{ url = A .. "/capture_frames.html" }:unwrap()
+        page:wait_for_element{ selector = "#square", frame = "crosscap" }:unwrap()
+        eq(page:get_element_text{ selector = "#where", frame = "crosscap" }:unwrap().text, "child at " .. B:match("//(.*)$"))
+        local dpr = page:execute_js{ body = "devicePixelRatio" }:unwrap().result
+        local e = page:get_element_screenshot{ selector = "#square", frame = "crosscap", inline = true }:unwrap()
+        eq(e.target, "selector=#square(frame=crosscap)")
+        has(e.base64, "iVBORw0KGgo")
+        local w, h = png_size(bytes(e.path)); eq(w, 120 * dpr); eq(h, 80 * dpr)
+        -- The box sits inside the frame: iframe left 40 + border 4 + element margin 15.
+        eq(e.box.x, 59); eq(e.box.width, 120)
+        -- A frame that does not exist fails and names the frames there are.
+        local bad = page:get_element_screenshot{ selector = "#square", frame = "nowhere" }
+        eq(bad.ok, false)
+    "##,
+    );
+}
+
+#[test]
+fn pdf_decodes_with_its_page_count() {
+    lua_files(
+        r##"
+        page:navigate{ url = A .. "/capture.html" }:unwrap()
+        local p = page:pdf{}:unwrap()
+        has(p.path, "/page-"); has(p.path, ".pdf"); has(p.url, "/data/")
+        local b = bytes(p.path); eq(p.size, #b)
+        local n = pdf_pages(b)
+        -- 3000 px of #tall plus the rest on Letter pages: more than one page.
+        assert(n >= 3, "pages: " .. n); eq(p.pages, n)
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        local one = page:pdf{}:unwrap()
+        eq(pdf_pages(bytes(one.path)), 1, "a short page prints on one page")
+        local bad = page:pdf{ path = "/no/such/dir/x.pdf" }
+        eq(bad.code, "INVALID_ARGUMENT"); eq(bad.started, false)
+    "##,
+    );
+}
+
+#[test]
+fn download_image_saves_the_original_file() {
+    lua_files(
+        r##"
+        page:navigate{ url = A .. "/capture.html" }:unwrap()
+        local original = bytes("tests/fixtures/pixel.png")
+        local d = page:download_image{ selector = "#pic" }:unwrap()
+        eq(d.srcUrl, A .. "/pixel.png"); eq(d.via, "browser-context"); eq(d.contentType, "image/png")
+        eq(d.alt, "a gradient"); eq(d.naturalWidth, 40); eq(d.naturalHeight, 30)
+        has(d.filename, "img-"); has(d.filename, ".png"); has(d.url, "/data/")
+        local got = bytes(d.path)
+        eq(#got, #original); eq(got == original, true, "the original bytes"); eq(d.size, #original)
+        eq(#d.sha256, 64)
+        -- A new numbered file each time.
+        local d2 = page:download_image{ selector = "#pic" }:unwrap()
+        assert(d2.path ~= d.path, "a new file"); eq(d2.sha256, d.sha256)
+        -- A CSS background image, to a chosen (sanitised) name.
+        local bg = page:download_image{ selector = "#bg", filename = "../bg image.png" }:unwrap()
+        eq(bg.filename, "bg_image.png"); eq(bytes(bg.path) == original, true); has(bg.hint, "div")
+        -- A blob: URL only the page can read: fetched inside the page.
+        page:wait_for_element{ selector = "body[data-blob=ready]" }:unwrap()
+        local blob = page:download_image{ selector = "#blobimg" }:unwrap()
+        eq(blob.via, "in-page-fetch"); has(blob.srcUrl, "blob:"); eq(bytes(blob.path) == original, true)
+        eq(blob.contentType, "image/png")
+        -- Not an image; a broken one; nothing matching; neither param.
+        local no = page:download_image{ selector = "#plain" }
+        eq(no.code, "ACTION_FAILED"); has(no.msg, "not an image")
+        local dead = page:download_image{ selector = "#dead" }
+        eq(dead.ok, false); eq(dead.code, "NETWORK_ERROR"); eq(dead.data.httpStatus, 404)
+        has(dead.msg, "browser context: "); has(dead.msg, "in-page fetch: HTTP status 404")
+        eq(page:download_image{ selector = "#nope" }.code, "ELEMENT_NOT_FOUND")
+        eq(page:download_image{}.code, "INVALID_ARGUMENT")
+        eq(page:download_image{ selector = "#pic", filename = "..." }.code, "INVALID_ARGUMENT")
+    "##,
+    );
+}
+
+#[test]
+fn ocr_reads_english_and_chinese_text_rendered_large() {
+    lua_files(
+        r##"
+        page:navigate{ url = A .. "/capture.html" }:unwrap()
+        -- English from a screenshot file (path), then Chinese straight from the element.
+        local shot = page:get_element_screenshot{ selector = "#en" }:unwrap()
+        local en = page:call("ocr_image", { path = shot.path, language = "en-US" }):unwrap()
+        eq(en.ok, true, tostring(en.error)); eq(en.engine, "command"); eq(en.tesseractLanguage, "eng")
+        has(en.text, "HELLO MOONPILOT"); eq(en.lineCount, 1); eq(en.imagePath, shot.path)
+        local zh = page:call("ocr_image", { selector = "#zh" }):unwrap()
+        eq(zh.ok, true, tostring(zh.error)); eq(zh.tesseractLanguage, "chi_sim+eng")
+        has((zh.text:gsub("%s", "")), "你好世界"); eq(zh.target, "selector=#zh"); has(zh.imagePath, "/shot-")
+        -- Without a task a path still works; an element does not.
+        local free = browser.call("ocr_image", { path = shot.path, language = "eng" }):unwrap()
+        has(free.text, "MOONPILOT")
+        local notask = browser.call("ocr_image", { selector = "#en" })
+        eq(notask.ok, false); has(notask.msg, "task")
+        -- Bad input.
+        local missing = browser.call("ocr_image", { path = "/no/such/image.png" })
+        eq(missing.code, "INVALID_ARGUMENT"); has(missing.msg, "/no/such/image.png")
+        eq(browser.call("ocr_image", {}).code, "INVALID_ARGUMENT")
+        local lang = browser.call("ocr_image", { path = shot.path, language = "Klingon!" })
+        eq(lang.code, "INVALID_ARGUMENT"); has(lang.msg, "language")
+        -- A Tesseract language without data names the package to install.
+        local nodata = browser.call("ocr_image", { path = shot.path, language = "heb" }):unwrap()
+        eq(nodata.ok, false); has(nodata.error, "tesseract-ocr-heb"); eq(nodata.engineMissing, true)
+        -- request_human_input{ocr=true} reads the element image with the same OCR.
+        local r = page:request_human_input{ prompt = "read", selector = "#en", ocr = true, ocrLanguage = "en", inline = false }:unwrap()
+        eq(r.ocr, true); has(r.ocrText, "HELLO MOONPILOT"); eq(r.ocrError, nil)
+        local nr = page:request_human_input{ prompt = "read", ocr = true }:unwrap()
+        has(nr.ocrError, "no image")
+    "##,
+    );
+}
