@@ -909,6 +909,130 @@ function Task:find_text(params) end
 ---@return moonpilot.Result
 function Task:list_tables(params) end
 
+---@class moonpilot.get_cookies.params
+---@field url? string only cookies for this URL
+
+---List cookies: the whole shared jar, or those a request to `url` would carry
+---
+---Cookies are the browser's (one shared profile): every task sees the same jar. Without `url` every cookie is listed; with it (an absolute URL), only those sent to that URL. Each: name, value, domain, path, expires, httpOnly, secure, sameSite.
+---@param params? moonpilot.get_cookies.params
+---@return moonpilot.Result
+function Task:get_cookies(params) end
+
+---@class moonpilot.set_cookie.params
+---@field name string cookie name
+---@field value string cookie value (empty counts as missing)
+---@field url? string URL the cookie belongs to (recommended; otherwise domain validity is the caller's problem)
+
+---Set a cookie (name=value) for `url`, or for the current page's URL
+---
+---The cookie goes into the shared jar (every task's pages send it). Without `url` it belongs to the current page's URL, which must then be http(s). An empty name or value is missing (INVALID_ARGUMENT); a cookie the browser refuses (bad domain) fails and nothing is set. Answers the cookie as read back.
+---@param params moonpilot.set_cookie.params
+---@return moonpilot.Result
+function Task:set_cookie(params) end
+
+---@class moonpilot.clear_cookies.params
+
+---Delete every cookie of the shared browser (affects every task)
+---
+---The jar is the browser's: other tasks lose their cookies too. Answers how many were there (`cleared`) and how many are left (`remaining`, 0).
+---@param params? moonpilot.clear_cookies.params
+---@return moonpilot.Result
+function Task:clear_cookies(params) end
+
+---@class moonpilot.get_local_storage.params
+---@field key? string key; absent -> whole storage as a JSON string
+
+---Read one localStorage item, or all of them as a JSON string (current origin)
+---
+---The current page's origin (main frame). With `key`: its value (null when unset); without: every item as a JSON object text. Also `count` and `origin`.
+---@param params? moonpilot.get_local_storage.params
+---@return moonpilot.Result
+function Task:get_local_storage(params) end
+
+---@class moonpilot.set_local_storage.params
+---@field key string key
+---@field value? string value (stringified)
+
+---Set one localStorage item of the current page's origin
+---
+---Current page origin only. The value is stored as text (absent = ""); answers the value read back, the previous one, `count` and `origin`.
+---@param params moonpilot.set_local_storage.params
+---@return moonpilot.Result
+function Task:set_local_storage(params) end
+
+---@class moonpilot.clear_local_storage.params
+
+---Remove every localStorage item of the current page's origin
+---
+---Current page origin only; other origins' storage is kept. Answers `cleared` (how many items there were) and `origin`.
+---@param params? moonpilot.clear_local_storage.params
+---@return moonpilot.Result
+function Task:clear_local_storage(params) end
+
+---@class moonpilot.set_viewport.params
+---@field width integer CSS px
+---@field height integer CSS px
+
+---Pin the viewport of the task's tabs to width x height CSS px
+---
+---Applies to every tab of the task, and to tabs it opens later; there is no way back to the window's own size except a new task. Both sides are integers >= 1 (anything else is INVALID_ARGUMENT and nothing changes). Answers width, height and `tabs` (how many tabs have it).
+---@param params moonpilot.set_viewport.params
+---@return moonpilot.Result
+function Task:set_viewport(params) end
+
+---@class moonpilot.set_geolocation.params
+---@field latitude number latitude
+---@field longitude number longitude
+
+---Report this position to navigator.geolocation (and grant the permission)
+---
+---The position applies to the task's tabs (and tabs opened later); the geolocation permission is granted browser-wide (all origins, every task). Latitude -90..90, longitude -180..180.
+---@param params moonpilot.set_geolocation.params
+---@return moonpilot.Result
+function Task:set_geolocation(params) end
+
+---@class moonpilot.set_offline.params
+---@field offline? boolean true = offline (default false)
+
+---Take the task's tabs offline (true) or back online (false, the default)
+---
+---Network emulation of the task's tabs (and tabs opened later): offline, their requests fail as without a network; other tasks stay online. Answers `offline`.
+---@param params? moonpilot.set_offline.params
+---@return moonpilot.Result
+function Task:set_offline(params) end
+
+---@class moonpilot.set_headers.params
+---@field headersJson string JSON object TEXT, e.g. {"X-Key":"v"}; values are stringified
+
+---Send these extra HTTP headers with every request of the task's tabs
+---
+---headersJson is a JSON object text; values are stringified (strings as they are). Replaces earlier extra headers; `{}` removes them. For the task's tabs only (and tabs opened later). Text that is not a JSON object is INVALID_ARGUMENT ('set_headers failed: ...') and changes nothing. Answers `headers`.
+---@param params moonpilot.set_headers.params
+---@return moonpilot.Result
+function Task:set_headers(params) end
+
+---@class moonpilot.set_media.params
+---@field colorScheme string light | dark | no-preference (anything else = no-preference)
+
+---Emulate prefers-color-scheme: light, dark or no-preference
+---
+---For the task's tabs (and tabs opened later). Anything but light/dark is no-preference, which lifts the emulation. Answers `colorScheme`: LIGHT, DARK or NO_PREFERENCE.
+---@param params moonpilot.set_media.params
+---@return moonpilot.Result
+function Task:set_media(params) end
+
+---@class moonpilot.set_credentials.params
+---@field username string HTTP basic auth user
+---@field password string password
+
+---Answer HTTP basic-auth challenges of the task's tabs with these credentials
+---
+---Through the tabs' Fetch domain: no browser relaunch (`restarted` is false); other tasks' challenges are not answered; tabs opened later included. Each challenge is answered once, then cancelled (a wrong password fails the load). Navigate or reload afterwards. Accepted credentials enter Chromium's profile-wide auth cache: later requests to that origin (any task's) may reuse them.
+---@param params moonpilot.set_credentials.params
+---@return moonpilot.Result
+function Task:set_credentials(params) end
+
 ---@class moonpilot.get_dialog.params
 ---@field consume? boolean clear the record after reading (default false)
 

@@ -30,6 +30,7 @@ mod page_state;
 mod read_element;
 mod repl;
 mod scripts;
+mod storage_settings;
 mod tabs;
 mod tidy;
 mod wait;

@@ -12,6 +12,7 @@ pub mod endpoint;
 pub mod events;
 pub mod netwatch;
 pub mod raw;
+pub mod settings;
 pub mod tab;
 pub mod task;
 

@@ -18,6 +18,7 @@ use tokio::sync::watch;
 
 use super::events::TabEvents;
 use super::raw::TargetEvent;
+use super::settings::{Setting, Settings};
 use super::{Browser, Tab};
 use crate::error::CommandError;
 use crate::protocol::ErrorCode;
@@ -151,6 +152,7 @@ async fn adopt_popups(
                         (Ok(tab), Some(task)) => {
                             let tab = Arc::new(tab);
                             task.state(|s| s.tabs.push(tab.clone()));
+                            task.join_tab(&tab).await;
                             // A close that took the tabs meanwhile did not see this one.
                             if task.is_closed() {
                                 let _ = tokio::time::timeout(REVIVE_PROBE, tab.close()).await;
@@ -230,6 +232,10 @@ struct TaskState {
     evidence_failure: Option<(u64, String)>,
     /// Target ids of popups being attached (their own popups are ours too).
     adopting: Vec<String>,
+    /// What the settings commands set, for every tab of the task.
+    settings: Settings,
+    /// Bumped on each settings change, so a tab joining meanwhile is brought up to date.
+    settings_gen: u64,
 }
 
 /// One task.
@@ -536,7 +542,49 @@ impl Task {
             ));
         }
         let _ = tokio::time::timeout(REVIVE_PROBE, old.close()).await;
+        self.join_tab(&fresh).await;
         Ok(fresh)
+    }
+
+    /// Changes one setting for the whole task: the current tab first (its failure is the
+    /// command's, and nothing is recorded then), then it is recorded for tabs that join later
+    /// and applied to the task's other tabs (a failure there is logged: that tab is closing or
+    /// wedged). Answers how many tabs have it.
+    pub async fn apply_setting(&self, setting: Setting) -> Result<usize, CommandError> {
+        let current = self.tab()?;
+        current.apply_setting(&setting).await?;
+        // Recorded, then the list read: a tab listed after this reads the new settings itself
+        // (`join_tab`), one listed before is in `tabs`.
+        let tabs = self.state(|s| {
+            s.settings.record(&setting);
+            s.settings_gen += 1;
+            s.tabs.clone()
+        });
+        let mut applied = 1;
+        for tab in tabs.iter().filter(|t| !Arc::ptr_eq(t, &current)) {
+            match tab.apply_setting(&setting).await {
+                Ok(()) => applied += 1,
+                Err(e) => tracing::warn!("task {}: a setting missed a tab: {}", self.id, e.msg),
+            }
+        }
+        Ok(applied)
+    }
+
+    /// Brings `tab`, just listed among the task's tabs (`new_tab`, an adopted popup, a
+    /// replacement), up to the task's settings: the one place a joining tab gets them. A change
+    /// made meanwhile is applied again (bounded: three rounds).
+    pub async fn join_tab(&self, tab: &Arc<Tab>) {
+        for _ in 0..3 {
+            let (gen, settings) = self.state(|s| (s.settings_gen, s.settings.to_apply()));
+            for setting in &settings {
+                if let Err(e) = tab.apply_setting(setting).await {
+                    tracing::warn!("task {}: a new tab missed a setting: {}", self.id, e.msg);
+                }
+            }
+            if self.state(|s| s.settings_gen) == gen {
+                return;
+            }
+        }
     }
 
     /// Marks the task closed: commands still running on it end with `TASK_NOT_FOUND`.

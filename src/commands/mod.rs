@@ -16,7 +16,9 @@ pub mod navigation;
 pub mod observe;
 pub mod page_state;
 pub mod read_element;
+pub mod settings;
 pub mod staging;
+pub mod storage;
 pub mod tabs;
 pub mod target;
 pub mod wait;
@@ -38,6 +40,8 @@ pub const GROUPS: &[&[CommandSpec]] = &[
     tabs::SPECS,
     mouse::SPECS,
     extract::SPECS,
+    storage::SPECS,
+    settings::SPECS,
     dialogs::SPECS,
     modals::SPECS,
     capture::SPECS,

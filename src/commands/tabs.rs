@@ -233,6 +233,7 @@ fn new_tab(p: &mut Params) -> Prepared<TaskCx> {
         // Listed at once (no await in between): a command dropped from here on leaves no tab
         // behind that the task does not own.
         task.add_tab(tab.clone());
+        task.join_tab(&tab).await;
         if task.is_closed() {
             // Closed while the tab was being opened: the tab closing took did not see it.
             let _ = tokio::time::timeout(CLOSE_BOUND, tab.close()).await;
@@ -350,6 +351,7 @@ fn close_tab(p: &mut Params) -> Prepared<TaskCx> {
         let fresh = if tabs.len() == 1 {
             let fresh = Arc::new(task.browser.new_tab(task.events.clone()).await?);
             task.add_tab(fresh.clone());
+            task.join_tab(&fresh).await;
             Some(fresh)
         } else {
             None

@@ -79,6 +79,8 @@ pub const DOCUMENT_TITLE_JS: &str = include_str!("document_title.js");
 pub const LOCATION_HREF_JS: &str = include_str!("location_href.js");
 /// The box of the first element matching a CSS selector, scrolled into view.
 pub const ELEMENT_RECT_JS: &str = include_str!("element_rect.js");
+/// Reads, writes or clears the current origin's `localStorage` (`{op, key, value}`).
+pub const LOCAL_STORAGE_JS: &str = include_str!("local_storage.js");
 /// The init script every tab gets before any page script: hides `navigator.webdriver`.
 pub const STEALTH_JS: &str = include_str!("stealth.js");
 /// Called on a caller's prepared `execute_js` script: runs it and answers its result serialised

@@ -4,7 +4,9 @@
 //!
 //! Paths are confined to the fixture directory. Scripted routes put timing in the server's hands:
 //! `/slow?ms=N`, `/redirect?to=URL`, `/status/N` (204 and 304 without a body), `/post` (counts
-//! POSTs), `/count?key=K` (counts POSTs per key). In served HTML the placeholders `{{A}}` and
+//! POSTs), `/count?key=K` (counts POSTs per key), `/echo` (the request's headers and cookies
+//! as JSON), `/set-cookie?name=N&value=V` (answers with that `Set-Cookie`), `/auth` (basic auth:
+//! 401 with `WWW-Authenticate` unless `user:secret` comes). In served HTML the placeholders `{{A}}` and
 //! `{{B}}` become the two origins.
 
 use std::collections::HashMap;
@@ -144,7 +146,7 @@ async fn serve(mut stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
         let method = first.next().unwrap_or_default().to_string();
         let target = first.next().unwrap_or("/").to_string();
         let (path, q) = target.split_once('?').unwrap_or((target.as_str(), ""));
-        let (status, ctype, mut body, extra) = route(&method, path, &query(q), shared).await;
+        let (status, ctype, mut body, extra) = route(&method, path, &query(q), &head, shared).await;
         // 204 and 304 responses have neither a body nor a length (RFC 9110 §8.6): bytes after
         // them would be read as the start of the next response on this connection.
         let length = if matches!(status, 204 | 304) {
@@ -166,10 +168,54 @@ async fn route(
     method: &str,
     path: &str,
     q: &HashMap<String, String>,
+    head: &str,
     shared: &Shared,
 ) -> (u16, &'static str, Vec<u8>, String) {
     let html = "text/html; charset=utf-8";
     match path {
+        "/echo" => {
+            let headers: serde_json::Map<String, serde_json::Value> = head
+                .lines()
+                .skip(1)
+                .filter_map(|l| l.split_once(':'))
+                .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().into()))
+                .collect();
+            let json = serde_json::Value::Object(headers).to_string();
+            (200, "application/json", json.into_bytes(), String::new())
+        }
+        "/set-cookie" => {
+            let name = q.get("name").cloned().unwrap_or_else(|| "c".into());
+            let value = q.get("value").cloned().unwrap_or_else(|| "v".into());
+            (
+                200,
+                html,
+                format!("<title>cookie set</title><p>{name}</p>").into_bytes(),
+                format!("Set-Cookie: {name}={value}; Path=/\r\n"),
+            )
+        }
+        "/auth" => {
+            // `user:secret`, base64.
+            let good = head.lines().any(|l| {
+                l.split_once(':').is_some_and(|(k, v)| {
+                    k.eq_ignore_ascii_case("authorization") && v.trim() == "Basic dXNlcjpzZWNyZXQ="
+                })
+            });
+            if good {
+                (
+                    200,
+                    html,
+                    b"<title>private</title><p id=private>welcome user</p>".to_vec(),
+                    String::new(),
+                )
+            } else {
+                (
+                    401,
+                    html,
+                    b"<title>401</title><p>who are you</p>".to_vec(),
+                    "WWW-Authenticate: Basic realm=\"moonpilot\"\r\n".to_string(),
+                )
+            }
+        }
         "/slow" => {
             let ms = q.get("ms").and_then(|m| m.parse().ok()).unwrap_or(1000);
             tokio::time::sleep(Duration::from_millis(ms)).await;

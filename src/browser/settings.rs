@@ -1,0 +1,251 @@
+//! A task's browser settings (viewport, geolocation, offline mode, extra headers, colour scheme,
+//! HTTP credentials) and the cookie and local-storage calls of the `storage` group.
+//!
+//! Settings are per task: [`crate::browser::task::Task`] keeps them and applies each one to
+//! every tab it has and to every tab that joins it later (`new_tab`, adopted popups,
+//! replacements), so the CDP calls that make them are here, one per kind ([`Tab::apply_setting`]).
+//! The exceptions are the browser's own: cookies live in the one shared profile (every task sees
+//! the same jar) and the geolocation permission is granted browser-wide.
+//!
+//! HTTP credentials go through the tab's Fetch domain: chromiumoxide's network manager enables
+//! `Fetch.enable{handleAuthRequests, patterns:[*]}` on the page session, answers
+//! `Fetch.requestPaused` with `Fetch.continueRequest` and `Fetch.authRequired` with
+//! `Fetch.continueWithAuth` (the credentials once per request, then cancel, so a wrong password
+//! ends at the server's 401 rather than in a loop). Raw `Fetch.enable` calls of our own would race
+//! it: it answers every challenge on that session itself.
+
+use chromiumoxide::auth::Credentials;
+use serde_json::{json, Map, Value};
+
+use super::Tab;
+use crate::error::CommandError;
+
+/// The colour scheme `set_media` emulates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColorScheme {
+    /// `prefers-color-scheme: light`.
+    Light,
+    /// `prefers-color-scheme: dark`.
+    Dark,
+    /// No emulation: the browser's own preference.
+    NoPreference,
+}
+
+impl ColorScheme {
+    /// The catalogue's rule: `light`, `dark`, anything else is no preference.
+    pub fn parse(raw: &str) -> ColorScheme {
+        match raw.trim().to_ascii_lowercase().as_str() {
+            "light" => ColorScheme::Light,
+            "dark" => ColorScheme::Dark,
+            _ => ColorScheme::NoPreference,
+        }
+    }
+
+    /// The engine enum name the receipt echoes.
+    pub fn enum_name(self) -> &'static str {
+        match self {
+            ColorScheme::Light => "LIGHT",
+            ColorScheme::Dark => "DARK",
+            ColorScheme::NoPreference => "NO_PREFERENCE",
+        }
+    }
+
+    /// The media feature value (`""` lifts the emulation).
+    fn feature(self) -> &'static str {
+        match self {
+            ColorScheme::Light => "light",
+            ColorScheme::Dark => "dark",
+            ColorScheme::NoPreference => "",
+        }
+    }
+}
+
+/// One setting, as a command changes it.
+#[derive(Debug, Clone)]
+pub enum Setting {
+    /// The viewport, CSS px.
+    Viewport(u32, u32),
+    /// Latitude, longitude.
+    Geolocation(f64, f64),
+    /// Offline (true) or online.
+    Offline(bool),
+    /// Extra HTTP headers (values are strings), replacing earlier ones.
+    Headers(Map<String, Value>),
+    /// The emulated colour scheme.
+    Media(ColorScheme),
+    /// HTTP basic-auth user and password.
+    Credentials(String, String),
+}
+
+/// What a task's settings commands have set so far.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    viewport: Option<(u32, u32)>,
+    geolocation: Option<(f64, f64)>,
+    offline: bool,
+    headers: Option<Map<String, Value>>,
+    media: Option<ColorScheme>,
+    credentials: Option<(String, String)>,
+}
+
+impl Settings {
+    /// Records `setting` (a later one of a kind replaces the earlier).
+    pub fn record(&mut self, setting: &Setting) {
+        match setting {
+            Setting::Viewport(w, h) => self.viewport = Some((*w, *h)),
+            Setting::Geolocation(lat, lon) => self.geolocation = Some((*lat, *lon)),
+            Setting::Offline(off) => self.offline = *off,
+            Setting::Headers(h) => self.headers = Some(h.clone()),
+            Setting::Media(m) => self.media = Some(*m),
+            Setting::Credentials(u, p) => self.credentials = Some((u.clone(), p.clone())),
+        }
+    }
+
+    /// What a fresh tab needs to match: every setting that differs from a fresh tab's.
+    pub fn to_apply(&self) -> Vec<Setting> {
+        let mut out = Vec::new();
+        if let Some((w, h)) = self.viewport {
+            out.push(Setting::Viewport(w, h));
+        }
+        if let Some((lat, lon)) = self.geolocation {
+            out.push(Setting::Geolocation(lat, lon));
+        }
+        if self.offline {
+            out.push(Setting::Offline(true));
+        }
+        if let Some(h) = &self.headers {
+            out.push(Setting::Headers(h.clone()));
+        }
+        if let Some(m) = self.media {
+            out.push(Setting::Media(m));
+        }
+        if let Some((u, p)) = &self.credentials {
+            out.push(Setting::Credentials(u.clone(), p.clone()));
+        }
+        out
+    }
+}
+
+/// One cookie as the receipts show it.
+fn cookie_json(c: &Value) -> Value {
+    json!({
+        "name": c["name"],
+        "value": c["value"],
+        "domain": c["domain"],
+        "path": c["path"],
+        "expires": c["expires"],
+        "httpOnly": c["httpOnly"],
+        "secure": c["secure"],
+        "sameSite": c.get("sameSite").cloned().unwrap_or(Value::Null),
+    })
+}
+
+fn cookies_of(res: &Value) -> Vec<Value> {
+    res["cookies"]
+        .as_array()
+        .map(|a| a.iter().map(cookie_json).collect())
+        .unwrap_or_default()
+}
+
+impl Tab {
+    /// Applies one setting to this tab's page session.
+    pub async fn apply_setting(&self, setting: &Setting) -> Result<(), CommandError> {
+        match setting {
+            Setting::Viewport(w, h) => {
+                self.call(
+                    "Emulation.setDeviceMetricsOverride",
+                    json!({"width": w, "height": h, "deviceScaleFactor": 0, "mobile": false}),
+                )
+                .await?;
+            }
+            Setting::Geolocation(lat, lon) => {
+                self.call(
+                    "Emulation.setGeolocationOverride",
+                    json!({"latitude": lat, "longitude": lon, "accuracy": 1}),
+                )
+                .await?;
+                // Permissions belong to the browser context: granted for every origin.
+                self.browser()
+                    .call(
+                        "Browser.grantPermissions",
+                        json!({"permissions": ["geolocation"]}),
+                    )
+                    .await?;
+            }
+            Setting::Offline(offline) => {
+                self.call(
+                    "Network.emulateNetworkConditions",
+                    json!({
+                        "offline": offline,
+                        "latency": 0,
+                        "downloadThroughput": -1,
+                        "uploadThroughput": -1,
+                    }),
+                )
+                .await?;
+            }
+            Setting::Headers(headers) => {
+                self.call("Network.setExtraHTTPHeaders", json!({"headers": headers}))
+                    .await?;
+            }
+            Setting::Media(scheme) => {
+                self.call(
+                    "Emulation.setEmulatedMedia",
+                    json!({"features": [{"name": "prefers-color-scheme", "value": scheme.feature()}]}),
+                )
+                .await?;
+            }
+            Setting::Credentials(username, password) => {
+                self.cdp_page()
+                    .authenticate(Credentials {
+                        username: username.clone(),
+                        password: password.clone(),
+                    })
+                    .await
+                    .map_err(|e| super::cdp_error::from_cdp("Fetch.enable", e))?;
+                // A round trip on the same session: the handler has taken the credentials and
+                // sent its `Fetch.enable` before this answers, so the next navigation (on another
+                // connection) meets it.
+                self.call("Page.getFrameTree", json!({})).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Every cookie of the browser's profile (all tasks share it).
+    pub async fn all_cookies(&self) -> Result<Vec<Value>, CommandError> {
+        let res = self.browser().call("Storage.getCookies", json!({})).await?;
+        Ok(cookies_of(&res))
+    }
+
+    /// The cookies a request to `url` would carry.
+    pub async fn cookies_for(&self, url: &str) -> Result<Vec<Value>, CommandError> {
+        let res = self
+            .call("Network.getCookies", json!({"urls": [url]}))
+            .await?;
+        Ok(cookies_of(&res))
+    }
+
+    /// Sets cookie `name=value` for `url` in the shared profile; false when the browser refused
+    /// it (an invalid domain or name).
+    pub async fn set_cookie(
+        &self,
+        name: &str,
+        value: &str,
+        url: &str,
+    ) -> Result<bool, CommandError> {
+        let res = self
+            .call(
+                "Network.setCookie",
+                json!({"name": name, "value": value, "url": url}),
+            )
+            .await?;
+        Ok(res["success"].as_bool().unwrap_or(true))
+    }
+
+    /// Removes every cookie of the shared profile.
+    pub async fn clear_all_cookies(&self) -> Result<(), CommandError> {
+        self.call("Network.clearBrowserCookies", json!({})).await?;
+        Ok(())
+    }
+}
