@@ -888,6 +888,63 @@ function Task:get_modals(params) end
 ---@return moonpilot.Result
 function Task:close_modal(params) end
 
+---@class moonpilot.get_console_logs.params
+
+---The task's recent console messages and uncaught page errors
+---
+---Recorded from each tab's attach on, for all the task's tabs: the last 200 messages as '<type>: <text>' and the last 200 page errors, oldest first. logsDropped / errorsDropped count what the rings pushed out since the last clear.
+---@param params? moonpilot.get_console_logs.params
+---@return moonpilot.Result
+function Task:get_console_logs(params) end
+
+---@class moonpilot.clear_console_logs.params
+
+---Empty the task's console and page-error buffers
+---
+---Also resets the dropped counts; answers how many messages and errors went.
+---@param params? moonpilot.clear_console_logs.params
+---@return moonpilot.Result
+function Task:clear_console_logs(params) end
+
+---@class moonpilot.get_requests.params
+---@field filter? string URL substring
+---@field resourceType? string xhr, fetch, document, script, image... (case-insensitive)
+---@field limit? integer keep only the newest N
+---@field since? integer epoch ms; only requests issued at/after it
+
+---The task's recorded requests (metadata only, no bodies)
+---
+---All the task's tabs, from each tab's attach on, in a ring of 200 (oldest first). resourceType is Chromium's (xhr, fetch, document, script, image…; any case); limit keeps the newest N; since is epoch ms. postData is cut at 4000 chars (postDataLength is the full length). inflight counts requests without response; an empty list comes with a note saying why it may be empty.
+---@param params? moonpilot.get_requests.params
+---@return moonpilot.Result
+function Task:get_requests(params) end
+
+---@class moonpilot.get_response_body.params
+---@field filter? string URL substring; absent = any
+---@field index? integer position among matches (default last = newest)
+---@field maxChars? integer truncation (default 20000)
+---@field requestId? string exact request id from get_requests
+
+---The body of a recorded response (xhr/fetch bodies survive navigation)
+---
+---Among the last 100 recorded responses: by requestId (from get_requests), else the filter's matches, the newest unless index says (0 = oldest). xhr/fetch bodies were copied when they arrived (≤ 100000 chars, bodyFromCache); other types are read now from the current tab and may be gone. body is cut at maxChars.
+---@param params? moonpilot.get_response_body.params
+---@return moonpilot.Result
+function Task:get_response_body(params) end
+
+---@class moonpilot.wait_for_response.params
+---@field urlPattern string lenient pattern: substring, or glob where '*'/'**' match anything incl '/'
+---@field timeoutSeconds? number wait limit in seconds (fractions allowed); absent = 30 s (default 30)
+---@field maxChars? integer body truncation (<=0 -> 20000) (default 20000)
+---@field lookBackSeconds? integer first return the newest matching response received within this many seconds; 0 = only wait for a new one (default 10)
+
+---The newest matching response of the look-back window, else the next one
+---
+---Lenient pattern (substring, or glob where * crosses /). First the newest matching response received within lookBackSeconds (fromLookBack, ageMs its age), so 'click; wait_for_response' still catches a fast one; else waits for a new one (ageMs 0). xhr/fetch bodies come from the capture cache. Times out with ACTION_TIMEOUT.
+---@param params moonpilot.wait_for_response.params
+---@return moonpilot.Result
+function Task:wait_for_response(params) end
+
 ---@class moonpilot.request_human_input.params
 ---@field prompt? string what the human must do; may be empty string; required when steps absent
 ---@field steps? any[] checklist [{prompt, index?, selector?, frame?}] -> step ids s1..sN

@@ -24,6 +24,7 @@ mod lua_api;
 mod modals;
 mod mouse;
 mod navigation;
+mod network;
 mod page_state;
 mod read_element;
 mod repl;

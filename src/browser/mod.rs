@@ -10,6 +10,7 @@
 pub mod cdp_error;
 pub mod endpoint;
 pub mod events;
+pub mod netlog;
 pub mod netwatch;
 pub mod raw;
 pub mod tab;

@@ -251,7 +251,9 @@ impl Tab {
             tracing::debug!("the stealth init script was not added: {e}");
         }
         let target_id = page.target_id().as_ref().to_string();
-        let inflight = Inflight::watch(&browser, &page, target_id.clone()).await?;
+        events.log.watch_console(&browser, &page).await?;
+        let inflight =
+            Inflight::watch(&browser, &page, target_id.clone(), events.log.clone()).await?;
         let crashed = Arc::new(tokio::sync::watch::channel(false).0);
         // Crashes come from the browser's discovering connection. A crashed tab stays crashed
         // (its session is dead; the task is closed). The page's own event stream only tells
@@ -304,6 +306,21 @@ impl Tab {
             pointer: Mutex::new(Pointer::default()),
             inflight,
         })
+    }
+
+    /// The body of response `request_id` of the page session, read now (`Network.getResponseBody`):
+    /// the text and whether it is base64 (binary). Gone once its document is.
+    pub async fn response_body(&self, request_id: &str) -> Result<(String, bool), CommandError> {
+        let v = self
+            .call("Network.getResponseBody", json!({"requestId": request_id}))
+            .await?;
+        Ok((
+            v.get("body")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            v.get("base64Encoded").and_then(Value::as_bool) == Some(true),
+        ))
     }
 
     /// The requests of the tab's page session in flight now (see `netwatch`).

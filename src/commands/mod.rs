@@ -1,6 +1,7 @@
 //! The command groups of `spec/COMMANDS.md`, one file each; this file only chains their specs
 //! into the registry.
 
+pub mod console;
 pub mod dialogs;
 pub mod extract;
 pub mod human;
@@ -12,6 +13,7 @@ pub mod meta;
 pub mod modals;
 pub mod mouse;
 pub mod navigation;
+pub mod network;
 pub mod observe;
 pub mod page_state;
 pub mod read_element;
@@ -39,6 +41,8 @@ pub const GROUPS: &[&[CommandSpec]] = &[
     extract::SPECS,
     dialogs::SPECS,
     modals::SPECS,
+    console::SPECS,
+    network::SPECS,
     human::SPECS,
     meta::SPECS,
 ];
