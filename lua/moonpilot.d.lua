@@ -906,6 +906,30 @@ function Task:get_console_logs(params) end
 ---@return moonpilot.Result
 function Task:clear_console_logs(params) end
 
+---@class moonpilot.route.params
+---@field urlPattern string engine-native URL glob ('*' does not cross '/')
+---@field action? string abort | mock | resume (default "abort")
+---@field body? string mock response body ('' when absent)
+---@field status? integer mock status (default 200)
+---@field contentType? string mock content type (default "application/json")
+
+---Abort, mock or resume the requests of this task's tabs matching a URL glob
+---
+---Engine glob over the whole URL ('*' does not cross '/'; use **/example.com/** for a site). Applies to every tab of the task, tabs opened later included; the newest matching rule answers a request; re-routing a pattern updates its rule. mock answers with body, status and contentType without reaching the network. Out-of-process iframes are not routed.
+---@param params moonpilot.route.params
+---@return moonpilot.Result
+function Task:route(params) end
+
+---@class moonpilot.unroute.params
+---@field urlPattern? string pattern to remove; absent = remove all
+
+---Remove a route of this task (all routes when no pattern is given)
+---
+---Answers how many rules went and the patterns left; requests flow untouched again.
+---@param params? moonpilot.unroute.params
+---@return moonpilot.Result
+function Task:unroute(params) end
+
 ---@class moonpilot.get_requests.params
 ---@field filter? string URL substring
 ---@field resourceType? string xhr, fetch, document, script, image... (case-insensitive)

@@ -144,3 +144,62 @@ fn wait_for_response_looks_back_then_waits() {
           "a negative timeout")
     "#);
 }
+
+#[test]
+fn a_mocked_route_is_rendered_and_an_aborted_one_fails() {
+    run(r#"
+        page:navigate{ url = A .. "/network.html" }:unwrap()
+        local m = page:route{ urlPattern = "**/api/items*", action = "mock",
+          body = '{"items":["mocked-body"]}', status = 201, contentType = "application/json" }:unwrap()
+        eq(m.urlPattern, "**/api/items*"); eq(m.action, "mock"); eq(m.updated, false); eq(m.tabs, 1)
+        js("get('/api/items?page=1')")
+        until_(function() return out():find("mocked-body", 1, true) end, "the mocked body")
+        eq(out(), '{"items":["mocked-body"]}', "the page renders the mocked body")
+        eq(js("fetch('/api/items').then(r => r.status + ' ' + r.headers.get('content-type'))"),
+          "201 application/json", "status and content type")
+        -- The glob is the engine's: '*' does not cross '/'.
+        js("get('/api/items/deeper/x')")
+        until_(function() return out():find("not found", 1, true) end, "the unmocked request")
+        -- Abort (the default action): the page sees a network failure.
+        local a = page:route{ urlPattern = "**/net_data.js" }:unwrap()
+        eq(a.action, "abort")
+        js("get('net_data.js')")
+        until_(function() return out():find("failed:", 1, true) end, "the aborted fetch")
+        has(out(), "Failed to fetch")
+        local failed = until_(function()
+          local r = page:get_requests{ filter = "net_data" }:unwrap().requests
+          return r[#r] and r[#r].failure and r[#r] or nil
+        end, "the recorded failure")
+        has(failed.failure, "ERR_FAILED")
+        -- Resume: re-routing the pattern updates its rule; the request goes through.
+        local r = page:route{ urlPattern = "**/net_data.js", action = "resume" }:unwrap()
+        eq(r.updated, true); eq(#r.routes, 2, "still two rules")
+        js("get('net_data.js')")
+        until_(function() return out():find("payload-42", 1, true) end, "the resumed fetch")
+        -- Unroute restores: the mocked URL reaches the server again (404 from the fixtures).
+        local u = page:unroute{ urlPattern = "**/api/items*" }:unwrap()
+        eq(u.removed, 1); eq(u.hits, 2, "the mock answered two requests")
+        js("get('/api/items?page=1')")
+        until_(function() return out():find("not found", 1, true) end, "the unrouted request")
+        eq(page:unroute{}:unwrap().removed, 1, "absent pattern: all")
+        eq(#page:unroute{}:unwrap().routes, 0)
+    "#);
+}
+
+#[test]
+fn routes_apply_to_tabs_opened_later_and_bad_globs_are_refused() {
+    run(r#"
+        page:navigate{ url = A .. "/network.html" }:unwrap()
+        page:route{ urlPattern = "**/api/later", action = "mock", body = "later-mock",
+          contentType = "text/plain" }:unwrap()
+        page:new_tab{ url = A .. "/network.html" }:unwrap()
+        js("get('/api/later')")
+        until_(function() return out():find("later-mock", 1, true) end, "the new tab's mock")
+        invalid(page:route{ urlPattern = "**/{a,b" }, "urlPattern", "an unclosed group")
+        invalid(page:route{}, "urlPattern", "no pattern")
+        invalid(page:route{ urlPattern = "**", action = "block" }, "action", "an unknown action")
+        invalid(page:route{ urlPattern = "**", action = "mock", status = 42 }, "status",
+          "a status out of range")
+        eq(page:unroute{}:unwrap().removed, 1, "the refused routes added nothing")
+    "#);
+}

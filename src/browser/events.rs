@@ -73,6 +73,8 @@ pub struct TabEvents {
     stuck: Arc<tokio::sync::watch::Sender<(u64, String)>>,
     /// The task's console and network recorder (`netlog`).
     pub log: Arc<super::netlog::TaskLog>,
+    /// The task's request routes (`routes`), applied to each of its tabs.
+    pub routes: Arc<super::routes::Routes>,
 }
 
 impl Default for TabEvents {
@@ -81,6 +83,7 @@ impl Default for TabEvents {
             state: Arc::default(),
             stuck: Arc::new(tokio::sync::watch::channel((0, String::new())).0),
             log: Arc::default(),
+            routes: Arc::default(),
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod events;
 pub mod netlog;
 pub mod netwatch;
 pub mod raw;
+pub mod routes;
 pub mod tab;
 pub mod task;
 

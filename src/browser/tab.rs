@@ -252,6 +252,7 @@ impl Tab {
         }
         let target_id = page.target_id().as_ref().to_string();
         events.log.watch_console(&browser, &page).await?;
+        events.routes.attach(&browser, &page).await?;
         let inflight =
             Inflight::watch(&browser, &page, target_id.clone(), events.log.clone()).await?;
         let crashed = Arc::new(tokio::sync::watch::channel(false).0);
@@ -321,6 +322,22 @@ impl Tab {
                 .to_string(),
             v.get("base64Encoded").and_then(Value::as_bool) == Some(true),
         ))
+    }
+
+    /// Applies the task's current request routes to this tab's page session (see `routes`).
+    pub async fn apply_routes(&self) -> Result<(), CommandError> {
+        let sync = self.events.routes.sync(&self.page);
+        self.browser
+            .guard(async {
+                tokio::time::timeout(self.browser.answer_bound, sync)
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(CommandError::failed(
+                            "the tab did not answer Fetch.enable/disable in time",
+                        ))
+                    })
+            })
+            .await
     }
 
     /// The requests of the tab's page session in flight now (see `netwatch`).

@@ -1,4 +1,9 @@
-//! The network group: `get_requests`, `get_response_body`, `wait_for_response`.
+//! The network group: `route`, `unroute`, `get_requests`, `get_response_body`,
+//! `wait_for_response`.
+//!
+//! Routes belong to the task (`browser/routes.rs`): every tab of it, tabs opened later
+//! included, answers the requests whose URL matches a rule's engine glob by the newest such
+//! rule (abort, mock or resume).
 //!
 //! Everything reads the task's recorder (`browser/netlog.rs`), fed by each tab's page session
 //! from its attach on: a ring of 200 request records (metadata, postData ≤ 4000 chars) and the
@@ -7,13 +12,16 @@
 //! Requests of out-of-process iframes (their own sessions) are not recorded.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use super::tabs::lenient_url_match;
+use super::wait::UrlGlob;
 use crate::browser::events::epoch_ms;
 use crate::browser::netlog::{cut, RequestRecord, BODIES_CAP, BODY_CHARS, REQUESTS_CAP};
+use crate::browser::routes::{RouteAction, Rule};
 use crate::command::*;
 use crate::error::CommandError;
 use crate::protocol::{ErrorCode, Params};
@@ -29,6 +37,37 @@ const BODY_BOUND: Duration = Duration::from_secs(10);
 
 /// The network group.
 pub const SPECS: &[CommandSpec] = &[
+    Group::Network
+        .action("route", route)
+        .summary("Abort, mock or resume the requests of this task's tabs matching a URL glob")
+        .doc(
+            "Engine glob over the whole URL ('*' does not cross '/'; use **/example.com/** for a \
+              site). Applies to every tab of the task, tabs opened later included; the newest \
+              matching rule answers a request; re-routing a pattern updates its rule. mock \
+              answers with body, status and contentType without reaching the network. \
+              Out-of-process iframes are not routed.",
+        )
+        .params(&[
+            string("urlPattern", "engine-native URL glob ('*' does not cross '/')").req(),
+            string("action", "abort | mock | resume").or("\"abort\""),
+            string("body", "mock response body ('' when absent)"),
+            int("status", "mock status").or("200").range(100.0, 599.0),
+            string("contentType", "mock content type").or("\"application/json\""),
+        ])
+        .example(
+            "page:route{ urlPattern = \"**/api/items*\", action = \"mock\", body = '{\"items\":[]}' }:unwrap()",
+        )
+        .no_capture(),
+    Group::Network
+        .action("unroute", unroute)
+        .summary("Remove a route of this task (all routes when no pattern is given)")
+        .doc("Answers how many rules went and the patterns left; requests flow untouched again.")
+        .params(&[string(
+            "urlPattern",
+            "pattern to remove; absent = remove all",
+        )])
+        .example("page:unroute{ urlPattern = \"**/api/items*\" }:unwrap()")
+        .no_capture(),
     Group::Network
         .read("get_requests", get_requests)
         .summary("The task's recorded requests (metadata only, no bodies)")
@@ -392,5 +431,90 @@ fn wait_for_response(p: &mut Params) -> Prepared<TaskCx> {
         }
         data["urlPattern"] = json!(pattern);
         Ok(data)
+    })
+}
+
+fn route(p: &mut Params) -> Prepared<TaskCx> {
+    let pattern = p.str_req("urlPattern")?;
+    let glob = UrlGlob::parse(&pattern).map_err(|e| {
+        CommandError::invalid(
+            "urlPattern",
+            format!("param `urlPattern`: `{pattern}` is not an engine glob: {e}"),
+        )
+    })?;
+    let action_name = p.str_opt("action")?.unwrap_or_else(|| "abort".into());
+    let body = p.str_keep_empty("body")?.unwrap_or_default();
+    let status = p.int_opt("status")?.unwrap_or(200);
+    let content_type = p
+        .str_opt("contentType")?
+        .unwrap_or_else(|| "application/json".into());
+    let action = match action_name.as_str() {
+        "abort" => RouteAction::Abort,
+        "resume" => RouteAction::Resume,
+        "mock" => RouteAction::Mock {
+            body,
+            status: u16::try_from(status).unwrap_or(200),
+            content_type,
+        },
+        other => {
+            return Err(CommandError::invalid(
+                "action",
+                format!("param `action`: `{other}` is not one of abort, mock, resume"),
+            ))
+        }
+    };
+    run(move |cx: TaskCx| async move {
+        let glob = Arc::new(glob);
+        let rule = Rule {
+            pattern: pattern.clone(),
+            matcher: Arc::new(move |url: &str| glob.matches(url)),
+            action: action.clone(),
+        };
+        let routes = cx.task.events.routes.clone();
+        let updated = routes.set(rule);
+        let applied = apply_everywhere(&cx).await?;
+        let mut data = json!({
+            "urlPattern": pattern,
+            "action": action_name,
+            "updated": updated,
+            "tabs": applied,
+            "routes": routes.patterns(),
+        });
+        if let RouteAction::Mock {
+            status,
+            content_type,
+            body,
+        } = &action
+        {
+            data["status"] = json!(status);
+            data["contentType"] = json!(content_type);
+            data["bodyLength"] = json!(body.chars().count());
+        }
+        Ok(data)
+    })
+}
+
+/// Applies the task's routes to each of its tabs; answers how many.
+async fn apply_everywhere(cx: &TaskCx) -> Result<usize, CommandError> {
+    let (tabs, _) = cx.task.tabs();
+    for tab in &tabs {
+        tab.apply_routes().await?;
+    }
+    Ok(tabs.len())
+}
+
+fn unroute(p: &mut Params) -> Prepared<TaskCx> {
+    let pattern = p.str_opt("urlPattern")?;
+    run(move |cx: TaskCx| async move {
+        let routes = cx.task.events.routes.clone();
+        let hits = pattern.as_deref().map(|p| routes.hits(p));
+        let removed = routes.remove(pattern.as_deref());
+        apply_everywhere(&cx).await?;
+        Ok(json!({
+            "urlPattern": pattern,
+            "removed": removed,
+            "hits": hits,
+            "routes": routes.patterns(),
+        }))
     })
 }
