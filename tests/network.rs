@@ -203,3 +203,22 @@ fn routes_apply_to_tabs_opened_later_and_bad_globs_are_refused() {
         eq(page:unroute{}:unwrap().removed, 1, "the refused routes added nothing")
     "#);
 }
+
+#[test]
+fn requests_of_an_out_of_process_frame_are_recorded_with_their_bodies() {
+    run(r#"
+        page:navigate{ url = A .. "/net_frame.html" }:unwrap()
+        local q = until_(function()
+          local r = page:get_requests{ filter = "from=frame" }:unwrap().requests[1]
+          return r and r.finishedAt and r or nil
+        end, "the frame's fetch")
+        has(q.url, B, "the frame's own site"); eq(q.status, 200); eq(q.resourceType, "fetch")
+        local b = until_(function()
+          local r = page:get_response_body{ requestId = q.requestId }
+          return r.ok and r.data.bodyFromCache and r.data or nil
+        end, "the frame's body").body
+        has(b, "payload-42")
+        local w = page:wait_for_response{ urlPattern = "**/net_data.js?from=frame" }:unwrap()
+        eq(w.fromLookBack, true); has(w.body, "payload-42")
+    "#);
+}

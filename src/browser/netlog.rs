@@ -7,7 +7,9 @@
 //! postData ≤ 4000 chars). The network side is fed by the tab's one Network listener set
 //! (`netwatch`); the console side by [`TaskLog::watch_console`]. xhr/fetch bodies are copied the
 //! moment their request finishes, so they survive the page navigating away. Requests of
-//! out-of-process iframes go to their own sessions and are not recorded here.
+//! out-of-process iframes go to their own sessions: [`TaskLog::watch_remote_frames`] attaches
+//! to the tab on the raw connection, auto-attaches its iframe targets and records their
+//! Network events the same way.
 //!
 //! The state sits behind a `std::sync::Mutex` locked only to push or copy, never across an
 //! `.await`.
@@ -469,17 +471,26 @@ impl TaskLog {
         page: &Page,
         id: String,
     ) {
-        let me = self.clone();
         let page = page.clone();
+        let params = json!({"requestId": id});
+        self.capture_with(browser, id, async move {
+            page.execute(Raw::new("Network.getResponseBody", params))
+                .await
+                .map(|r| r.result)
+                .map_err(|e| e.to_string())
+        });
+    }
+
+    /// Copies the body of finished request `id` as `read` answers it (in the background).
+    fn capture_with(
+        self: &Arc<TaskLog>,
+        browser: &Arc<Browser>,
+        id: String,
+        read: impl std::future::Future<Output = Result<Value, String>> + Send + 'static,
+    ) {
+        let me = self.clone();
         browser.spawn(async move {
-            let read = tokio::time::timeout(
-                std::time::Duration::from_secs(10),
-                page.execute(Raw::new(
-                    "Network.getResponseBody",
-                    json!({"requestId": id}),
-                )),
-            )
-            .await;
+            let read = tokio::time::timeout(std::time::Duration::from_secs(10), read).await;
             let mut rec = BodyRecord {
                 request_id: id.clone(),
                 body: None,
@@ -490,14 +501,14 @@ impl TaskLog {
             };
             match read {
                 Ok(Ok(resp)) => {
-                    let v: &Value = &resp.result;
+                    let v: &Value = &resp;
                     let body = v.get("body").and_then(Value::as_str).unwrap_or_default();
                     let (text, len, _) = cut(body, BODY_CHARS);
                     rec.body = Some(text);
                     rec.length = len;
                     rec.base64 = v.get("base64Encoded").and_then(Value::as_bool) == Some(true);
                 }
-                Ok(Err(e)) => rec.error = Some(e.to_string()),
+                Ok(Err(e)) => rec.error = Some(e),
                 Err(_) => rec.error = Some("reading the body took over 10 s".into()),
             }
             me.with(|s| {
@@ -505,6 +516,127 @@ impl TaskLog {
                 push_capped(&mut s.bodies, BODIES_CAP, rec, &mut s.bodies_dropped);
             });
             me.bump();
+        });
+    }
+
+    /// Records the requests of `target`'s out-of-process iframes: a session of its own on the
+    /// raw connection auto-attaches them (flattened) and enables Network in each. Runs in the
+    /// background until the target goes; a failure only means those requests go unrecorded.
+    pub(super) fn watch_remote_frames(self: &Arc<TaskLog>, browser: &Arc<Browser>, target: String) {
+        let me = self.clone();
+        let spawner = browser.clone();
+        let browser = browser.clone();
+        spawner.spawn(async move {
+            let conn = match browser.raw().await {
+                Ok(c) => c,
+                Err(e) => {
+                    tracing::debug!("out-of-process frame requests go unrecorded: {}", e.msg);
+                    return;
+                }
+            };
+            let mut events = conn.session_events();
+            let mut targets = conn.targets();
+            let top = match conn.attach(&target).await {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::debug!("out-of-process frame requests go unrecorded: {}", e.msg);
+                    return;
+                }
+            };
+            let auto =
+                json!({"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true});
+            if let Err(e) = conn
+                .call(Some(&top), "Target.setAutoAttach", auto.clone())
+                .await
+            {
+                tracing::debug!("out-of-process frame requests go unrecorded: {}", e.msg);
+                return;
+            }
+            // The frames' sessions, the page's own one first (it only attaches frames).
+            let mut sessions: Vec<String> = vec![top.clone()];
+            loop {
+                let ev = tokio::select! {
+                    ev = events.recv() => ev,
+                    t = targets.recv() => match t {
+                        Ok(super::raw::TargetEvent::Gone { target: t }) if t == target => break,
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                        _ => continue,
+                    },
+                };
+                let ev = match ev {
+                    Ok(ev) => ev,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                        tracing::debug!("{n} out-of-process frame network events were missed");
+                        continue;
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                };
+                if !sessions.contains(&ev.session) {
+                    continue;
+                }
+                match ev.method.as_str() {
+                    "Target.attachedToTarget" => {
+                        let child = ev.params.get("sessionId").and_then(Value::as_str);
+                        let kind = ev
+                            .params
+                            .pointer("/targetInfo/type")
+                            .and_then(Value::as_str);
+                        if let (Some(child), Some("iframe")) = (child, kind) {
+                            let child = child.to_string();
+                            sessions.push(child.clone());
+                            let conn = conn.clone();
+                            let auto = auto.clone();
+                            browser.spawn(async move {
+                                let _ = conn.call(Some(&child), "Network.enable", json!({})).await;
+                                // Frames nested in it.
+                                let _ = conn.call(Some(&child), "Target.setAutoAttach", auto).await;
+                            });
+                        }
+                    }
+                    "Target.detachedFromTarget" => {
+                        if let Some(child) = ev.params.get("sessionId").and_then(Value::as_str) {
+                            sessions.retain(|s| s != child);
+                        }
+                    }
+                    _ if ev.session == top => {}
+                    "Network.requestWillBeSent" => {
+                        if let Ok(e) = serde_json::from_value::<EventRequestWillBeSent>(ev.params) {
+                            me.request_sent(&e);
+                        }
+                    }
+                    "Network.responseReceived" => {
+                        if let Ok(e) = serde_json::from_value::<EventResponseReceived>(ev.params) {
+                            me.response_received(&e);
+                        }
+                    }
+                    "Network.loadingFinished" => {
+                        if let Some(id) = ev.params.get("requestId").and_then(Value::as_str) {
+                            if me.finished(id) {
+                                let conn = conn.clone();
+                                let (session, params) =
+                                    (ev.session.clone(), json!({"requestId": id}));
+                                me.capture_with(&browser, id.to_string(), async move {
+                                    conn.call(Some(&session), "Network.getResponseBody", params)
+                                        .await
+                                        .map_err(|e| e.msg)
+                                });
+                            }
+                        }
+                    }
+                    "Network.loadingFailed" => {
+                        let id = ev.params.get("requestId").and_then(Value::as_str);
+                        let text = ev.params.get("errorText").and_then(Value::as_str);
+                        let canceled = ev.params.get("canceled").and_then(Value::as_bool);
+                        if let (Some(id), Some(text)) = (id, text) {
+                            me.failed(id, text, canceled == Some(true));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let _ = conn
+                .call(None, "Target.detachFromTarget", json!({"sessionId": top}))
+                .await;
         });
     }
 

@@ -8,7 +8,8 @@
 //! cancelled with it, and Chromium does not always report it). Requests of out-of-process iframes
 //! go to their own sessions and are not counted here.
 //!
-//! The same listeners feed the task's recorder (`netlog`): one Network listener set per tab.
+//! The same listeners feed the task's recorder (`netlog`): one Network listener set per tab
+//! (the recorder follows out-of-process iframes on its own, through the raw connection).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -255,6 +255,7 @@ impl Tab {
         events.routes.attach(&browser, &page).await?;
         let inflight =
             Inflight::watch(&browser, &page, target_id.clone(), events.log.clone()).await?;
+        events.log.watch_remote_frames(&browser, target_id.clone());
         let crashed = Arc::new(tokio::sync::watch::channel(false).0);
         // Crashes come from the browser's discovering connection. A crashed tab stays crashed
         // (its session is dead; the task is closed). The page's own event stream only tells

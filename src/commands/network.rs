@@ -9,7 +9,8 @@
 //! from its attach on: a ring of 200 request records (metadata, postData ≤ 4000 chars) and the
 //! last 100 xhr/fetch bodies, copied the moment their request finished so that they survive the
 //! page navigating away. Other bodies are read lazily from the current tab and may be gone.
-//! Requests of out-of-process iframes (their own sessions) are not recorded.
+//! Requests of out-of-process iframes are recorded too (through their own sessions on the raw
+//! connection); routes do not reach them yet.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -180,10 +181,10 @@ fn get_requests(p: &mut Params) -> Prepared<TaskCx> {
         if matched.is_empty() {
             data["note"] = json!(if total == 0 {
                 "no requests recorded yet: recording starts when the task's tab is attached; \
-                 earlier requests, other tasks' tabs and out-of-process iframes are absent"
+                 earlier requests and other tasks' tabs are absent"
             } else {
                 "no recorded request matches; recording starts when the task's tab is attached \
-                 (earlier requests and out-of-process iframes are absent)"
+                 (earlier requests and other tasks' tabs are absent)"
             });
         }
         Ok(data)
