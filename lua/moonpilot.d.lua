@@ -844,70 +844,65 @@ function Task:mouse_click(params) end
 ---@return moonpilot.Result
 function Task:mouse_click_by_selector(params) end
 
----@class moonpilot.execute_js.params
----@field body? string script: expression, function (called and awaited), or statements containing return
----@field bodyFile? string file inside scripts/js of the working directory; escaping the dir fails
----@field vars? table values injected for {{name}} placeholders as JSON literals ("{{name}}" with quotes too)
----@field frame? string frame ordinal (0 = main, as list_frames) or a substring of the frame URL or name
----@field timeoutMs? integer in-page time budget in ms, 0..=90000 (at most 29000 is used for now; 0 means that maximum) (default 60000)
----@field retryOnSpurious? boolean framework param: allow an automatic resend (only for side-effect-free scripts) (default false)
+---@class moonpilot.screenshot.params
+---@field path? string server file path; absent and not inline -> data/<id>/shot-N.png (N per task, only increases)
+---@field fullPage? boolean capture the whole scrollable page (default false)
+---@field index? integer element index from the latest snapshot
+---@field selector? string CSS/Playwright selector (no snapshot needed)
+---@field clipX? number clip x (all four clip values required to clip)
+---@field clipY? number clip y
+---@field clipWidth? number clip width
+---@field clipHeight? number clip height
+---@field inline? boolean return base64 in the response (expensive for model context) (default false)
+---@field timeoutMs? integer capture budget 1..120000 ms (outside -> INVALID_ARGUMENT); absent = browser.capture.timeoutMs (default 8000)
+---@field force? boolean probe once even while the capture circuit is open (default false)
+---@field fallbackToViewport? boolean full-page only: on failure retry as a viewport shot within the remaining budget (default false)
 
----Run JavaScript in the page or a frame and return its JSON result
+---Save a PNG of the viewport, whole page, an element or a clip
 ---
----`body` is a function (called and awaited), an expression (whatever compiles as one, so an IIFE answers its value) or statements with `return` (wrapped into an async function). Promises are awaited; values JSON cannot hold (NaN, -0, BigInt, Symbol, functions, cycles, Map…) are converted and named in `resultNote`/`unserializable`. A thrown exception fails the command with data.error {name, message, stack}; an exceeded budget (also a synchronous endless loop) is EVAL_TIMEOUT and the page keeps working.
----@param params? moonpilot.execute_js.params
+---index or selector shoots that element; clipX/clipY/clipWidth/clipHeight (all four, viewport CSS px) a box; fullPage the whole scrollable page; else the viewport. Written to path (absolute, its directory must exist; a plain file name goes to the task's data dir) or data/<task>/shot-N.png; base64 only with inline:true. width/height are the PNG's pixel size. Shares the capture circuit breaker with auto-capture (force:true probes once through it).
+---@param params? moonpilot.screenshot.params
 ---@return moonpilot.Result
-function Task:execute_js(params) end
+function Task:screenshot(params) end
 
----@class moonpilot.extract_structured_data.params
----@field query? string free text echoed back (no server-side filtering)
----@field extractLinks? boolean also return links [{text (<=80), href (absolute)}] (default false)
+---@class moonpilot.get_element_screenshot.params
+---@field index? integer element index from the latest snapshot
+---@field selector? string CSS/Playwright selector (no snapshot needed)
+---@field path? string server file path; default data/<id>/shot-N.png unless inline
+---@field inline? boolean return base64 (default false)
+---@field frame? string frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames
+---@field timeoutMs? integer capture budget 1..120000 ms (default 8000)
+---@field force? boolean single probe through an open circuit (default false)
 
----The page's body text (innerText), bounded, and optionally its links
+---Save a PNG of one element, also inside a cross-site frame
 ---
----Reads `body.innerText` of the main frame with the highlight overlay hidden, cut at 20000 characters (`limit`; `truncated`, `length` = the full length and `truncatedHint` say what was cut). Tables are flattened by innerText: use extract_markdown for tables. `query` is echoed, never used to filter. Links are capped at 1000 (`linksTruncated`). Beyond the reference: `jsonLd` holds the page's JSON-LD blocks parsed ({index, value, error}; at most 20 of 100000 characters, `jsonLdCount`, `jsonLdTruncated`) and `microdata` its top-level microdata items ({type, id, properties {name: [values]}}, nested items as objects 5 deep; at most 50, `microdataCount`, `microdataTruncated`).
----@param params? moonpilot.extract_structured_data.params
+---The element of index, or of selector in frame (a visible match preferred), scrolled into view and cut from the tab's screenshot, so cross-origin frames and tainted canvases show as the person sees them. Written to path or data/<task>/shot-N.png.
+---@param params? moonpilot.get_element_screenshot.params
 ---@return moonpilot.Result
-function Task:extract_structured_data(params) end
+function Task:get_element_screenshot(params) end
 
----@class moonpilot.extract_markdown.params
----@field selector? string element to convert (first or nth match); absent = whole body
----@field frame? string frame ordinal (0 = main, as list_frames) or a substring of the frame URL or name
----@field includeLinks? boolean also return links of that frame (default false)
----@field maxChars? integer truncation, at most 1000000 (<= 0 means 20000) (default 20000)
----@field nth? integer 0-based match of the selector
+---@class moonpilot.pdf.params
+---@field path? string output path; default data/<id>/page-N.pdf
 
----The body or one element as Markdown (tables as GFM tables)
+---Print the page to a PDF file; answers its path, size and page count
 ---
----Converts the live DOM of the chosen frame (headings, paragraphs, lists, links, emphasis, code, images, block quotes; tables as GFM tables with the first row as header) to Markdown, cut at `maxChars` (`truncated`, `length` = the full length). A selector matching nothing fails; `nth` out of range fails with the count. list_tables gives ready selectors `table >> nth=N`.
----@param params? moonpilot.extract_markdown.params
+---Chromium's print to PDF, backgrounds included. Written to path (its directory must exist) or data/<task>/page-N.pdf.
+---@param params? moonpilot.pdf.params
 ---@return moonpilot.Result
-function Task:extract_markdown(params) end
+function Task:pdf(params) end
 
----@class moonpilot.find_text.params
----@field text string literal text or regex
----@field regex? boolean treat text as a JavaScript regex (flags g and m) (default false)
----@field contextChars? integer chars before/after each hit, 0..=2000 (default 80)
----@field maxMatches? integer hits returned, 0..=1000 (default 20)
----@field selector? string search only inside this element (first match)
----@field frame? string frame ordinal (0 = main, as list_frames) or a substring of the frame URL or name
+---@class moonpilot.download_image.params
+---@field index? integer element index from the latest snapshot
+---@field selector? string CSS/Playwright selector (no snapshot needed)
+---@field frame? string frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames
+---@field filename? string sanitised file name; default img-<n><ext>
 
----Find literal text or a regex in the page's innerText, with context
+---Save the original file of an image element (fetched with the page's cookies)
 ---
----Non-overlapping hits in `innerText` of the body (or of `selector`'s first match) of the chosen frame, overlay hidden; an empty regex match advances one character. `matchCount` counts every hit (up to 100000, `matchCountCapped`), `matches` holds the first `maxMatches` with their char offset, 1-based line and context. An invalid regex fails (INVALID_ARGUMENT, param `text`), never a literal fallback.
----@param params moonpilot.find_text.params
+---Reads the element's currentSrc/src (poster, SVG href or CSS background image otherwise) and fetches it through the browser's network stack with the page's cookies (via browser-context), else with a fetch inside the page (in-page-fetch: blob: URLs); a data: URL is decoded (data-url). Both failing is a failure with both reasons. At most 64 MiB; a new data/<task>/img-N<ext> each time (not retry-safe). An element without an image is a failure 'not an image'.
+---@param params? moonpilot.download_image.params
 ---@return moonpilot.Result
-function Task:find_text(params) end
-
----@class moonpilot.list_tables.params
----@field frame? string frame ordinal (0 = main, as list_frames) or a substring of the frame URL or name
-
----List the tables of a frame with ready selectors for extract_markdown
----
----Every `table` of the frame in document order: `{index, selector 'table >> nth=N', rows, cols (cells of the first row), textLength, imageCount, preview (<=120, whitespace collapsed), className, id}`.
----@param params? moonpilot.list_tables.params
----@return moonpilot.Result
-function Task:list_tables(params) end
+function Task:download_image(params) end
 
 ---@class moonpilot.get_cookies.params
 ---@field url? string only cookies for this URL
@@ -1106,65 +1101,151 @@ function Task:get_modals(params) end
 ---@return moonpilot.Result
 function Task:close_modal(params) end
 
----@class moonpilot.screenshot.params
----@field path? string server file path; absent and not inline -> data/<id>/shot-N.png (N per task, only increases)
----@field fullPage? boolean capture the whole scrollable page (default false)
----@field index? integer element index from the latest snapshot
----@field selector? string CSS/Playwright selector (no snapshot needed)
----@field clipX? number clip x (all four clip values required to clip)
----@field clipY? number clip y
----@field clipWidth? number clip width
----@field clipHeight? number clip height
----@field inline? boolean return base64 in the response (expensive for model context) (default false)
----@field timeoutMs? integer capture budget 1..120000 ms (outside -> INVALID_ARGUMENT); absent = browser.capture.timeoutMs (default 8000)
----@field force? boolean probe once even while the capture circuit is open (default false)
----@field fallbackToViewport? boolean full-page only: on failure retry as a viewport shot within the remaining budget (default false)
+---@class moonpilot.get_console_logs.params
 
----Save a PNG of the viewport, whole page, an element or a clip
+---The task's recent console messages and uncaught page errors
 ---
----index or selector shoots that element; clipX/clipY/clipWidth/clipHeight (all four, viewport CSS px) a box; fullPage the whole scrollable page; else the viewport. Written to path (absolute, its directory must exist; a plain file name goes to the task's data dir) or data/<task>/shot-N.png; base64 only with inline:true. width/height are the PNG's pixel size. Shares the capture circuit breaker with auto-capture (force:true probes once through it).
----@param params? moonpilot.screenshot.params
+---Recorded from each tab's attach on, for all the task's tabs: the last 200 messages as '<type>: <text>' and the last 200 page errors, oldest first. logsDropped / errorsDropped count what the rings pushed out since the last clear.
+---@param params? moonpilot.get_console_logs.params
 ---@return moonpilot.Result
-function Task:screenshot(params) end
+function Task:get_console_logs(params) end
 
----@class moonpilot.get_element_screenshot.params
----@field index? integer element index from the latest snapshot
----@field selector? string CSS/Playwright selector (no snapshot needed)
----@field path? string server file path; default data/<id>/shot-N.png unless inline
----@field inline? boolean return base64 (default false)
----@field frame? string frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames
----@field timeoutMs? integer capture budget 1..120000 ms (default 8000)
----@field force? boolean single probe through an open circuit (default false)
+---@class moonpilot.clear_console_logs.params
 
----Save a PNG of one element, also inside a cross-site frame
+---Empty the task's console and page-error buffers
 ---
----The element of index, or of selector in frame (a visible match preferred), scrolled into view and cut from the tab's screenshot, so cross-origin frames and tainted canvases show as the person sees them. Written to path or data/<task>/shot-N.png.
----@param params? moonpilot.get_element_screenshot.params
+---Also resets the dropped counts; answers how many messages and errors went.
+---@param params? moonpilot.clear_console_logs.params
 ---@return moonpilot.Result
-function Task:get_element_screenshot(params) end
+function Task:clear_console_logs(params) end
 
----@class moonpilot.pdf.params
----@field path? string output path; default data/<id>/page-N.pdf
+---@class moonpilot.route.params
+---@field urlPattern string engine-native URL glob ('*' does not cross '/')
+---@field action? string abort | mock | resume (default "abort")
+---@field body? string mock response body ('' when absent)
+---@field status? integer mock status (default 200)
+---@field contentType? string mock content type (default "application/json")
 
----Print the page to a PDF file; answers its path, size and page count
+---Abort, mock or resume the requests of this task's tabs matching a URL glob
 ---
----Chromium's print to PDF, backgrounds included. Written to path (its directory must exist) or data/<task>/page-N.pdf.
----@param params? moonpilot.pdf.params
+---Engine glob over the whole URL ('*' does not cross '/'; use **/example.com/** for a site). Applies to every tab of the task, tabs opened later included; the newest matching rule answers a request; re-routing a pattern updates its rule. mock answers with body, status and contentType without reaching the network. Out-of-process iframes are not routed.
+---@param params moonpilot.route.params
 ---@return moonpilot.Result
-function Task:pdf(params) end
+function Task:route(params) end
 
----@class moonpilot.download_image.params
----@field index? integer element index from the latest snapshot
----@field selector? string CSS/Playwright selector (no snapshot needed)
----@field frame? string frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames
----@field filename? string sanitised file name; default img-<n><ext>
+---@class moonpilot.unroute.params
+---@field urlPattern? string pattern to remove; absent = remove all
 
----Save the original file of an image element (fetched with the page's cookies)
+---Remove a route of this task (all routes when no pattern is given)
 ---
----Reads the element's currentSrc/src (poster, SVG href or CSS background image otherwise) and fetches it through the browser's network stack with the page's cookies (via browser-context), else with a fetch inside the page (in-page-fetch: blob: URLs); a data: URL is decoded (data-url). Both failing is a failure with both reasons. At most 64 MiB; a new data/<task>/img-N<ext> each time (not retry-safe). An element without an image is a failure 'not an image'.
----@param params? moonpilot.download_image.params
+---Answers how many rules went and the patterns left; requests flow untouched again.
+---@param params? moonpilot.unroute.params
 ---@return moonpilot.Result
-function Task:download_image(params) end
+function Task:unroute(params) end
+
+---@class moonpilot.get_requests.params
+---@field filter? string URL substring
+---@field resourceType? string xhr, fetch, document, script, image... (case-insensitive)
+---@field limit? integer keep only the newest N
+---@field since? integer epoch ms; only requests issued at/after it
+
+---The task's recorded requests (metadata only, no bodies)
+---
+---All the task's tabs, from each tab's attach on, in a ring of 200 (oldest first). resourceType is Chromium's (xhr, fetch, document, script, image…; any case); limit keeps the newest N; since is epoch ms. postData is cut at 4000 chars (postDataLength is the full length). inflight counts requests without response; an empty list comes with a note saying why it may be empty.
+---@param params? moonpilot.get_requests.params
+---@return moonpilot.Result
+function Task:get_requests(params) end
+
+---@class moonpilot.get_response_body.params
+---@field filter? string URL substring; absent = any
+---@field index? integer position among matches (default last = newest)
+---@field maxChars? integer truncation (default 20000)
+---@field requestId? string exact request id from get_requests
+
+---The body of a recorded response (xhr/fetch bodies survive navigation)
+---
+---Among the last 100 recorded responses: by requestId (from get_requests), else the filter's matches, the newest unless index says (0 = oldest). xhr/fetch bodies were copied when they arrived (≤ 100000 chars, bodyFromCache); other types are read now from the current tab and may be gone. body is cut at maxChars.
+---@param params? moonpilot.get_response_body.params
+---@return moonpilot.Result
+function Task:get_response_body(params) end
+
+---@class moonpilot.wait_for_response.params
+---@field urlPattern string lenient pattern: substring, or glob where '*'/'**' match anything incl '/'
+---@field timeoutSeconds? number wait limit in seconds (fractions allowed); absent = 30 s (default 30)
+---@field maxChars? integer body truncation (<=0 -> 20000) (default 20000)
+---@field lookBackSeconds? integer first return the newest matching response received within this many seconds; 0 = only wait for a new one (default 10)
+
+---The newest matching response of the look-back window, else the next one
+---
+---Lenient pattern (substring, or glob where * crosses /). First the newest matching response received within lookBackSeconds (fromLookBack, ageMs its age), so 'click; wait_for_response' still catches a fast one; else waits for a new one (ageMs 0). xhr/fetch bodies come from the capture cache. Times out with ACTION_TIMEOUT.
+---@param params moonpilot.wait_for_response.params
+---@return moonpilot.Result
+function Task:wait_for_response(params) end
+
+---@class moonpilot.execute_js.params
+---@field body? string script: expression, function (called and awaited), or statements containing return
+---@field bodyFile? string file inside scripts/js of the working directory; escaping the dir fails
+---@field vars? table values injected for {{name}} placeholders as JSON literals ("{{name}}" with quotes too)
+---@field frame? string frame ordinal (0 = main, as list_frames) or a substring of the frame URL or name
+---@field timeoutMs? integer in-page time budget in ms, 0..=90000 (at most 29000 is used for now; 0 means that maximum) (default 60000)
+---@field retryOnSpurious? boolean framework param: allow an automatic resend (only for side-effect-free scripts) (default false)
+
+---Run JavaScript in the page or a frame and return its JSON result
+---
+---`body` is a function (called and awaited), an expression (whatever compiles as one, so an IIFE answers its value) or statements with `return` (wrapped into an async function). Promises are awaited; values JSON cannot hold (NaN, -0, BigInt, Symbol, functions, cycles, Map…) are converted and named in `resultNote`/`unserializable`. A thrown exception fails the command with data.error {name, message, stack}; an exceeded budget (also a synchronous endless loop) is EVAL_TIMEOUT and the page keeps working.
+---@param params? moonpilot.execute_js.params
+---@return moonpilot.Result
+function Task:execute_js(params) end
+
+---@class moonpilot.extract_structured_data.params
+---@field query? string free text echoed back (no server-side filtering)
+---@field extractLinks? boolean also return links [{text (<=80), href (absolute)}] (default false)
+
+---The page's body text (innerText), bounded, and optionally its links
+---
+---Reads `body.innerText` of the main frame with the highlight overlay hidden, cut at 20000 characters (`limit`; `truncated`, `length` = the full length and `truncatedHint` say what was cut). Tables are flattened by innerText: use extract_markdown for tables. `query` is echoed, never used to filter. Links are capped at 1000 (`linksTruncated`). Beyond the reference: `jsonLd` holds the page's JSON-LD blocks parsed ({index, value, error}; at most 20 of 100000 characters, `jsonLdCount`, `jsonLdTruncated`) and `microdata` its top-level microdata items ({type, id, properties {name: [values]}}, nested items as objects 5 deep; at most 50, `microdataCount`, `microdataTruncated`).
+---@param params? moonpilot.extract_structured_data.params
+---@return moonpilot.Result
+function Task:extract_structured_data(params) end
+
+---@class moonpilot.extract_markdown.params
+---@field selector? string element to convert (first or nth match); absent = whole body
+---@field frame? string frame ordinal (0 = main, as list_frames) or a substring of the frame URL or name
+---@field includeLinks? boolean also return links of that frame (default false)
+---@field maxChars? integer truncation, at most 1000000 (<= 0 means 20000) (default 20000)
+---@field nth? integer 0-based match of the selector
+
+---The body or one element as Markdown (tables as GFM tables)
+---
+---Converts the live DOM of the chosen frame (headings, paragraphs, lists, links, emphasis, code, images, block quotes; tables as GFM tables with the first row as header) to Markdown, cut at `maxChars` (`truncated`, `length` = the full length). A selector matching nothing fails; `nth` out of range fails with the count. list_tables gives ready selectors `table >> nth=N`.
+---@param params? moonpilot.extract_markdown.params
+---@return moonpilot.Result
+function Task:extract_markdown(params) end
+
+---@class moonpilot.find_text.params
+---@field text string literal text or regex
+---@field regex? boolean treat text as a JavaScript regex (flags g and m) (default false)
+---@field contextChars? integer chars before/after each hit, 0..=2000 (default 80)
+---@field maxMatches? integer hits returned, 0..=1000 (default 20)
+---@field selector? string search only inside this element (first match)
+---@field frame? string frame ordinal (0 = main, as list_frames) or a substring of the frame URL or name
+
+---Find literal text or a regex in the page's innerText, with context
+---
+---Non-overlapping hits in `innerText` of the body (or of `selector`'s first match) of the chosen frame, overlay hidden; an empty regex match advances one character. `matchCount` counts every hit (up to 100000, `matchCountCapped`), `matches` holds the first `maxMatches` with their char offset, 1-based line and context. An invalid regex fails (INVALID_ARGUMENT, param `text`), never a literal fallback.
+---@param params moonpilot.find_text.params
+---@return moonpilot.Result
+function Task:find_text(params) end
+
+---@class moonpilot.list_tables.params
+---@field frame? string frame ordinal (0 = main, as list_frames) or a substring of the frame URL or name
+
+---List the tables of a frame with ready selectors for extract_markdown
+---
+---Every `table` of the frame in document order: `{index, selector 'table >> nth=N', rows, cols (cells of the first row), textLength, imageCount, preview (<=120, whitespace collapsed), className, id}`.
+---@param params? moonpilot.list_tables.params
+---@return moonpilot.Result
+function Task:list_tables(params) end
 
 ---@class moonpilot.request_human_input.params
 ---@field prompt? string what the human must do; may be empty string; required when steps absent

@@ -230,6 +230,7 @@ fn ten_thousand_random_calls_answer_typed_receipts_without_panic_or_hang() {
         "wait_for_idle",
         "wait_for_stable",
         "wait_for_count",
+        "wait_for_response",
         "navigate",
         "go_to_url",
         "reload",

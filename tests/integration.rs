@@ -25,6 +25,7 @@ mod lua_api;
 mod modals;
 mod mouse;
 mod navigation;
+mod network;
 mod page_data;
 mod page_state;
 mod read_element;

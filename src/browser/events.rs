@@ -71,6 +71,10 @@ pub struct TabEvents {
     /// The target id of the last tab whose dialog the browser refused to let us answer (its
     /// navigation is wedged), with a count so that each refusal is a change.
     stuck: Arc<tokio::sync::watch::Sender<(u64, String)>>,
+    /// The task's console and network recorder (`netlog`).
+    pub log: Arc<super::netlog::TaskLog>,
+    /// The task's request routes (`routes`), applied to each of its tabs.
+    pub routes: Arc<super::routes::Routes>,
 }
 
 impl Default for TabEvents {
@@ -78,6 +82,8 @@ impl Default for TabEvents {
         TabEvents {
             state: Arc::default(),
             stuck: Arc::new(tokio::sync::watch::channel((0, String::new())).0),
+            log: Arc::default(),
+            routes: Arc::default(),
         }
     }
 }

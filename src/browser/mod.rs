@@ -10,8 +10,10 @@
 pub mod cdp_error;
 pub mod endpoint;
 pub mod events;
+pub mod netlog;
 pub mod netwatch;
 pub mod raw;
+pub mod routes;
 pub mod settings;
 pub mod tab;
 pub mod task;

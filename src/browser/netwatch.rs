@@ -7,19 +7,23 @@
 //! a new document, what its previous document still had pending is dropped (those requests are
 //! cancelled with it, and Chromium does not always report it). Requests of out-of-process iframes
 //! go to their own sessions and are not counted here.
+//!
+//! The same listeners feed the task's recorder (`netlog`): one Network listener set per tab
+//! (the recorder follows out-of-process iframes on its own, through the raw connection).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use chromiumoxide::cdp::browser_protocol::network::{
-    EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent,
+    EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent, EventResponseReceived,
 };
 use chromiumoxide::cdp::browser_protocol::page::EventFrameNavigated;
 use chromiumoxide::Page;
 use futures::StreamExt;
 
 use super::cdp_error::from_cdp;
+use super::netlog::TaskLog;
 use super::Browser;
 use crate::error::CommandError;
 
@@ -70,11 +74,13 @@ pub struct InflightNow {
 }
 
 impl Inflight {
-    /// Starts counting the requests of `page`'s session (the main frame id is `main_frame`).
+    /// Starts counting the requests of `page`'s session (the main frame id is `main_frame`),
+    /// and recording them into `log`.
     pub(super) async fn watch(
         browser: &Arc<Browser>,
         page: &Page,
         main_frame: String,
+        log: Arc<TaskLog>,
     ) -> Result<Arc<Inflight>, CommandError> {
         let mut sent = page
             .event_listener::<EventRequestWillBeSent>()
@@ -88,6 +94,10 @@ impl Inflight {
             .event_listener::<EventLoadingFailed>()
             .await
             .map_err(|e| from_cdp("Network.loadingFailed", e))?;
+        let mut responded = page
+            .event_listener::<EventResponseReceived>()
+            .await
+            .map_err(|e| from_cdp("Network.responseReceived", e))?;
         let mut navigated = page
             .event_listener::<EventFrameNavigated>()
             .await
@@ -100,20 +110,41 @@ impl Inflight {
         });
         // The task ends with the tab's event streams.
         let me_too = me.clone();
+        let (browser_too, page_too) = (browser.clone(), page.clone());
         browser.spawn(async move {
             let me = me_too;
             loop {
                 tokio::select! {
                     ev = sent.next() => match ev {
-                        Some(ev) => me.started(&ev),
+                        Some(ev) => {
+                            me.started(&ev);
+                            log.request_sent(&ev);
+                        }
+                        None => break,
+                    },
+                    ev = responded.next() => match ev {
+                        Some(ev) => log.response_received(&ev),
                         None => break,
                     },
                     ev = finished.next() => match ev {
-                        Some(ev) => me.ended(ev.request_id.as_ref()),
+                        Some(ev) => {
+                            let id = ev.request_id.as_ref();
+                            me.ended(id);
+                            if log.finished(id) {
+                                log.capture_body(&browser_too, &page_too, id.to_string());
+                            }
+                        }
                         None => break,
                     },
                     ev = failed.next() => match ev {
-                        Some(ev) => me.ended(ev.request_id.as_ref()),
+                        Some(ev) => {
+                            me.ended(ev.request_id.as_ref());
+                            log.failed(
+                                ev.request_id.as_ref(),
+                                &ev.error_text,
+                                ev.canceled == Some(true),
+                            );
+                        }
                         None => break,
                     },
                     ev = navigated.next() => match ev {

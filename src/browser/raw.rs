@@ -66,6 +66,20 @@ pub struct RawConnection {
     crashes: tokio::sync::broadcast::Sender<String>,
     /// Page targets opened by another page (popups) and targets that went away.
     targets: tokio::sync::broadcast::Sender<TargetEvent>,
+    /// Events of attached sessions that recorders follow (see [`SessionEvent`]).
+    session_events: tokio::sync::broadcast::Sender<SessionEvent>,
+}
+
+/// An event of a session attached on this connection: `Network.*` and
+/// `Target.attachedToTarget` / `Target.detachedFromTarget` (a lagging receiver misses some).
+#[derive(Debug, Clone)]
+pub struct SessionEvent {
+    /// The session it came from.
+    pub session: String,
+    /// The CDP event name.
+    pub method: String,
+    /// Its params.
+    pub params: Value,
 }
 
 /// A page target opened by a page, or a target that went away (once target discovery is on).
@@ -111,6 +125,8 @@ impl RawConnection {
         let crash_tx = crashes.clone();
         let (targets, _) = tokio::sync::broadcast::channel(256);
         let target_tx = targets.clone();
+        let (session_events, _) = tokio::sync::broadcast::channel(1024);
+        let session_tx = session_events.clone();
         runtime.spawn(async move {
             while let Some(Ok(msg)) = stream.next().await {
                 let Message::Text(text) = msg else { continue };
@@ -119,6 +135,22 @@ impl RawConnection {
                     continue;
                 };
                 let Some(id) = value.get("id").and_then(Value::as_u64) else {
+                    if let (Some(session), Some(method)) = (
+                        value.get("sessionId").and_then(Value::as_str),
+                        value.get("method").and_then(Value::as_str),
+                    ) {
+                        if method.starts_with("Network.")
+                            || method == "Target.attachedToTarget"
+                            || method == "Target.detachedFromTarget"
+                        {
+                            let _ = session_tx.send(SessionEvent {
+                                session: session.to_string(),
+                                method: method.to_string(),
+                                params: value.get("params").cloned().unwrap_or(Value::Null),
+                            });
+                        }
+                        continue;
+                    }
                     // Events: renderer crashes, and page targets coming and going.
                     let target = |key: &str| {
                         value
@@ -179,6 +211,7 @@ impl RawConnection {
             alive,
             crashes,
             targets,
+            session_events,
         })
     }
 
@@ -190,6 +223,11 @@ impl RawConnection {
     /// Pages opened by pages, and targets that went away, from now on.
     pub fn targets(&self) -> tokio::sync::broadcast::Receiver<TargetEvent> {
         self.targets.subscribe()
+    }
+
+    /// Events of sessions attached on this connection, from now on.
+    pub fn session_events(&self) -> tokio::sync::broadcast::Receiver<SessionEvent> {
+        self.session_events.subscribe()
     }
 
     /// Turns target discovery on for this connection, so `Target.targetCrashed` arrives.

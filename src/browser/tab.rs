@@ -251,7 +251,11 @@ impl Tab {
             tracing::debug!("the stealth init script was not added: {e}");
         }
         let target_id = page.target_id().as_ref().to_string();
-        let inflight = Inflight::watch(&browser, &page, target_id.clone()).await?;
+        events.log.watch_console(&browser, &page).await?;
+        events.routes.attach(&browser, &page).await?;
+        let inflight =
+            Inflight::watch(&browser, &page, target_id.clone(), events.log.clone()).await?;
+        events.log.watch_remote_frames(&browser, target_id.clone());
         let crashed = Arc::new(tokio::sync::watch::channel(false).0);
         // Crashes come from the browser's discovering connection. A crashed tab stays crashed
         // (its session is dead; the task is closed). The page's own event stream only tells
@@ -304,6 +308,37 @@ impl Tab {
             pointer: Mutex::new(Pointer::default()),
             inflight,
         })
+    }
+
+    /// The body of response `request_id` of the page session, read now (`Network.getResponseBody`):
+    /// the text and whether it is base64 (binary). Gone once its document is.
+    pub async fn response_body(&self, request_id: &str) -> Result<(String, bool), CommandError> {
+        let v = self
+            .call("Network.getResponseBody", json!({"requestId": request_id}))
+            .await?;
+        Ok((
+            v.get("body")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            v.get("base64Encoded").and_then(Value::as_bool) == Some(true),
+        ))
+    }
+
+    /// Applies the task's current request routes to this tab's page session (see `routes`).
+    pub async fn apply_routes(&self) -> Result<(), CommandError> {
+        let sync = self.events.routes.sync(&self.page);
+        self.browser
+            .guard(async {
+                tokio::time::timeout(self.browser.answer_bound, sync)
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(CommandError::failed(
+                            "the tab did not answer Fetch.enable/disable in time",
+                        ))
+                    })
+            })
+            .await
     }
 
     /// The requests of the tab's page session in flight now (see `netwatch`).

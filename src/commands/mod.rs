@@ -2,6 +2,7 @@
 //! into the registry.
 
 pub mod capture;
+pub mod console;
 pub mod dialogs;
 pub mod extract;
 pub mod human;
@@ -13,6 +14,7 @@ pub mod meta;
 pub mod modals;
 pub mod mouse;
 pub mod navigation;
+pub mod network;
 pub mod observe;
 pub mod page_state;
 pub mod read_element;
@@ -39,14 +41,16 @@ pub const GROUPS: &[&[CommandSpec]] = &[
     locate::SPECS,
     tabs::SPECS,
     mouse::SPECS,
-    extract::SPECS,
+    capture::SPECS,
     storage::SPECS,
     settings::SPECS,
     dialogs::SPECS,
     modals::SPECS,
-    capture::SPECS,
-    human::SPECS,
+    console::SPECS,
+    network::SPECS,
+    extract::SPECS,
     meta::SPECS,
+    human::SPECS,
 ];
 
 /// The registry over every group.
