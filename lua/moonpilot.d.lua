@@ -162,7 +162,7 @@ function Task:list_frames(params) end
 
 ---State summary: page, tabs, last dialog, loading; no DOM text, no files
 ---
----Replaces several calls: the current page's `url`/`title`, the tab block (`browser_state`) and `tabs`, the last native dialog record (`dialog`, null when none) and `loading` (readyState is not complete). Contains no DOM text and writes no files. `includeConsole` / `includeRequests` add `logs`/`errors` and `requests` when this build records them; otherwise they are null and `consoleNote` / `requestsNote` say so.
+---Replaces several calls: the current page's `url`/`title`, the tab block (`browser_state`) and `tabs`, the last native dialog record (`dialog`, null when none) and `loading` (readyState is not complete). Contains no DOM text and writes no files. `includeConsole` / `includeRequests` add the task's recorded `logs`/`errors` (with the dropped counts) and the newest 50 `requests` matching `requestFilter` (`requestCount` counts them all; get_requests lists more).
 ---@param params? moonpilot.get_page_snapshot.params
 ---@return moonpilot.Result
 function Task:get_page_snapshot(params) end

@@ -174,10 +174,13 @@ fn leaving_a_page_that_raises_alerts_all_the_time_works_and_records_tell_the_tru
         let d = exec(Some(task), "get_dialog", json!({}));
         let dialog: &Value = &d.data["dialog"];
         assert_eq!(dialog["message"], "storm", "{}", d.data);
+        // (The newest record may be a dialog whose answer is still on its way: not accepted
+        // yet, no error yet.)
         if dialog["accepted"] == true {
             assert_eq!(dialog["answered"], true, "{dialog}");
-        } else {
-            assert!(dialog["answerError"].is_string(), "{dialog}");
+        }
+        if dialog["answered"] == true && dialog["accepted"] == false {
+            panic!("an answered dialog under the accept policy reads accepted: {dialog}");
         }
         // Only one tab: a replaced tab does not linger.
         let tasks = exec(None, "list_tasks", json!({}));

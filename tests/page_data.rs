@@ -348,8 +348,16 @@ fn get_page_snapshot_summarises_without_dom_text() {
         local d
         repeat d = page:get_page_snapshot{}:unwrap().dialog until d or browser.clock() - t0 > 5
         eq(d.type, "alert"); eq(d.message, "ping")
-        local c = page:get_page_snapshot{ includeConsole = true, includeRequests = true, requestFilter = "x" }:unwrap()
-        has(c.consoleNote, "not recorded"); has(c.requestsNote, "not recorded"); eq(c.requestFilter, "x")
+        page:execute_js{ body = "console.log('snap-log'); fetch('/basic.html?snapshot-req'); 1" }:unwrap()
+        local c
+        t0 = browser.clock()
+        repeat
+          c = page:get_page_snapshot{ includeConsole = true, includeRequests = true, requestFilter = "snapshot-req" }:unwrap()
+        until (#c.requests > 0 and #c.logs > 0) or browser.clock() - t0 > 5
+        eq(c.requestFilter, "snapshot-req"); eq(c.requestCount, 1); has(c.requests[1].url, "snapshot-req")
+        local logged = false
+        for _, l in ipairs(c.logs) do if string.find(l, "snap-log", 1, true) then logged = true end end
+        assert(logged, "the console line is in the snapshot's logs")
         eq(page:get_page_snapshot{ includeConsole = "yes" }.data.param, "includeConsole")
     "##);
 }

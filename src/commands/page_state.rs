@@ -60,9 +60,9 @@ pub const SPECS: &[CommandSpec] = &[
         .doc("Replaces several calls: the current page's `url`/`title`, the tab block \
               (`browser_state`) and `tabs`, the last native dialog record (`dialog`, null when \
               none) and `loading` (readyState is not complete). Contains no DOM text and \
-              writes no files. `includeConsole` / `includeRequests` add `logs`/`errors` and \
-              `requests` when this build records them; otherwise they are null and \
-              `consoleNote` / `requestsNote` say so.")
+              writes no files. `includeConsole` / `includeRequests` add the task's recorded `logs`/`errors` \
+              (with the dropped counts) and the newest 50 `requests` matching \
+              `requestFilter` (`requestCount` counts them all; get_requests lists more).")
         .params(&[
             boolean("includeConsole", "add logs/errors").or("false"),
             boolean("includeRequests", "add the request log").or("false"),
@@ -1006,23 +1006,35 @@ fn get_page_snapshot(p: &mut Params) -> Prepared<TaskCx> {
             "dialog": task.events.last_dialog().map(|d| d.to_json()),
             "loading": status["readyState"].as_str() != Some("complete"),
         });
-        // The console and request logs are not recorded by this build's tabs yet: say so
-        // rather than answer an empty log that would read as "nothing happened".
+        // From the task's recorder (browser/netlog.rs), as get_console_logs and get_requests
+        // answer them.
         if include_console {
-            data["logs"] = Value::Null;
-            data["errors"] = Value::Null;
-            data["consoleNote"] =
-                json!("console logs are not recorded in this build: logs/errors are unavailable");
+            let c = task.events.log.console();
+            data["logs"] = json!(c.logs);
+            data["errors"] = json!(c.errors);
+            data["logsDropped"] = json!(c.logs_dropped);
+            data["errorsDropped"] = json!(c.errors_dropped);
         }
         if include_requests {
-            data["requests"] = Value::Null;
+            let now = task.events.log.requests();
+            let matched: Vec<Value> = now
+                .requests
+                .iter()
+                .filter(|r| request_filter.as_deref().is_none_or(|f| r.url.contains(f)))
+                .map(|r| r.to_json())
+                .collect();
+            let skip = matched.len().saturating_sub(SNAPSHOT_REQUESTS);
+            data["requestCount"] = json!(matched.len());
+            data["requests"] = json!(matched[skip..]);
             data["requestFilter"] = json!(request_filter);
-            data["requestsNote"] =
-                json!("requests are not recorded in this build: the request log is unavailable");
+            data["recordedSince"] = json!(now.recorded_since);
         }
         Ok(data)
     })
 }
+
+/// The most (newest) requests `get_page_snapshot{includeRequests}` lists; get_requests has more.
+const SNAPSHOT_REQUESTS: usize = 50;
 
 /// The most lines `diff_dom_text` lists per side.
 const DIFF_MAX_LINES: usize = 200;
