@@ -408,14 +408,29 @@ impl Tab {
     /// Sends a CDP command on the tab's page session; a page that does not answer within the
     /// browser's answer bound makes it `COMMAND_TIMEOUT`, outcome unknown.
     pub async fn call(&self, method: &str, params: Value) -> Result<Value, CommandError> {
-        let bound = self.browser.answer_bound;
         let call = self.page.execute(Raw::new(method, params));
+        self.answered(method, async {
+            call.await
+                .map(|r| r.result)
+                .map_err(|e| from_cdp(method, e))
+        })
+        .await
+    }
+
+    /// `call` (a CDP command of this tab, on any session) under the browser's answer bound, and
+    /// racing browser death: a page that does not answer in time makes it `COMMAND_TIMEOUT`,
+    /// outcome unknown.
+    async fn answered(
+        &self,
+        method: &str,
+        call: impl std::future::Future<Output = Result<Value, CommandError>>,
+    ) -> Result<Value, CommandError> {
+        let bound = self.browser.answer_bound;
         self.browser
             .guard(async {
-                match tokio::time::timeout(bound, call).await {
-                    Ok(res) => res.map(|r| r.result).map_err(|e| from_cdp(method, e)),
-                    Err(_) => Err(CommandError::unanswered(method, bound)),
-                }
+                tokio::time::timeout(bound, call)
+                    .await
+                    .unwrap_or_else(|_| Err(CommandError::unanswered(method, bound)))
             })
             .await
     }
@@ -432,14 +447,7 @@ impl Tab {
             FrameSession::Remote {
                 conn, session_id, ..
             } => {
-                let bound = self.browser.answer_bound;
-                let call = conn.call(Some(session_id), method, params);
-                self.browser
-                    .guard(async {
-                        tokio::time::timeout(bound, call)
-                            .await
-                            .unwrap_or_else(|_| Err(CommandError::unanswered(method, bound)))
-                    })
+                self.answered(method, conn.call(Some(session_id), method, params))
                     .await
             }
         }

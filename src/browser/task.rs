@@ -360,24 +360,6 @@ impl Task {
         })
     }
 
-    /// Makes the task's tab with CDP target id `target_id` the current one (dropping the index
-    /// snapshot when that is another tab, as [`Task::select_tab`]); false when the task has no
-    /// such tab (it closed, or belongs to another task).
-    pub fn make_current(&self, target_id: &str) -> bool {
-        self.state(
-            |s| match s.tabs.iter().position(|t| t.target_id() == target_id) {
-                Some(at) => {
-                    if at != s.current {
-                        s.current = at;
-                        s.snapshot = None;
-                    }
-                    true
-                }
-                None => false,
-            },
-        )
-    }
-
     /// The index snapshot, if one is usable.
     pub fn snapshot(&self) -> Option<Arc<Snapshot>> {
         self.state(|s| s.snapshot.clone())

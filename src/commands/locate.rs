@@ -301,7 +301,7 @@ async fn follow_popup(task: &Task, before: &[String], receipt: &mut Value) {
         tokio::time::sleep(POLL).await;
     };
     let Some((at, tab)) = new_tab else { return };
-    if !task.make_current(tab.target_id()) {
+    if task.select_tab(&tab).is_none() {
         return;
     }
     let _ = tab.bring_to_front().await;
