@@ -131,8 +131,9 @@ fn wait_for_response_looks_back_then_waits() {
         local back = page:wait_for_response{ urlPattern = "**/net_data.js" }:unwrap()
         eq(back.fromLookBack, true); assert(back.ageMs >= 0, "ageMs")
         has(back.body, "payload-42"); eq(back.status, 200); eq(back.bodyFromCache, true)
-        -- lookBackSeconds = 0: only a new response counts.
-        js("setTimeout(() => xhr('net_data.js?second'), 300)")
+        -- lookBackSeconds = 0: only a new response counts. The request is sent 2 s later, so
+        -- the wait is in place first even on a loaded machine (300 ms was not always enough).
+        js("setTimeout(() => xhr('net_data.js?second'), 2000)")
         local fresh = page:wait_for_response{ urlPattern = "net_data.js?second",
           lookBackSeconds = 0, timeoutSeconds = 10 }:unwrap()
         eq(fresh.fromLookBack, false); eq(fresh.ageMs, 0)
