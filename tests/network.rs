@@ -223,3 +223,38 @@ fn requests_of_an_out_of_process_frame_are_recorded_with_their_bodies() {
         eq(w.fromLookBack, true); has(w.body, "payload-42")
     "#);
 }
+
+#[test]
+fn routes_and_credentials_share_one_task() {
+    // One owner of the Fetch domain: the challenge is answered and the mock served, both on
+    // the same tab, whichever was set first.
+    run(r#"
+        page:set_credentials{ username = "net", password = "pw" }:unwrap()
+        page:route{ urlPattern = "**/api/items*", action = "mock", body = "mock-with-auth",
+          contentType = "text/plain" }:unwrap()
+        local r = page:navigate{ url = A .. "/auth-net" }:unwrap()
+        eq(r.status, 200); eq(page:get_title().data.title, "private")
+        eq(js("return await (await fetch('/api/items')).text()"), "mock-with-auth")
+        -- Dropping every route keeps the credentials answering (Fetch stays on for them).
+        eq(page:unroute{}:unwrap().removed, 1)
+        r = page:navigate{ url = B .. "/auth-net" }:unwrap()
+        eq(r.status, 200, "credentials still answered"); eq(page:get_title().data.title, "private")
+        eq(js("return (await fetch('/api/items')).status"), 404, "the mock is gone")
+    "#);
+}
+
+#[test]
+fn routes_reach_out_of_process_frames() {
+    run(r#"
+        page:route{ urlPattern = "**/net_data.js?from=frame", action = "mock",
+          body = "frame-mock", contentType = "text/plain" }:unwrap()
+        page:navigate{ url = A .. "/net_frame.html" }:unwrap()
+        local text = until_(function()
+          local t = page:execute_js{ body = "document.getElementById('out').textContent",
+            frame = "localhost" }.data.result
+          return t ~= "child" and t or nil
+        end, "the frame's fetch")
+        eq(text, "frame-mock", "the cross-site frame renders the mocked body")
+        eq(page:unroute{ urlPattern = "**/net_data.js?from=frame" }:unwrap().hits, 1)
+    "#);
+}

@@ -16,6 +16,7 @@
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use chromiumoxide::cdp::browser_protocol::log::EventEntryAdded;
 use chromiumoxide::cdp::browser_protocol::network::{
@@ -48,6 +49,9 @@ pub const BODY_CHARS: usize = 100_000;
 pub const POST_DATA_CHARS: usize = 4000;
 /// Longest console line or page error kept, in chars.
 const LINE_CHARS: usize = 4000;
+/// How long an out-of-process frame may stay paused while its recording and routes are set
+/// up (then it runs regardless).
+const FRAME_SETUP: Duration = Duration::from_secs(5);
 
 /// One recorded request.
 #[derive(Debug, Clone)]
@@ -221,32 +225,6 @@ fn arg_text(o: &RemoteObject) -> String {
     }
 }
 
-/// Decodes standard base64 (what CDP's `Binary` carries); None when it is not.
-fn base64_decode(s: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(s.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for c in s.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            b'=' => break,
-            b'\r' | b'\n' => continue,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    Some(out)
-}
-
 impl TaskLog {
     fn with<R>(&self, f: impl FnOnce(&mut LogState) -> R) -> R {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -367,7 +345,7 @@ impl TaskLog {
             for e in entries {
                 if let Some(b) = &e.bytes {
                     let b64: &str = b.as_ref();
-                    bytes.extend(base64_decode(b64).unwrap_or_default());
+                    bytes.extend(super::tab::decode_base64(b64).unwrap_or_default());
                 }
             }
             String::from_utf8_lossy(&bytes).into_owned()
@@ -522,7 +500,13 @@ impl TaskLog {
     /// Records the requests of `target`'s out-of-process iframes: a session of its own on the
     /// raw connection auto-attaches them (flattened) and enables Network in each. Runs in the
     /// background until the target goes; a failure only means those requests go unrecorded.
-    pub(super) fn watch_remote_frames(self: &Arc<TaskLog>, browser: &Arc<Browser>, target: String) {
+    /// The frames' sessions are also handed to the task's `routes`.
+    pub(super) fn watch_remote_frames(
+        self: &Arc<TaskLog>,
+        browser: &Arc<Browser>,
+        target: String,
+        routes: Arc<super::routes::Routes>,
+    ) {
         let me = self.clone();
         let spawner = browser.clone();
         let browser = browser.clone();
@@ -543,8 +527,12 @@ impl TaskLog {
                     return;
                 }
             };
-            let auto =
-                json!({"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true});
+            // Frames appear paused (waitForDebuggerOnStart) and run once their Network and
+            // Fetch are on, so their first requests are recorded and routed too. Their attach
+            // events come on a lossless channel: a missed one would leave a frame paused.
+            let (attach_tx, mut attached) = tokio::sync::mpsc::unbounded_channel();
+            conn.forward(&top, super::raw::Lossless::Attach, attach_tx.clone());
+            let auto = json!({"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true});
             if let Err(e) = conn
                 .call(Some(&top), "Target.setAutoAttach", auto.clone())
                 .await
@@ -556,6 +544,44 @@ impl TaskLog {
             let mut sessions: Vec<String> = vec![top.clone()];
             loop {
                 let ev = tokio::select! {
+                    Some(ev) = attached.recv() => {
+                        let child = ev.params.get("sessionId").and_then(Value::as_str);
+                        let kind = ev.params.pointer("/targetInfo/type").and_then(Value::as_str);
+                        let Some(child) = child.map(str::to_string) else { continue };
+                        let waiting = ev.params.get("waitingForDebugger").and_then(Value::as_bool)
+                            == Some(true);
+                        let frame = kind == Some("iframe");
+                        if frame {
+                            sessions.push(child.clone());
+                            conn.forward(&child, super::raw::Lossless::Attach, attach_tx.clone());
+                        }
+                        let (conn, auto, routes) = (conn.clone(), auto.clone(), routes.clone());
+                        let browser_too = browser.clone();
+                        browser.spawn(async move {
+                            if frame {
+                                let setup = async {
+                                    if let Err(e) =
+                                        routes.adopt(&browser_too, &conn, &child, true).await
+                                    {
+                                        tracing::debug!("a frame missed the task's routes: {}", e.msg);
+                                    }
+                                    let _ =
+                                        conn.call(Some(&child), "Network.enable", json!({})).await;
+                                    // Frames nested in it.
+                                    let _ =
+                                        conn.call(Some(&child), "Target.setAutoAttach", auto).await;
+                                };
+                                // Bounded: the frame must not stay paused.
+                                let _ = tokio::time::timeout(FRAME_SETUP, setup).await;
+                            }
+                            if waiting {
+                                let _ = conn
+                                    .call(Some(&child), "Runtime.runIfWaitingForDebugger", json!({}))
+                                    .await;
+                            }
+                        });
+                        continue;
+                    }
                     ev = events.recv() => ev,
                     t = targets.recv() => match t {
                         Ok(super::raw::TargetEvent::Gone { target: t }) if t == target => break,
@@ -575,24 +601,6 @@ impl TaskLog {
                     continue;
                 }
                 match ev.method.as_str() {
-                    "Target.attachedToTarget" => {
-                        let child = ev.params.get("sessionId").and_then(Value::as_str);
-                        let kind = ev
-                            .params
-                            .pointer("/targetInfo/type")
-                            .and_then(Value::as_str);
-                        if let (Some(child), Some("iframe")) = (child, kind) {
-                            let child = child.to_string();
-                            sessions.push(child.clone());
-                            let conn = conn.clone();
-                            let auto = auto.clone();
-                            browser.spawn(async move {
-                                let _ = conn.call(Some(&child), "Network.enable", json!({})).await;
-                                // Frames nested in it.
-                                let _ = conn.call(Some(&child), "Target.setAutoAttach", auto).await;
-                            });
-                        }
-                    }
                     "Target.detachedFromTarget" => {
                         if let Some(child) = ev.params.get("sessionId").and_then(Value::as_str) {
                             sessions.retain(|s| s != child);
@@ -685,7 +693,6 @@ mod tests {
 
     #[test]
     fn base64_and_cuts() {
-        assert_eq!(base64_decode("aGk9MQ==").as_deref(), Some(&b"hi=1"[..]));
         assert_eq!(cut("héllo", 2), ("hé".to_string(), 5, true));
     }
 }

@@ -55,6 +55,20 @@ impl Command for Raw {
 
 type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, CommandError>>>>>;
 
+/// Per session and kind, where its events go that must all arrive (see [`Lossless`]).
+type Sinks = Arc<Mutex<HashMap<(String, Lossless), mpsc::UnboundedSender<SessionEvent>>>>;
+
+/// The events of a session that a consumer can ask to get without loss (the broadcast of
+/// [`RawConnection::session_events`] drops events for a lagging receiver).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Lossless {
+    /// `Fetch.*`: a paused request nobody answers hangs the page.
+    Fetch,
+    /// `Target.attachedToTarget`: an auto-attached target waiting for the debugger stays
+    /// paused until it is told to run.
+    Attach,
+}
+
 /// A CDP client on its own websocket. When `on_close` is given, the socket's end is published
 /// there too (the browser's liveness).
 pub struct RawConnection {
@@ -68,6 +82,8 @@ pub struct RawConnection {
     targets: tokio::sync::broadcast::Sender<TargetEvent>,
     /// Events of attached sessions that recorders follow (see [`SessionEvent`]).
     session_events: tokio::sync::broadcast::Sender<SessionEvent>,
+    /// Sessions whose events of a kind must all arrive.
+    sinks: Sinks,
 }
 
 /// An event of a session attached on this connection: `Network.*` and
@@ -127,6 +143,8 @@ impl RawConnection {
         let target_tx = targets.clone();
         let (session_events, _) = tokio::sync::broadcast::channel(1024);
         let session_tx = session_events.clone();
+        let sinks: Sinks = Arc::default();
+        let fetch_sinks = sinks.clone();
         runtime.spawn(async move {
             while let Some(Ok(msg)) = stream.next().await {
                 let Message::Text(text) = msg else { continue };
@@ -139,6 +157,34 @@ impl RawConnection {
                         value.get("sessionId").and_then(Value::as_str),
                         value.get("method").and_then(Value::as_str),
                     ) {
+                        let kind = if method.starts_with("Fetch.") {
+                            Some(Lossless::Fetch)
+                        } else if method == "Target.attachedToTarget" {
+                            Some(Lossless::Attach)
+                        } else {
+                            None
+                        };
+                        if let Some(kind) = kind {
+                            let key = (session.to_string(), kind);
+                            let sink = fetch_sinks.lock().ok().and_then(|f| f.get(&key).cloned());
+                            if let Some(sink) = sink {
+                                let _ = sink.send(SessionEvent {
+                                    session: session.to_string(),
+                                    method: method.to_string(),
+                                    params: value.get("params").cloned().unwrap_or(Value::Null),
+                                });
+                                continue;
+                            }
+                            if kind == Lossless::Fetch {
+                                continue;
+                            }
+                        }
+                        if method == "Target.detachedFromTarget" {
+                            let child = value.pointer("/params/sessionId").and_then(Value::as_str);
+                            if let (Some(child), Ok(mut f)) = (child, fetch_sinks.lock()) {
+                                f.retain(|(s, _), _| s != child);
+                            }
+                        }
                         if method.starts_with("Network.")
                             || method == "Target.attachedToTarget"
                             || method == "Target.detachedFromTarget"
@@ -174,6 +220,14 @@ impl RawConnection {
                                 let _ = target_tx.send(TargetEvent::Opened { target: t, opener });
                             }
                         }
+                        // A session of this connection ended: its Fetch events with it.
+                        Some("Target.detachedFromTarget") => {
+                            if let (Some(session), Ok(mut f)) =
+                                (target("sessionId"), fetch_sinks.lock())
+                            {
+                                f.retain(|(s, _), _| *s != session);
+                            }
+                        }
                         Some("Target.targetDestroyed") => {
                             if let Some(t) = target("targetId") {
                                 let _ = target_tx.send(TargetEvent::Gone { target: t });
@@ -203,6 +257,9 @@ impl RawConnection {
             if let Ok(mut p) = reader_pending.lock() {
                 p.clear();
             }
+            if let Ok(mut f) = fetch_sinks.lock() {
+                f.clear();
+            }
         });
         Ok(RawConnection {
             next_id: AtomicU64::new(1),
@@ -212,7 +269,30 @@ impl RawConnection {
             crashes,
             targets,
             session_events,
+            sinks,
         })
+    }
+
+    /// Sends every event of `kind` of `session` from now on to `sink`, none missed (unlike
+    /// [`RawConnection::session_events`], which no longer sees them); the sink is dropped when
+    /// the session or the connection ends. A later call for the same session and kind takes the
+    /// events from the earlier one.
+    pub fn forward(
+        &self,
+        session: &str,
+        kind: Lossless,
+        sink: mpsc::UnboundedSender<SessionEvent>,
+    ) {
+        if let Ok(mut f) = self.sinks.lock() {
+            f.insert((session.to_string(), kind), sink);
+        }
+    }
+
+    /// Every `Fetch.*` event of `session` from now on (see [`RawConnection::forward`]).
+    pub fn fetch_events(&self, session: &str) -> mpsc::UnboundedReceiver<SessionEvent> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.forward(session, Lossless::Fetch, tx);
+        rx
     }
 
     /// Crashed target ids from now on (see [`RawConnection::discover_targets`]).

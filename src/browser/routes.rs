@@ -1,32 +1,37 @@
-//! The task's request routes (`route`, `unroute`): abort, mock or resume the requests of all
-//! its tabs whose URL matches an engine glob, through CDP's Fetch domain.
+//! The task's Fetch domain: request routes (`route`, `unroute`: abort, mock or resume the
+//! requests whose URL matches an engine glob) and HTTP basic-auth credentials
+//! (`set_credentials`), for all of the task's tabs and their out-of-process frames.
 //!
-//! The rules belong to the task ([`Routes`], in its `TabEvents`), so every tab (tabs opened
-//! later included: [`Routes::attach`] runs in `Tab::attach`) pauses its requests while any rule
-//! exists and answers each paused request by the newest matching rule (no match: it goes on
-//! untouched). Matching is done here, by the caller's matcher (the engine glob), not by CDP's
-//! own wildcard patterns, so the pattern given to `Fetch.enable` is `*` at the request stage.
+//! This is the one owner of `Fetch` in the engine. It works on sessions of the raw connection
+//! (the tab's own and its frames'), not on chromiumoxide's page session: chromiumoxide answers
+//! every `Fetch.authRequired` and `Fetch.requestPaused` it sees itself, which would race the
+//! answers given here. Paused requests arrive through [`RawConnection::fetch_events`], which
+//! misses none (a paused request nobody answers hangs the page).
 //!
-//! Entry points: [`Routes::attach`] (per tab, once) and [`Routes::sync`] (per tab, after the
-//! rules changed: `Fetch.enable` while any rule exists, `Fetch.disable` when none is left).
-//! Basic auth (`set_credentials`) also needs the Fetch domain; when both land they must share
-//! one `Fetch.enable` per session (this pattern plus `handleAuthRequests:true`) and one
-//! `Fetch.disable` only when neither needs it — see `sync`.
+//! The rules and credentials belong to the task ([`Routes`], in its `TabEvents`). Every session
+//! the task has is adopted ([`Routes::adopt`]: the tab's when it attaches, a frame's when it
+//! appears) and pauses its requests while any rule or credentials exist (`Fetch.enable`, every
+//! URL at the request stage, `handleAuthRequests` with credentials). Each paused request is
+//! answered by the newest matching rule (none: it goes on untouched); matching is the caller's
+//! (the engine glob), not CDP's wildcard. A challenge gets the credentials once per request,
+//! then `CancelAuth`, so a wrong password ends at the server's 401 rather than in a loop.
 //!
-//! Requests of out-of-process iframes go to their own sessions and are not routed.
+//! Known gap: a frame's session is adopted as the frame appears, without pausing it, so the
+//! frame's very first requests may go out before its `Fetch.enable`.
 
+use std::collections::VecDeque;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
-use chromiumoxide::cdp::browser_protocol::fetch::EventRequestPaused;
-use chromiumoxide::Page;
-use futures::StreamExt;
-use serde_json::json;
+use serde_json::{json, Value};
 
-use super::cdp_error::from_cdp;
-use super::raw::Raw;
+use super::raw::{RawConnection, SessionEvent};
 use super::Browser;
 use crate::error::CommandError;
+
+/// How many requests answered with credentials are remembered (a second challenge of one of
+/// them is cancelled).
+const AUTH_TRIED: usize = 256;
 
 /// What a rule does with a matching request.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,9 +70,16 @@ struct RouteState {
     rules: Vec<Rule>,
     /// Requests answered by a rule, per pattern (abort, mock and resume alike).
     hits: Vec<(String, u64)>,
+    /// Basic-auth user and password (`set_credentials`).
+    credentials: Option<(String, String)>,
+    /// The newest requests given the credentials.
+    tried_auth: VecDeque<String>,
+    /// The raw-connection sessions whose paused requests are answered here, each marked when
+    /// it is a frame's (not a tab's own).
+    sessions: Vec<(String, bool)>,
 }
 
-/// The rules of one task.
+/// The rules and credentials of one task.
 #[derive(Default)]
 pub struct Routes {
     state: Mutex<RouteState>,
@@ -77,30 +89,9 @@ impl fmt::Debug for Routes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Routes")
             .field("rules", &self.patterns())
+            .field("credentials", &self.with(|s| s.credentials.is_some()))
             .finish()
     }
-}
-
-/// Standard base64 (what CDP's `Fetch.fulfillRequest` body wants).
-fn base64(bytes: &[u8]) -> String {
-    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for k in 0..4 {
-            if k <= chunk.len() {
-                out.push(char::from(T[((n >> (18 - 6 * k)) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 impl Routes {
@@ -161,91 +152,188 @@ impl Routes {
         })
     }
 
-    /// Starts answering `page`'s paused requests by the rules (once per tab), and applies the
-    /// rules the task already has.
-    pub(super) async fn attach(
-        self: &Arc<Routes>,
-        browser: &Arc<Browser>,
-        page: &Page,
-    ) -> Result<(), CommandError> {
-        let mut paused = page
-            .event_listener::<EventRequestPaused>()
-            .await
-            .map_err(|e| from_cdp("Fetch.requestPaused", e))?;
-        let me = self.clone();
-        let page_too = page.clone();
-        let spawner = browser.clone();
-        browser.spawn(async move {
-            while let Some(ev) = paused.next().await {
-                let id = ev.request_id.as_ref().to_string();
-                let (method, params) = match me.rule_for(&ev.request.url) {
-                    Some(RouteAction::Abort) => (
-                        "Fetch.failRequest",
-                        json!({"requestId": id, "errorReason": "Failed"}),
-                    ),
-                    Some(RouteAction::Mock {
-                        body,
-                        status,
-                        content_type,
-                    }) => (
-                        "Fetch.fulfillRequest",
-                        json!({
-                            "requestId": id,
-                            "responseCode": status,
-                            "responseHeaders": [
-                                {"name": "Content-Type", "value": content_type},
-                            ],
-                            "body": base64(body.as_bytes()),
-                        }),
-                    ),
-                    Some(RouteAction::Resume) | None => {
-                        ("Fetch.continueRequest", json!({"requestId": id}))
-                    }
-                };
-                // Answered off the loop: one slow answer holds no other request.
-                let page = page_too.clone();
-                spawner.spawn(async move {
-                    if let Err(e) = page.execute(Raw::new(method, params)).await {
-                        tracing::debug!("{method} of a paused request failed: {e}");
-                    }
-                });
-            }
-        });
-        if !self.patterns().is_empty() {
-            Routes::sync(self, page).await?;
-        }
-        Ok(())
+    /// The rules and credentials as they are now (for [`Routes::restore`]).
+    pub fn snapshot(&self) -> (Vec<Rule>, Option<(String, String)>) {
+        self.with(|s| (s.rules.clone(), s.credentials.clone()))
     }
 
-    /// Makes `page`'s session pause requests while any rule exists (`Fetch.enable`, every URL
-    /// at the request stage) and stop when none is left (`Fetch.disable`).
-    pub(super) async fn sync(self: &Arc<Routes>, page: &Page) -> Result<(), CommandError> {
-        let (method, params) = if self.patterns().is_empty() {
-            ("Fetch.disable", json!({}))
-        } else {
-            (
-                "Fetch.enable",
-                json!({"patterns": [{"urlPattern": "*", "requestStage": "Request"}]}),
-            )
+    /// Puts back what [`Routes::snapshot`] took (hit counts stay).
+    pub fn restore(&self, (rules, credentials): (Vec<Rule>, Option<(String, String)>)) {
+        self.with(|s| {
+            s.rules = rules;
+            s.credentials = credentials;
+        });
+    }
+
+    /// Sets (or with None, drops) the basic-auth credentials.
+    pub fn set_credentials(&self, credentials: Option<(String, String)>) {
+        self.with(|s| s.credentials = credentials);
+    }
+
+    /// What `Fetch.enable` needs now; None when nothing needs the Fetch domain.
+    fn fetch_params(&self) -> Option<Value> {
+        self.with(|s| {
+            (!s.rules.is_empty() || s.credentials.is_some()).then(|| {
+                json!({
+                    "patterns": [{"urlPattern": "*", "requestStage": "Request"}],
+                    "handleAuthRequests": s.credentials.is_some(),
+                })
+            })
+        })
+    }
+
+    /// The answer to challenge `request_id`: the credentials the first time, then cancel;
+    /// the browser's default (no credentials) when none are set or a proxy asks.
+    fn auth_answer(&self, request_id: &str, from_proxy: bool) -> Value {
+        self.with(|s| match &s.credentials {
+            _ if s.tried_auth.iter().any(|r| r == request_id) => json!({"response": "CancelAuth"}),
+            Some((user, pass)) if !from_proxy => {
+                if s.tried_auth.len() == AUTH_TRIED {
+                    s.tried_auth.pop_front();
+                }
+                s.tried_auth.push_back(request_id.to_string());
+                json!({"response": "ProvideCredentials", "username": user, "password": pass})
+            }
+            _ => json!({"response": "Default"}),
+        })
+    }
+
+    /// The answer to paused request `ev` (`Fetch.requestPaused` / `Fetch.authRequired`).
+    fn answer(&self, ev: &SessionEvent) -> Option<(&'static str, Value)> {
+        let id = ev
+            .params
+            .get("requestId")
+            .and_then(Value::as_str)?
+            .to_string();
+        if ev.method == "Fetch.authRequired" {
+            let proxy = ev.params.pointer("/authChallenge/source") == Some(&json!("Proxy"));
+            return Some((
+                "Fetch.continueWithAuth",
+                json!({"requestId": id, "authChallengeResponse": self.auth_answer(&id, proxy)}),
+            ));
+        }
+        if ev.method != "Fetch.requestPaused" {
+            return None;
+        }
+        let url = ev
+            .params
+            .pointer("/request/url")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        Some(match self.rule_for(url) {
+            Some(RouteAction::Abort) => (
+                "Fetch.failRequest",
+                json!({"requestId": id, "errorReason": "Failed"}),
+            ),
+            Some(RouteAction::Mock {
+                body,
+                status,
+                content_type,
+            }) => (
+                "Fetch.fulfillRequest",
+                json!({
+                    "requestId": id,
+                    "responseCode": status,
+                    "responseHeaders": [{"name": "Content-Type", "value": content_type}],
+                    "body": super::tab::encode_base64(body.as_bytes()),
+                }),
+            ),
+            Some(RouteAction::Resume) | None => ("Fetch.continueRequest", json!({"requestId": id})),
+        })
+    }
+
+    /// Whether anything needs the Fetch domain (rules or credentials).
+    pub fn active(&self) -> bool {
+        self.fetch_params().is_some()
+    }
+
+    /// Answers `session`'s paused requests from now on (once per session; it ends with the
+    /// session) and brings it up to the current rules. `frame`: the session is an
+    /// out-of-process frame's, applied by [`Routes::apply_frames`] after a change.
+    pub(super) async fn adopt(
+        self: &Arc<Routes>,
+        browser: &Arc<Browser>,
+        conn: &Arc<RawConnection>,
+        session: &str,
+        frame: bool,
+    ) -> Result<(), CommandError> {
+        let fresh = self.with(|s| {
+            let fresh = !s.sessions.iter().any(|(x, _)| x == session);
+            if fresh {
+                s.sessions.push((session.to_string(), frame));
+            }
+            fresh
+        });
+        if fresh {
+            let mut events = conn.fetch_events(session);
+            let me = self.clone();
+            let conn_too = conn.clone();
+            let spawner = browser.clone();
+            let session_too = session.to_string();
+            browser.spawn(async move {
+                while let Some(ev) = events.recv().await {
+                    let Some((method, params)) = me.answer(&ev) else {
+                        continue;
+                    };
+                    // Answered off the loop: one slow answer holds no other request.
+                    let conn = conn_too.clone();
+                    let session = session_too.clone();
+                    spawner.spawn(async move {
+                        let id = params["requestId"].clone();
+                        if let Err(e) = conn.call(Some(&session), method, params).await {
+                            tracing::debug!("{method} of a paused request failed: {}", e.msg);
+                            // Never leave it paused: let it go on as it is (a request already
+                            // gone answers an error here too, which is fine).
+                            if method != "Fetch.continueRequest"
+                                && method != "Fetch.continueWithAuth"
+                            {
+                                let again = json!({"requestId": id});
+                                let _ = conn
+                                    .call(Some(&session), "Fetch.continueRequest", again)
+                                    .await;
+                            }
+                        }
+                    });
+                }
+                me.with(|s| s.sessions.retain(|(x, _)| *x != session_too));
+            });
+            if !self.active() {
+                // Fetch was never enabled on it.
+                return Ok(());
+            }
+        }
+        self.apply(conn, session).await
+    }
+
+    /// Makes `session` pause requests while any rule or credentials exist and stop when none
+    /// is left (`Fetch.enable` / `Fetch.disable`).
+    pub(super) async fn apply(
+        &self,
+        conn: &RawConnection,
+        session: &str,
+    ) -> Result<(), CommandError> {
+        let (method, params) = match self.fetch_params() {
+            Some(params) => ("Fetch.enable", params),
+            None => ("Fetch.disable", json!({})),
         };
-        page.execute(Raw::new(method, params))
-            .await
-            .map(|_| ())
-            .map_err(|e| from_cdp(method, e))
+        conn.call(Some(session), method, params).await.map(drop)
+    }
+
+    /// Applies the current rules to every adopted frame session (the tabs' own are applied
+    /// and checked by their callers); a frame that is going away only logs.
+    pub(super) async fn apply_frames(&self, conn: &RawConnection) {
+        let sessions = self.with(|s| s.sessions.clone());
+        for (session, _) in sessions.iter().filter(|(_, frame)| *frame) {
+            if let Err(e) = self.apply(conn, session).await {
+                tracing::debug!("a frame missed the task's routes: {}", e.msg);
+            }
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64_pads() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"h"), "aA==");
-        assert_eq!(base64(b"hi"), "aGk=");
-        assert_eq!(base64(b"hi=1"), "aGk9MQ==");
-    }
 
     #[test]
     fn the_newest_matching_rule_answers_and_a_pattern_is_one_rule() {

@@ -7,14 +7,9 @@
 //! The exceptions are the browser's own: cookies live in the one shared profile (every task sees
 //! the same jar) and the geolocation permission is granted browser-wide.
 //!
-//! HTTP credentials go through the tab's Fetch domain: chromiumoxide's network manager enables
-//! `Fetch.enable{handleAuthRequests, patterns:[*]}` on the page session, answers
-//! `Fetch.requestPaused` with `Fetch.continueRequest` and `Fetch.authRequired` with
-//! `Fetch.continueWithAuth` (the credentials once per request, then cancel, so a wrong password
-//! ends at the server's 401 rather than in a loop). Raw `Fetch.enable` calls of our own would race
-//! it: it answers every challenge on that session itself.
+//! HTTP credentials are not here: they are answered through the task's Fetch domain, with its
+//! routes (`routes.rs`, the one owner of Fetch).
 
-use chromiumoxide::auth::Credentials;
 use serde_json::{json, Map, Value};
 
 use super::Tab;
@@ -73,8 +68,6 @@ pub enum Setting {
     Headers(Map<String, Value>),
     /// The emulated colour scheme.
     Media(ColorScheme),
-    /// HTTP basic-auth user and password.
-    Credentials(String, String),
 }
 
 /// What a task's settings commands have set so far.
@@ -85,7 +78,6 @@ pub struct Settings {
     offline: bool,
     headers: Option<Map<String, Value>>,
     media: Option<ColorScheme>,
-    credentials: Option<(String, String)>,
 }
 
 impl Settings {
@@ -97,7 +89,6 @@ impl Settings {
             Setting::Offline(off) => self.offline = *off,
             Setting::Headers(h) => self.headers = Some(h.clone()),
             Setting::Media(m) => self.media = Some(*m),
-            Setting::Credentials(u, p) => self.credentials = Some((u.clone(), p.clone())),
         }
     }
 
@@ -118,9 +109,6 @@ impl Settings {
         }
         if let Some(m) = self.media {
             out.push(Setting::Media(m));
-        }
-        if let Some((u, p)) = &self.credentials {
-            out.push(Setting::Credentials(u.clone(), p.clone()));
         }
         out
     }
@@ -194,19 +182,6 @@ impl Tab {
                     json!({"features": [{"name": "prefers-color-scheme", "value": scheme.feature()}]}),
                 )
                 .await?;
-            }
-            Setting::Credentials(username, password) => {
-                self.cdp_page()
-                    .authenticate(Credentials {
-                        username: username.clone(),
-                        password: password.clone(),
-                    })
-                    .await
-                    .map_err(|e| super::cdp_error::from_cdp("Fetch.enable", e))?;
-                // A round trip on the same session: the handler has taken the credentials and
-                // sent its `Fetch.enable` before this answers, so the next navigation (on another
-                // connection) meets it.
-                self.call("Page.getFrameTree", json!({})).await?;
             }
         }
         Ok(())

@@ -200,7 +200,7 @@ pub struct Tab {
     /// [`Tab::navigate`]); attached on first use.
     nav_session: tokio::sync::OnceCell<String>,
     /// The task's event-fed state (dialogs).
-    events: TabEvents,
+    pub(super) events: TabEvents,
     /// The mouse as the mouse commands left it (locked only to copy or replace).
     pointer: Mutex<Pointer>,
     /// The page session's requests in flight.
@@ -252,10 +252,11 @@ impl Tab {
         }
         let target_id = page.target_id().as_ref().to_string();
         events.log.watch_console(&browser, &page).await?;
-        events.routes.attach(&browser, &page).await?;
         let inflight =
             Inflight::watch(&browser, &page, target_id.clone(), events.log.clone()).await?;
-        events.log.watch_remote_frames(&browser, target_id.clone());
+        events
+            .log
+            .watch_remote_frames(&browser, target_id.clone(), events.routes.clone());
         let crashed = Arc::new(tokio::sync::watch::channel(false).0);
         // Crashes come from the browser's discovering connection. A crashed tab stays crashed
         // (its session is dead; the task is closed). The page's own event stream only tells
@@ -296,7 +297,7 @@ impl Tab {
                 }
             }
         });
-        Ok(Tab {
+        let tab = Tab {
             browser,
             page,
             target_id,
@@ -307,7 +308,11 @@ impl Tab {
             events,
             pointer: Mutex::new(Pointer::default()),
             inflight,
-        })
+        };
+        if tab.events.routes.active() {
+            tab.apply_routes().await?;
+        }
+        Ok(tab)
     }
 
     /// The body of response `request_id` of the page session, read now (`Network.getResponseBody`):
@@ -325,20 +330,26 @@ impl Tab {
         ))
     }
 
-    /// Applies the task's current request routes to this tab's page session (see `routes`).
+    /// Applies the task's current routes and credentials to this tab (see `routes`): its own
+    /// session on the raw connection (the one navigations go through) is adopted.
     pub async fn apply_routes(&self) -> Result<(), CommandError> {
-        let sync = self.events.routes.sync(&self.page);
-        self.browser
-            .guard(async {
-                tokio::time::timeout(self.browser.answer_bound, sync)
-                    .await
-                    .unwrap_or_else(|_| {
-                        Err(CommandError::failed(
-                            "the tab did not answer Fetch.enable/disable in time",
-                        ))
-                    })
-            })
+        let sync = async {
+            let conn = self.browser.raw().await?;
+            let session = self
+                .nav_session
+                .get_or_try_init(|| conn.attach(&self.target_id))
+                .await?;
+            self.events
+                .routes
+                .adopt(&self.browser, &conn, session, false)
+                .await?;
+            // Idempotent: every tab's call brings all the task's frames up to date too.
+            self.events.routes.apply_frames(&conn).await;
+            Ok(())
+        };
+        self.answered("Fetch.enable", async { sync.await.map(|()| Value::Null) })
             .await
+            .map(drop)
     }
 
     /// The requests of the tab's page session in flight now (see `netwatch`).

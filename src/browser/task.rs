@@ -552,6 +552,43 @@ impl Task {
         Ok(applied)
     }
 
+    /// Changes the task's routes or credentials with `change`, then applies them to every tab
+    /// (and their out-of-process frames): the current tab must take them, else the change is
+    /// undone and the error answered; another tab that misses them only logs, as with settings.
+    /// Answers `change`'s value and how many tabs took it. (Tabs joining later get them in
+    /// `Tab::attach`.)
+    pub async fn change_routes<R>(
+        &self,
+        change: impl FnOnce(&super::routes::Routes) -> R,
+    ) -> Result<(R, usize), CommandError> {
+        let current = self.tab()?;
+        let routes = &self.events.routes;
+        let before = routes.snapshot();
+        let out = change(routes);
+        if let Err(e) = current.apply_routes().await {
+            routes.restore(before);
+            if let Err(again) = current.apply_routes().await {
+                tracing::warn!(
+                    "task {}: undoing a route change failed: {}",
+                    self.id,
+                    again.msg
+                );
+            }
+            return Err(e);
+        }
+        let (tabs, _) = self.tabs();
+        let mut applied = 1;
+        for tab in tabs.iter().filter(|t| !Arc::ptr_eq(t, &current)) {
+            match tab.apply_routes().await {
+                Ok(()) => applied += 1,
+                Err(e) => {
+                    tracing::warn!("task {}: a route change missed a tab: {}", self.id, e.msg)
+                }
+            }
+        }
+        Ok((out, applied))
+    }
+
     /// Brings `tab`, just listed among the task's tabs (`new_tab`, an adopted popup, a
     /// replacement), up to the task's settings: the one place a joining tab gets them. A change
     /// made meanwhile is applied again (bounded: three rounds).

@@ -471,9 +471,8 @@ fn route(p: &mut Params) -> Prepared<TaskCx> {
             matcher: Arc::new(move |url: &str| glob.matches(url)),
             action: action.clone(),
         };
+        let (updated, applied) = cx.task.change_routes(|r| r.set(rule)).await?;
         let routes = cx.task.events.routes.clone();
-        let updated = routes.set(rule);
-        let applied = apply_everywhere(&cx).await?;
         let mut data = json!({
             "urlPattern": pattern,
             "action": action_name,
@@ -495,22 +494,15 @@ fn route(p: &mut Params) -> Prepared<TaskCx> {
     })
 }
 
-/// Applies the task's routes to each of its tabs; answers how many.
-async fn apply_everywhere(cx: &TaskCx) -> Result<usize, CommandError> {
-    let (tabs, _) = cx.task.tabs();
-    for tab in &tabs {
-        tab.apply_routes().await?;
-    }
-    Ok(tabs.len())
-}
-
 fn unroute(p: &mut Params) -> Prepared<TaskCx> {
     let pattern = p.str_opt("urlPattern")?;
     run(move |cx: TaskCx| async move {
         let routes = cx.task.events.routes.clone();
         let hits = pattern.as_deref().map(|p| routes.hits(p));
-        let removed = routes.remove(pattern.as_deref());
-        apply_everywhere(&cx).await?;
+        let (removed, _) = cx
+            .task
+            .change_routes(|r| r.remove(pattern.as_deref()))
+            .await?;
         Ok(json!({
             "urlPattern": pattern,
             "removed": removed,

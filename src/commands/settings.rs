@@ -213,9 +213,9 @@ fn set_credentials(p: &mut Params) -> Prepared<TaskCx> {
         ));
     }
     run(move |cx: TaskCx| async move {
-        let tabs = cx
+        let ((), tabs) = cx
             .task
-            .apply_setting(Setting::Credentials(username.clone(), password))
+            .change_routes(|r| r.set_credentials(Some((username.clone(), password))))
             .await?;
         Ok(json!({"restarted": false, "username": username, "tabs": tabs}))
     })

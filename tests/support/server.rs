@@ -6,7 +6,7 @@
 //! `/slow?ms=N`, `/redirect?to=URL`, `/status/N` (204 and 304 without a body), `/post` (counts
 //! POSTs), `/count?key=K` (counts POSTs per key), `/echo` (the request's headers and cookies
 //! as JSON), `/set-cookie?name=N&value=V` (answers with that `Set-Cookie`), `/auth` (basic auth:
-//! 401 with `WWW-Authenticate` unless `user:secret` comes). In served HTML the placeholders `{{A}}` and
+//! 401 with `WWW-Authenticate` unless `user:secret` comes; `/auth-net` the same for `net:pw`). In served HTML the placeholders `{{A}}` and
 //! `{{B}}` become the two origins.
 
 use std::collections::HashMap;
@@ -193,11 +193,17 @@ async fn route(
                 format!("Set-Cookie: {name}={value}; Path=/\r\n"),
             )
         }
-        "/auth" => {
-            // `user:secret`, base64.
+        "/auth" | "/auth-net" => {
+            // `user:secret` on /auth and `net:pw` on /auth-net, base64, each in a realm of its
+            // own: Chromium's auth cache is the profile's, shared by the tests.
+            let (want, realm) = if path == "/auth" {
+                ("Basic dXNlcjpzZWNyZXQ=", "moonpilot")
+            } else {
+                ("Basic bmV0OnB3", "moonpilot-net")
+            };
             let good = head.lines().any(|l| {
                 l.split_once(':').is_some_and(|(k, v)| {
-                    k.eq_ignore_ascii_case("authorization") && v.trim() == "Basic dXNlcjpzZWNyZXQ="
+                    k.eq_ignore_ascii_case("authorization") && v.trim() == want
                 })
             });
             if good {
@@ -212,7 +218,7 @@ async fn route(
                     401,
                     html,
                     b"<title>401</title><p>who are you</p>".to_vec(),
-                    "WWW-Authenticate: Basic realm=\"moonpilot\"\r\n".to_string(),
+                    format!("WWW-Authenticate: Basic realm=\"{realm}\"\r\n"),
                 )
             }
         }
