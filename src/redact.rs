@@ -109,6 +109,20 @@ pub fn text(s: &str) -> Cow<'_, str> {
     out
 }
 
+/// Masks the secrets inside a request body: a JSON body by its keys (as [`value`]), any other
+/// (form-encoded pairs, text) as [`text`].
+pub fn body(s: &str) -> Cow<'_, str> {
+    if let Ok(mut v @ (Value::Object(_) | Value::Array(_))) = serde_json::from_str::<Value>(s) {
+        let before = v.clone();
+        value(&mut v);
+        if v != before {
+            return Cow::Owned(v.to_string());
+        }
+        return Cow::Borrowed(s);
+    }
+    text(s)
+}
+
 /// [`text`] in place, on an optional message.
 pub fn message(msg: &mut Option<String>) {
     if let Some(m) = msg.as_mut() {
@@ -384,5 +398,38 @@ mod tests {
         for (raw, want) in cases {
             assert_eq!(text(raw), want, "{raw}");
         }
+    }
+
+    #[test]
+    fn request_bodies_are_masked_by_their_shape() {
+        assert_eq!(body("user=ann&password=HUNTER2"), "user=ann&password=***");
+        assert_eq!(
+            body(r#"{"user":"ann","password":"HUNTER2"}"#),
+            r#"{"user":"ann","password":"***"}"#
+        );
+        assert!(
+            matches!(body(r#"{"user":"ann"}"#), Cow::Borrowed(_)),
+            "nothing to mask"
+        );
+        assert_eq!(body("plain text"), "plain text");
+    }
+
+    #[test]
+    fn receipts_mask_echoed_headers_and_bodies() {
+        let mut r = crate::protocol::Receipt::success(
+            "get_requests",
+            json!({
+                "headers": {"Authorization": "Bearer TOKEN999", "X-Plain": "v"},
+                "requests": [{"postData": "password=HUNTER2", "requestHeaders": {"Cookie": "s=1"}}],
+            }),
+            1.0,
+        );
+        r.redact_echoes();
+        let out = r.data.to_string();
+        assert!(
+            !out.contains("TOKEN999") && !out.contains("HUNTER2") && !out.contains("s=1"),
+            "{out}"
+        );
+        assert!(out.contains("\"X-Plain\":\"v\""), "{out}");
     }
 }

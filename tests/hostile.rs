@@ -11,7 +11,9 @@ use crate::support::harness::{exec, new_task, private, test_config, url_a};
 
 /// An engine whose pages get 4 s to answer one CDP command (chromiumoxide's own is 30 s).
 fn impatient(
-    f: impl FnOnce(Executor, TaskId) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>,
+    f: impl FnOnce(Executor, TaskId) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>
+        + Send
+        + 'static,
 ) {
     let mut config = test_config();
     config.trace_dir = None;

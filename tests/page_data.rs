@@ -385,3 +385,38 @@ fn extract_structured_data_parses_json_ld_and_microdata() {
         eq(none.jsonLdCount, 0); eq(none.microdataCount, 0); eq(#none.jsonLd, 0)
     "##);
 }
+
+#[test]
+fn lone_surrogates_from_cuts_or_hostile_pages_do_not_lose_the_answer() {
+    // Half an emoji (a cut at a char count, or a page that puts one there) used to travel as an
+    // unpaired `\uD83D` escape that the engine's JSON reader refused: the answer was lost and
+    // the command timed out after 30 s. Every probe's strings are made well-formed (U+FFFD).
+    lua(r#"
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        page:execute_js{ body = [[
+          document.body.textContent = 'ab\u{1F600}cd';
+          document.title = 'bad\uD83D';
+          window.lone = 'x\uDE00';
+          return true
+        ]] }:unwrap()
+        local f = page:find_text{ text = "c", contextChars = 1 }:unwrap()
+        eq(f.matchCount, 1, "found"); eq(f.matches[1].before, "\u{FFFD}", "the cut half is U+FFFD")
+        eq(f.matches[1].after, "d")
+        eq(page:get_title():unwrap().title, "bad\u{FFFD}")
+        eq(page:execute_js{ body = "return window.lone" }:unwrap().result, "x\u{FFFD}")
+        local s = page:get_browser_state{}:unwrap()
+        has(s.title or "", "bad")
+    "#);
+}
+
+#[test]
+fn a_runaway_regex_is_stopped_and_the_tab_keeps_working() {
+    lua(r#"
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        page:execute_js{ body = "document.body.textContent = 'a'.repeat(40) + '!'; return 1" }:unwrap()
+        local r = page:find_text{ text = "(a+)+$", regex = true }
+        eq(r.ok, false); eq(r.code, "EVAL_TIMEOUT"); eq(r.retryable, false)
+        assert(r.elapsed_ms < 20000, "stopped at its budget: " .. r.elapsed_ms)
+        eq(page:find_text{ text = "aaa" }:unwrap().matchCount, 13, "the tab answers again")
+    "#);
+}

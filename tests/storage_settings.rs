@@ -56,7 +56,7 @@ fn cookies_travel_both_ways_and_clear_empties_the_jar() {
         eq(r.code, "INVALID_ARGUMENT"); eq(r.data.param, "url")
         eq(page:get_cookies{}:unwrap().count, n, "nothing set by the refused calls")
         -- The jar is the browser's: clearing empties it.
-        local c = page:clear_cookies():unwrap(); print("ORIGIN", A)
+        local c = page:clear_cookies():unwrap()
         assert(c.cleared >= 3, "cleared " .. tostring(c.cleared)); eq(c.remaining, 0)
         eq(page:get_cookies{}:unwrap().count, 0)
         hasnt(echo(page), "script_c1", "no cookie sent after clear")
@@ -164,6 +164,8 @@ fn credentials_let_a_basic_auth_page_load_for_this_task_only() {
         page:set_credentials{ username = "user", password = "wrong" }:unwrap()
         r = page:navigate{ url = B .. "/auth" }
         eq(r.ok, false, "wrong password: " .. tostring(r)); hasnt(page:get_title().data.title, "private")
+        has(r.msg, "ERR_INVALID_AUTH_CREDENTIALS", "the challenge was cancelled")
+        assert(r.elapsed_ms < 10000, "at once, not at a deadline: " .. tostring(r.elapsed_ms))
         page:set_credentials{ username = "user", password = "secret" }:unwrap()
         -- A tab opened later answers the challenge too.
         page:new_tab{ url = B .. "/auth" }:unwrap()

@@ -310,7 +310,8 @@ impl Tab {
             inflight,
         };
         if tab.events.routes.active() {
-            tab.apply_routes().await?;
+            // Boxed: this future is part of every tab's attach (revivals included).
+            Box::pin(tab.apply_routes()).await?;
         }
         Ok(tab)
     }

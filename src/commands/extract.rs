@@ -106,6 +106,9 @@ pub const SPECS: &[CommandSpec] = &[
 /// The default and fallback limit of the text extractors (`browser.extract.maxChars`).
 const EXTRACT_MAX_CHARS: usize = 20_000;
 
+/// How long a `find_text` search may run in the page before it is stopped.
+const FIND_BUDGET: Duration = Duration::from_secs(10);
+
 /// The frame a `frame` param names, else the main frame.
 async fn frame_or_main(tab: &Tab, frame: Option<&str>) -> Result<FrameRef, CommandError> {
     match frame {
@@ -245,13 +248,34 @@ fn find_text(p: &mut Params) -> Prepared<TaskCx> {
     run(move |cx: TaskCx| async move {
         let tab = cx.task.tab()?;
         let target = frame_or_main(&tab, frame.as_deref()).await?;
-        let got = page_read(
+        let read = page_read(
             &tab,
             &target,
             json!({"mode": "find", "text": text, "regex": regex, "contextChars": context,
                    "maxMatches": max_matches, "selector": selector}),
-        )
-        .await?;
+        );
+        // A regex that backtracks catastrophically would spin the page's thread for good.
+        let got = match tokio::time::timeout(FIND_BUDGET, read).await {
+            Ok(got) => got?,
+            Err(_) => {
+                if let Err(e) = tab.terminate_execution(&target).await {
+                    tracing::debug!("stopping a runaway find_text failed: {}", e.msg);
+                }
+                return Err(CommandError::new(
+                    ErrorCode::EvalTimeout,
+                    format!(
+                        "find_text: the search ran over {} s and was stopped{}",
+                        FIND_BUDGET.as_secs(),
+                        if regex {
+                            " (a regex that backtracks catastrophically?)"
+                        } else {
+                            ""
+                        }
+                    ),
+                )
+                .with_details(json!({"waitedMs": FIND_BUDGET.as_millis() as u64})));
+            }
+        };
         let count = got["matchCount"].as_u64().unwrap_or(0);
         let matches = got["matches"].as_array().cloned().unwrap_or_default();
         let returned = matches.len() as u64;

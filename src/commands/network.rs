@@ -353,7 +353,7 @@ fn wait_for_response(p: &mut Params) -> Prepared<TaskCx> {
         let mut from_look_back = false;
         let mut found: Option<RequestRecord> = None;
         if look_back > 0 {
-            let window = start.saturating_sub(look_back * 1000);
+            let window = start.saturating_sub(look_back.saturating_mul(1000));
             found = log
                 .requests()
                 .requests
@@ -390,6 +390,7 @@ fn wait_for_response(p: &mut Params) -> Prepared<TaskCx> {
                         "urlPattern": pattern,
                         "timeoutSeconds": timeout.as_secs_f64(),
                         "lookBackSeconds": look_back,
+                        "waitedMs": epoch_ms().saturating_sub(start),
                     })))
                 }
             }
@@ -399,7 +400,8 @@ fn wait_for_response(p: &mut Params) -> Prepared<TaskCx> {
         };
         // An xhr/fetch body is copied when its request finishes: give it that long.
         if matches!(record.resource_type.as_str(), "xhr" | "fetch") {
-            let body_deadline = tokio::time::Instant::now() + BODY_BOUND;
+            // Within the caller's timeout too: a late response is answered without its body.
+            let body_deadline = deadline.min(tokio::time::Instant::now() + BODY_BOUND);
             loop {
                 let (cached, pending) = log.body(&record.request_id);
                 let current = log

@@ -37,7 +37,7 @@ pub const SPECS: &[CommandSpec] = &[
               fails and nothing is set. Answers the cookie as read back.")
         .params(&[
             string("name", "cookie name").req(),
-            string("value", "cookie value (empty counts as missing)").req(),
+            string("value", "cookie value (empty counts as missing)").req().secret(Secrecy::Always),
             string("url", "URL the cookie belongs to (recommended; otherwise domain validity is the caller's problem)"),
         ])
         .example("page:set_cookie{ name = \"session\", value = \"abc\", url = \"https://example.com\" }"),
@@ -140,17 +140,22 @@ fn set_cookie(p: &mut Params) -> Prepared<TaskCx> {
                 "the browser refused cookie `{name}` for {url}"
             )));
         }
-        let cookie = tab
-            .cookies_for(&url)
-            .await?
-            .into_iter()
-            .find(|c| c["name"] == name.as_str());
-        let Some(cookie) = cookie else {
-            return Err(CommandError::failed(format!(
-                "cookie `{name}` was accepted but is not sent to {url} (domain or path mismatch)"
-            )));
-        };
-        Ok(json!({"name": name, "url": url, "cookie": cookie}))
+        // The jar changed either way: a cookie the browser took but will not send to `url`
+        // (a domain or path of its own) is said, not answered as a failure.
+        let sent = tab.cookies_for(&url).await?;
+        let cookie = sent
+            .iter()
+            .find(|c| c["name"] == name.as_str() && c["value"] == value.as_str())
+            .or_else(|| sent.iter().find(|c| c["name"] == name.as_str()))
+            .cloned();
+        let mut data =
+            json!({"name": name, "url": url, "sent": cookie.is_some(), "cookie": cookie});
+        if cookie.is_none() {
+            data["warning"] = json!(format!(
+                "cookie `{name}` was stored but a request to {url} does not carry it (domain or path mismatch)"
+            ));
+        }
+        Ok(data)
     })
 }
 

@@ -1,1 +1,2 @@
-document.title
+// A lone surrogate in a hostile title would break the JSON answer (see well_formed.js).
+document.title.toWellFormed()

@@ -19,73 +19,87 @@ use serde_json::Value;
 use crate::error::CommandError;
 use crate::protocol::ErrorCode;
 
+/// A function probe, joined inside `well_formed.js` (every string it answers well-formed).
+macro_rules! probe {
+    ($file:literal) => {
+        concat!(
+            include_str!("well_formed.js"),
+            "(",
+            include_str!($file),
+            ")"
+        )
+    };
+}
+
+/// An element probe: `probe_lib.js` applied to the probe, inside `well_formed.js`.
+macro_rules! lib_probe {
+    ($file:literal) => {
+        concat!(
+            include_str!("well_formed.js"),
+            "((",
+            include_str!("probe_lib.js"),
+            ")(",
+            include_str!($file),
+            "))"
+        )
+    };
+}
+
+/// The wrapper every function probe is joined inside (exposed alone for the tests below).
+pub const WELL_FORMED_JS: &str = include_str!("well_formed.js");
 /// The helpers joined in front of the element probes (exposed alone for the tests below).
 pub const PROBE_LIB_JS: &str = include_str!("probe_lib.js");
 /// DOM index builder with overlay and media hint (§1, §3, §15).
-pub const DOM_INDEX_JS: &str = include_str!("dom_index.js");
+pub const DOM_INDEX_JS: &str = probe!("dom_index.js");
 /// Snapshot consistency stamp (§5).
-pub const SNAPSHOT_WATCH_JS: &str = include_str!("snapshot_watch.js");
+pub const SNAPSHOT_WATCH_JS: &str = probe!("snapshot_watch.js");
 /// Re-resolution of snapshot locators with the identity check (§6).
-pub const RESOLVE_JS: &str = concat!(include_str!("probe_lib.js"), include_str!("resolve.js"));
+pub const RESOLVE_JS: &str = lib_probe!("resolve.js");
 /// Interaction fingerprint (§7): the page mark `{url, textLength, fingerprint}`.
-pub const FINGERPRINT_JS: &str =
-    concat!(include_str!("probe_lib.js"), include_str!("fingerprint.js"));
+pub const FINGERPRINT_JS: &str = lib_probe!("fingerprint.js");
 /// Element inspection with hit test, JS click, value setter, focus and read-back (§8, §9).
-pub const ELEMENT_PROBE_JS: &str = concat!(
-    include_str!("probe_lib.js"),
-    include_str!("element_probe.js")
-);
+pub const ELEMENT_PROBE_JS: &str = lib_probe!("element_probe.js");
 /// What a mouse click at a viewport point reaches, with the page mark before it.
-pub const POINT_PROBE_JS: &str =
-    concat!(include_str!("probe_lib.js"), include_str!("point_probe.js"));
+pub const POINT_PROBE_JS: &str = lib_probe!("point_probe.js");
 /// What the conditional waits look for in a frame: selector matches, text matches, body text.
-pub const WAIT_MATCH_JS: &str =
-    concat!(include_str!("probe_lib.js"), include_str!("wait_match.js"));
+pub const WAIT_MATCH_JS: &str = lib_probe!("wait_match.js");
 /// Content fingerprint of `wait_for_stable` (§11).
-pub const CONTENT_FINGERPRINT_JS: &str = include_str!("content_fingerprint.js");
+pub const CONTENT_FINGERPRINT_JS: &str = probe!("content_fingerprint.js");
 /// The index interactions' element ops: check state, focus, drop-downs, scrolling, file
 /// inputs and their read-back, the focused element (§9, §14).
-pub const ELEMENT_ACTIONS_JS: &str = concat!(
-    include_str!("probe_lib.js"),
-    include_str!("element_actions.js")
-);
+pub const ELEMENT_ACTIONS_JS: &str = lib_probe!("element_actions.js");
 /// Framework traces of event listeners (§13.1), called on an element in the page's main world.
-pub const LISTENER_TRACES_JS: &str = include_str!("listener_traces.js");
+pub const LISTENER_TRACES_JS: &str = probe!("listener_traces.js");
 /// The image behind an element: its URL, alt text and natural size (download_image).
-pub const IMAGE_INFO_JS: &str =
-    concat!(include_str!("probe_lib.js"), include_str!("image_info.js"));
+pub const IMAGE_INFO_JS: &str = lib_probe!("image_info.js");
 /// Element reads: text (with the canvas diagnosis), HTML, value, attribute, checked state,
 /// framework listener traces, and the element itself for a remote handle (§9, §13).
-pub const ELEMENT_READ_JS: &str = concat!(
-    include_str!("probe_lib.js"),
-    include_str!("element_read.js")
-);
+pub const ELEMENT_READ_JS: &str = lib_probe!("element_read.js");
 /// Reading a frame as data: body text and links, tables, Markdown, text search (§15).
-pub const PAGE_READ_JS: &str = concat!(include_str!("probe_lib.js"), include_str!("page_read.js"));
+pub const PAGE_READ_JS: &str = lib_probe!("page_read.js");
 /// The form-state reader of `get_form_state` (§10); password values never leave the page.
-pub const FORM_STATE_JS: &str =
-    concat!(include_str!("probe_lib.js"), include_str!("form_state.js"));
+pub const FORM_STATE_JS: &str = lib_probe!("form_state.js");
 /// DOM modal scan of one frame (§12).
-pub const MODALS_JS: &str = include_str!("modals.js");
+pub const MODALS_JS: &str = probe!("modals.js");
 /// Origin of an iframe element's content box (called on the element).
-pub const FRAME_OFFSET_JS: &str = include_str!("frame_offset.js");
+pub const FRAME_OFFSET_JS: &str = probe!("frame_offset.js");
 /// `{url, readyState, title}` of a document.
-pub const PAGE_STATUS_JS: &str = include_str!("page_status.js");
+pub const PAGE_STATUS_JS: &str = probe!("page_status.js");
 /// Hides or shows the highlight overlay around screenshots.
-pub const OVERLAY_TOGGLE_JS: &str = include_str!("overlay_toggle.js");
+pub const OVERLAY_TOGGLE_JS: &str = probe!("overlay_toggle.js");
 /// Expression: `document.title`.
 pub const DOCUMENT_TITLE_JS: &str = include_str!("document_title.js");
 /// Expression: `location.href`.
 pub const LOCATION_HREF_JS: &str = include_str!("location_href.js");
 /// The box of the first element matching a CSS selector, scrolled into view.
-pub const ELEMENT_RECT_JS: &str = include_str!("element_rect.js");
+pub const ELEMENT_RECT_JS: &str = probe!("element_rect.js");
 /// Reads, writes or clears the current origin's `localStorage` (`{op, key, value}`).
-pub const LOCAL_STORAGE_JS: &str = include_str!("local_storage.js");
+pub const LOCAL_STORAGE_JS: &str = probe!("local_storage.js");
 /// The init script every tab gets before any page script: hides `navigator.webdriver`.
 pub const STEALTH_JS: &str = include_str!("stealth.js");
 /// Called on a caller's prepared `execute_js` script: runs it and answers its result serialised
 /// in the page (`{value, notes, more, navigation}`).
-pub const SCRIPT_RESULT_JS: &str = include_str!("script_result.js");
+pub const SCRIPT_RESULT_JS: &str = probe!("script_result.js");
 
 /// Opens a probe's reply envelope: the `value` of `{ok:true, value}` deserialised as `T`, or
 /// the failure of `{ok:false, code, msg, data}` with its code (`PROBE_FAILED` and unknown
@@ -128,7 +142,8 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn joined_probes_start_with_the_library() {
+    fn joined_probes_are_the_library_applied_to_the_probe_inside_well_formed() {
+        const WF: &str = WELL_FORMED_JS;
         for probe in [
             RESOLVE_JS,
             FINGERPRINT_JS,
@@ -141,14 +156,19 @@ mod tests {
             PAGE_READ_JS,
             FORM_STATE_JS,
         ] {
-            assert!(probe.starts_with(PROBE_LIB_JS));
-            // The probe half is a parenthesised function, so the library's function is called
-            // with it: `lib(probe)`.
-            assert!(probe[PROBE_LIB_JS.len()..]
-                .trim_start()
-                .starts_with("((args, lib) =>"));
+            // `wf((lib)(probe))`: the probe half is a parenthesised function.
+            let inner = probe.strip_prefix(WF).and_then(|p| p.strip_prefix("(("));
+            let inner = inner.and_then(|p| p.strip_prefix(PROBE_LIB_JS));
+            let inner = inner.and_then(|p| p.strip_prefix(")("));
+            assert!(inner.is_some_and(
+                |p| p.trim_start().starts_with("((args, lib) =>") && p.ends_with("))")
+            ));
+        }
+        for probe in [DOM_INDEX_JS, MODALS_JS, SCRIPT_RESULT_JS, PAGE_STATUS_JS] {
+            assert!(probe.starts_with(concat!(include_str!("well_formed.js"), "(")));
         }
         assert!(PROBE_LIB_JS.trim_end().ends_with(')'));
+        assert!(WF.trim_end().ends_with(')'));
     }
 
     #[test]

@@ -48,6 +48,13 @@ fn redact_url_echoes(value: &mut Value) {
                 match v {
                     // A script's own value (`execute_js`) is the caller's data, not an echo.
                     _ if k == "result" => {}
+                    // Request headers (`set_headers`' echo, recorded requests) and bodies.
+                    Value::Object(_) if k.ends_with("eaders") => crate::redact::value(v),
+                    Value::String(s) if k == "postData" => {
+                        if let std::borrow::Cow::Owned(masked) = crate::redact::body(s) {
+                            *s = masked;
+                        }
+                    }
                     Value::String(s) if url_echo(k) => {
                         if let std::borrow::Cow::Owned(masked) = crate::redact::text(s) {
                             *s = masked;
@@ -64,9 +71,10 @@ fn redact_url_echoes(value: &mut Value) {
 
 impl Receipt {
     /// Masks secrets in what the receipt echoes (PROTOCOL.md §18 "Redaction is one function"):
-    /// its message (which may quote a param) and the URLs it repeats (`url`, `urlAfter`, the tab
-    /// block, `tabs[].url`, elements' `href` and `frameUrl`). Page content (`text`, `result`,
-    /// `value`) is the caller's data and is left as read.
+    /// its message (which may quote a param), the URLs it repeats (`url`, `urlAfter`, the tab
+    /// block, `tabs[].url`, elements' `href` and `frameUrl`), request headers (`headers`,
+    /// `requestHeaders`…: `Authorization`, cookies) and request bodies (`postData`). Page
+    /// content (`text`, `result`, `value`) is the caller's data and is left as read.
     pub fn redact_echoes(&mut self) {
         crate::redact::message(&mut self.msg);
         redact_url_echoes(&mut self.data);

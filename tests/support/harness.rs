@@ -168,19 +168,32 @@ pub fn url_a(path: &str) -> String {
 }
 
 /// Runs `f` with a private engine (its own Chromium) on a current-thread runtime with a
-/// `LocalSet`, for tests that kill, shut down or reconfigure the browser.
+/// `LocalSet`, for tests that kill, shut down or reconfigure the browser. It runs on a thread
+/// of its own with the stack a tokio worker has (a test thread's 2 MiB is too small for the
+/// engine's futures in a debug build), after the shared fixture server is up (its URLs are
+/// read inside `f`).
 pub fn private<F, Fut>(config: EngineConfig, f: F)
 where
-    F: FnOnce(Executor) -> Fut,
+    F: FnOnce(Executor) -> Fut + Send + 'static,
     Fut: std::future::Future<Output = ()>,
 {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let local = tokio::task::LocalSet::new();
-    local.block_on(
-        &rt,
-        async move { f(Executor::new(Engine::new(config))).await },
-    );
+    harness();
+    let runner = std::thread::Builder::new()
+        .name("private-engine".into())
+        .stack_size(8 * 1024 * 1024)
+        .spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            let local = tokio::task::LocalSet::new();
+            local.block_on(
+                &rt,
+                async move { f(Executor::new(Engine::new(config))).await },
+            );
+        })
+        .expect("a thread for the private engine");
+    if let Err(panic) = runner.join() {
+        std::panic::resume_unwind(panic);
+    }
 }
