@@ -1247,6 +1247,18 @@ function Task:find_text(params) end
 ---@return moonpilot.Result
 function Task:list_tables(params) end
 
+---@class moonpilot.run_recipe.params
+---@field name string recipe file name without .json ('/', '\\' or '..' rejected)
+---@field vars? table values for {{var}} placeholders, merged over the recipe's defaults
+---@field stopOnError? boolean batch stop rule (default true)
+
+---Run a named recipe (a JSON batch or a Lua script) on this task
+---
+---A JSON recipe runs as a `commands` batch after its `{{var}}` placeholders are filled (vars over its defaults); the answer is the batch's, plus `recipe` and `recipeDescription`. A Lua recipe runs with vars as `browser.args` and `page` bound to this task; its return value is the data. Names with `/`, `\` or `..` are refused; an unknown name lists the available recipes.
+---@param params moonpilot.run_recipe.params
+---@return moonpilot.Result
+function Task:run_recipe(params) end
+
 ---@class moonpilot.request_human_input.params
 ---@field prompt? string what the human must do; may be empty string; required when steps absent
 ---@field steps? any[] checklist [{prompt, index?, selector?, frame?}] -> step ids s1..sN
@@ -1331,6 +1343,18 @@ function Task:get_human_input(params) end
 ---@field olderThanHours? integer only files older than this (negative -> 0) (default 24)
 ---@field keepLatest? integer always keep the newest N files per directory (default 0)
 ---@field dryRun? boolean preview only; pass false to delete (default true)
+
+---@class moonpilot.list_recipes.params
+
+---@class moonpilot.get_job.params
+---@field jobId string id from commands{async=true}
+---@field includeResult? boolean include ok/msg/data of the finished batch (default true)
+
+---@class moonpilot.cancel_job.params
+---@field jobId string job id
+
+---@class moonpilot.list_jobs.params
+---@field limit? integer max jobs, newest first (default 20)
 
 ---The `browser` module (also `require("moonpilot")`).
 ---@class moonpilot.browser
