@@ -1316,6 +1316,20 @@ function Task:submit_human_input(params) end
 ---@return moonpilot.Result
 function Task:get_human_input(params) end
 
+---@class moonpilot.commands.params
+---@field commands any[] steps; each an object with exactly one command key (value = params object) plus optional 'expect'
+---@field stopOnError? boolean stop at the first failed step (default true)
+---@field async? boolean run in background and return jobId immediately (framework param) (default false)
+---@field stopOnExpectFailure? boolean stop when an expect assertion fails (default false)
+---@field maxDurationMs? integer overall time cap; checked before each step
+
+---Run a batch of commands in order, with optional assertions (or in background)
+---
+---Each step `{name = params, expect = {js = ..., equals = ...}}` goes through the whole pipeline of a single call (checks, retries, capture) inside this task's lane. stopOnError (default true) stops after the first failed step; stopOnExpectFailure after the first failed assertion; maxDurationMs is checked before each step. The answer is ok only when no step failed and no assertion failed; `results` always lists every executed step. async=true answers `{jobId}` at once (see get_job).
+---@param params moonpilot.commands.params
+---@return moonpilot.Result
+function Task:commands(params) end
+
 ---Params of the commands `browser.call` runs.
 ---@class moonpilot.start.params
 ---@field headless? boolean run without a window; absent means headless (unless the host was started with --headful) (default true)

@@ -442,7 +442,13 @@ pub(crate) async fn run_batch(
     let mut stop_reason: Option<String> = None;
     let mut first_failure: Option<String> = None;
     let mut first_assertion: Option<String> = None;
+    let mut closed = false;
     for (index, item) in plan.steps.iter().enumerate() {
+        // A closed task ends the batch (its steps could only fail).
+        if cx.task.is_closed() {
+            closed = true;
+            break;
+        }
         if job.as_ref().is_some_and(|j| j.cancel_requested()) {
             stop_reason = Some("cancelled".into());
             break;
@@ -530,6 +536,16 @@ pub(crate) async fn run_batch(
     if let Some(j) = &job {
         data["jobId"] = json!(j.id);
     }
+    if closed || cx.task.is_closed() {
+        return Err(CommandError::new(
+            ErrorCode::TaskNotFound,
+            format!(
+                "the task was closed during the batch, after {} step(s)",
+                data["count"]
+            ),
+        )
+        .with_details(data));
+    }
     if failed == 0 && expect_failed == 0 {
         return Ok(data);
     }
@@ -576,7 +592,7 @@ fn cancel_job(p: &mut Params) -> Prepared<Cx> {
             "jobId": job.id,
             "cancelRequested": true,
             "status": job.status().as_str(),
-            "note": "cancellation is cooperative: the running step finishes, the batch stops before the next one",
+            "note": "cancellation is cooperative: takes effect before the next step (the running step finishes)",
         }))
     })
 }
