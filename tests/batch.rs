@@ -7,10 +7,10 @@ use crate::support::harness::lua;
 const HELPERS: &str = r##"
 local function js(body) return page:execute_js{ body = body }:unwrap().result end
 local inc = { click_element_by_selector = { selector = "#inc" } }
--- Polls get_job until the job is no longer running (10 s at most).
+-- Polls get_job until the job is no longer running (20 s at most).
 local function settle(id)
   local j
-  for _ = 1, 200 do
+  for _ = 1, 400 do
     j = browser.call("get_job", { jobId = id }):unwrap()
     if j.status ~= "running" then return j end
     browser.sleep(50)
@@ -251,5 +251,28 @@ fn jobs_are_listed_newest_first_and_end_with_their_task() {
         t:close():unwrap()
         local j = settle(id)
         eq(j.status, "failed"); has(j.error, "closed"); eq(j.data.errorCode, "TASK_NOT_FOUND")
+    "##);
+}
+
+#[test]
+fn two_jobs_run_at_once_and_a_job_waits_out_a_busy_lane() {
+    run(r##"
+        page:navigate{ url = A .. "/batch.html" }:unwrap()
+        local other = browser.start{}
+        -- Longer than the 5 s lane wait: the second job of this task finds the lane busy.
+        local long = page:call("commands", { async = true, commands = { { wait = { seconds = 6 } } } }).data.jobId
+        local queued = page:call("commands", { async = true, commands = { inc } }).data.jobId
+        -- Both slots are taken: a third job, on another task, waits for one.
+        local third = other:call("commands", { async = true, commands = { { get_url = {} } } }).data.jobId
+        browser.sleep(500)
+        local j3 = browser.call("get_job", { jobId = third }):unwrap()
+        eq(j3.status, "running"); eq(j3.queued, true, "no slot yet"); eq(j3.steps, 0)
+        eq(browser.call("get_job", { jobId = long }):unwrap().queued, false)
+        local j1, j2 = settle(long), settle(queued)
+        j3 = settle(third)
+        eq(j1.status, "done"); eq(j2.status, "done", tostring(j2.error)); eq(j3.status, "done")
+        assert(j3.finishedAt >= j1.finishedAt, "the third ran after a slot was freed")
+        eq(js("window.clicks"), 1, "the queued job's click ran after the lane was free")
+        other:close():unwrap()
     "##);
 }

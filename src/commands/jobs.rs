@@ -22,6 +22,9 @@ use crate::error::CommandError;
 use crate::jobs::Job;
 use crate::protocol::{ErrorCode, Params, Receipt};
 
+/// How soon a job whose task's lane was busy asks again.
+const JOB_LANE_RETRY: Duration = Duration::from_millis(250);
+
 /// At most this many steps in one batch (`browser.command.maxPerBatch`).
 pub const MAX_STEPS: usize = 200;
 
@@ -228,8 +231,33 @@ fn submit(cx: &TaskCx, plan: Plan) -> Value {
                 0.0,
             ),
             Ok(_permit) => {
-                crate::jobs::scope(j.clone(), calls.detached(Some(task.id), "commands", params))
-                    .await
+                // The batch queues behind the task's lane like any call; a `TASK_BUSY` answer
+                // means it never ran, so it is sent again (another command or job of the task
+                // runs longer than the lane wait) until the job's bound, a cancel or the
+                // task's end.
+                let t0 = Instant::now();
+                loop {
+                    let r = crate::jobs::scope(
+                        j.clone(),
+                        calls.detached(Some(task.id), "commands", params.clone()),
+                    )
+                    .await;
+                    let busy = r.code == Some(ErrorCode::TaskBusy) && !r.started;
+                    if !busy
+                        || task.is_closed()
+                        || t0.elapsed() >= engine.config.long_command_timeout
+                    {
+                        break r;
+                    }
+                    if j.cancel_requested() {
+                        let data = json!({"count": 0, "succeeded": 0, "failed": 0,
+                            "expectFailed": 0, "stopped": true, "stopReason": "cancelled",
+                            "results": [], "jobId": j.id,
+                            "note": "cancelled while waiting for the task's lane"});
+                        break Receipt::success("commands", data, 0.0);
+                    }
+                    tokio::time::sleep(JOB_LANE_RETRY).await;
+                }
             }
         };
         j.finish(receipt);
