@@ -300,22 +300,11 @@ fn parse_step(item: &Value) -> Result<(String, Value, Option<Value>), String> {
         other => {
             return Err(format!(
                 "the params of `{name}` must be an object, got {}",
-                kind(other)
+                crate::protocol::params::kind_of(other)
             ))
         }
     };
     Ok((name.to_string(), params, map.get("expect").cloned()))
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 /// The truthiness of §10: null, false, 0, an empty collection, a blank string and the
