@@ -1254,7 +1254,7 @@ function Task:list_tables(params) end
 
 ---Run a named recipe (a JSON batch or a Lua script) on this task
 ---
----A JSON recipe runs as a `commands` batch after its `{{var}}` placeholders are filled (vars over its defaults); the answer is the batch's, plus `recipe` and `recipeDescription`. A Lua recipe runs with vars as `browser.args` and `page` bound to this task; its return value is the data. Names with `/`, `\` or `..` are refused; an unknown name lists the available recipes.
+---A JSON recipe runs as a `commands` batch after its `{{var}}` placeholders are filled (vars over its defaults); the answer is the batch's, plus `recipe` and `recipeDescription`. A Lua recipe runs with vars as `browser.args` and `page` bound to this task; its return value is the data (what it printed in `output`). Names with `/`, `\` or `..` are refused; an unknown name lists the available recipes.
 ---@param params moonpilot.run_recipe.params
 ---@return moonpilot.Result
 function Task:run_recipe(params) end

@@ -50,8 +50,9 @@ pub trait Calls: Send + Sync {
     /// caller's: background work that outlives the running command (an async batch).
     fn detached(&self, task: Option<TaskId>, method: &str, params: Value) -> ReceiptFuture;
     /// Runs the Lua script at `path` with `args` as `browser.args` and the global `page` bound
-    /// to the running command's task (its commands on that task are steps); answers the
-    /// script's return value as JSON. A Lua error is an `ACTION_FAILED` naming its line.
+    /// to the running command's task (its commands on that task are steps); answers
+    /// `{value, output}`: the script's return value as JSON and the lines it printed. A Lua
+    /// error is an `ACTION_FAILED` naming its line (`output` in its details).
     fn script(&self, path: std::path::PathBuf, args: Value) -> CommandFuture;
 }
 

@@ -90,6 +90,7 @@ fn a_lua_recipe_runs_by_name_with_its_vars() {
         eq(d.greeting, "hello Bob"); eq(d.n, 3); eq(d.task, page.id); eq(d.title, "Batch")
         eq(d.clicks, 1); eq(d.jobs, true, "task-less commands work from the script")
         eq(d.kind, "lua"); eq(d.recipe, "echo-args"); has(d.file, "echo-args.lua")
+        eq(d.output[1], "echo\tBob", "what the script printed")
         eq(js("window.clicks"), 1)
 
         -- From inside a batch too (the recipe's calls share the batch's lane).

@@ -266,7 +266,7 @@ fn submit(cx: &TaskCx, plan: Plan) -> Value {
         "jobId": job.id,
         "status": "running",
         "browserId": cx.task.id.to_string(),
-        "steps": plan.len(),
+        "stepCount": plan.len(),
         "hint": "poll get_job{jobId} for status and result; cancel_job{jobId} stops it before its next step; other commands of this task wait while it runs",
     })
 }

@@ -41,8 +41,9 @@ pub const SPECS: &[CommandSpec] = &[
             "A JSON recipe runs as a `commands` batch after its `{{var}}` placeholders are \
               filled (vars over its defaults); the answer is the batch's, plus `recipe` and \
               `recipeDescription`. A Lua recipe runs with vars as `browser.args` and `page` \
-              bound to this task; its return value is the data. Names with `/`, `\\` or `..` \
-              are refused; an unknown name lists the available recipes.",
+              bound to this task; its return value is the data (what it printed in \
+              `output`). Names with `/`, `\\` or `..` are refused; an unknown name lists the \
+              available recipes.",
         )
         .params(&[
             string(
@@ -384,14 +385,23 @@ fn run_recipe(p: &mut Params) -> Prepared<TaskCx> {
                 }
             }
             Kind::Lua => {
-                let value = cx
+                let ran = cx
                     .calls
                     .script(recipe.file.clone(), Value::Object(vars))
                     .await;
-                let mut data = match value {
-                    Ok(Value::Object(map)) => Value::Object(map),
-                    Ok(Value::Null) => json!({}),
-                    Ok(other) => json!({ "result": other }),
+                let ran = ran.map(|mut r| (r["value"].take(), r["output"].take()));
+                let mut data = match ran {
+                    Ok((value, output)) => {
+                        let mut data = match value {
+                            Value::Object(map) => Value::Object(map),
+                            Value::Null => json!({}),
+                            other => json!({ "result": other }),
+                        };
+                        if output.as_array().is_some_and(|o| !o.is_empty()) {
+                            data["output"] = output;
+                        }
+                        data
+                    }
                     Err(mut e) => {
                         let mut details = e.details.take().map(|d| *d).unwrap_or(json!({}));
                         label(&mut details);

@@ -15,6 +15,7 @@
 //! caller's runtime, inside the caller's lane — and answers it. The script is stopped (a Lua
 //! error at its next instructions) when that future is dropped.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -196,7 +197,7 @@ impl Nested {
             CommandError::failed(format!("cannot read the script `{}`: {e}", path.display()))
         })?;
         let (tx, mut rx) = mpsc::unbounded_channel::<Request>();
-        let (done_tx, mut done_rx) = oneshot::channel::<Result<Value, String>>();
+        let (done_tx, mut done_rx) = oneshot::channel::<(Result<Value, String>, Vec<String>)>();
         let stop = Arc::new(AtomicBool::new(false));
         let _stop_on_drop = StopOnDrop(stop.clone());
         let executor = self.executor.clone();
@@ -205,8 +206,19 @@ impl Nested {
         let spawned = std::thread::Builder::new()
             .name("moonpilot-recipe".into())
             .spawn(move || {
-                let res = run_script_thread(executor, task, script, source, args, tx, stop);
-                let _ = done_tx.send(res);
+                let printed = Rc::new(RefCell::new(Vec::new()));
+                let run = ScriptRun {
+                    executor,
+                    task,
+                    path: script,
+                    source,
+                    args,
+                    tx,
+                    stop,
+                    printed: printed.clone(),
+                };
+                let res = run_script_thread(run);
+                let _ = done_tx.send((res, printed.take()));
             });
         if let Err(e) = spawned {
             return Err(CommandError::new(
@@ -225,12 +237,12 @@ impl Nested {
                 }
                 done = &mut done_rx => {
                     return match done {
-                        Ok(Ok(value)) => Ok(value),
-                        Ok(Err(msg)) => Err(CommandError::failed(format!(
+                        Ok((Ok(value), output)) => Ok(serde_json::json!({"value": value, "output": output})),
+                        Ok((Err(msg), output)) => Err(CommandError::failed(format!(
                             "the Lua recipe `{}` failed: {msg}",
                             path.display()
                         ))
-                        .with_details(serde_json::json!({"script": path.display().to_string(), "luaError": msg}))),
+                        .with_details(serde_json::json!({"script": path.display().to_string(), "luaError": msg, "output": output}))),
                         Err(_) => Err(CommandError::new(
                             ErrorCode::Internal,
                             "the script's thread ended without an answer",
@@ -242,17 +254,37 @@ impl Nested {
     }
 }
 
-/// The script thread: a runtime, a `LocalSet`, a Lua state whose commands go back over `tx`,
-/// `browser.args` = `args` (plus `task`), `page` = the task; answers the return value.
-fn run_script_thread(
+/// Most lines of a script's `print` kept in its answer.
+const MAX_OUTPUT_LINES: usize = 200;
+
+/// What a script thread runs.
+struct ScriptRun {
     executor: Executor,
     task: TaskId,
     path: PathBuf,
     source: String,
     args: Value,
+    /// Where its commands go.
     tx: mpsc::UnboundedSender<Request>,
+    /// Set when the running command is gone.
     stop: Arc<AtomicBool>,
-) -> Result<Value, String> {
+    /// What it prints (the first `MAX_OUTPUT_LINES` lines).
+    printed: Rc<RefCell<Vec<String>>>,
+}
+
+/// The script thread: a runtime, a `LocalSet`, a Lua state whose commands go back over `tx`,
+/// `browser.args` = `args` (plus `task`), `page` = the task; answers the return value.
+fn run_script_thread(run: ScriptRun) -> Result<Value, String> {
+    let ScriptRun {
+        executor,
+        task,
+        path,
+        source,
+        args,
+        tx,
+        stop,
+        printed,
+    } = run;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -262,6 +294,13 @@ fn run_script_thread(
         let hook: Rc<dyn Hook> = Rc::new(Forward { tx });
         let host =
             LuaHost::with_hook(executor, BTreeMap::new(), hook).map_err(|e| e.to_string())?;
+        host.redirect_print(move |line| {
+            let mut lines = printed.borrow_mut();
+            if lines.len() < MAX_OUTPUT_LINES {
+                lines.push(line.to_string());
+            }
+        })
+        .map_err(|e| e.to_string())?;
         let lua = host.lua();
         lua.set_global_hook(
             mlua::HookTriggers::new().every_nth_instruction(1000),
