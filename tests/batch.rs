@@ -2,7 +2,9 @@
 //! Lua `task:call` / `browser.call`: what the page shows afterwards (a click counter), the
 //! counts and per-step records, validation, stops, and jobs polled to their end.
 
-use crate::support::harness::lua;
+use crate::support::harness::{exec, lua, new_task};
+use moonpilot::browser::task::TaskId;
+use serde_json::json;
 
 const HELPERS: &str = r##"
 local function js(body) return page:execute_js{ body = body }:unwrap().result end
@@ -103,6 +105,10 @@ fn a_failed_assertion_is_no_failed_step() {
 
         r = page:call("commands", { commands = { { get_title = {}, expect = { js = "window.clicks", equals = "2" } } } })
         eq(r.ok, true, tostring(r)); eq(r.data.expectFailed, 0); eq(r.msg, nil)
+        -- The batch is a Task method too, though no listed command.
+        r = page:commands{ commands = { { get_title = {}, expect = { js = "window.clicks", min = 1 } } } }
+        eq(r.ok, true, tostring(r)); eq(r.method, "commands")
+        eq(#browser.methods("commands"), 0, "not listed")
     "##);
 }
 
@@ -275,4 +281,39 @@ fn two_jobs_run_at_once_and_a_job_waits_out_a_busy_lane() {
         eq(js("window.clicks"), 1, "the queued job's click ran after the lane was free")
         other:close():unwrap()
     "##);
+}
+
+/// How the HTTP adapter calls: `Executor::execute(id, method, params)` with the seed clients'
+/// default id (no live task) for the task-less job commands, and a live id for the batch.
+#[test]
+fn the_executor_takes_the_batch_and_job_commands_as_any_caller_sends_them() {
+    let none = Some(TaskId(1001));
+    let r = exec(none, "list_jobs", json!({"limit": 5}));
+    assert!(r.ok, "{:?}", r.msg);
+    let r = exec(none, "get_job", json!({"jobId": "job-0-0"}));
+    assert_eq!(r.code.map(|c| c.as_str()), Some("NOT_FOUND"), "{:?}", r.msg);
+    let r = exec(none, "list_recipes", json!({}));
+    assert!(
+        r.ok && r.data["count"].as_u64().unwrap() >= 4,
+        "{:?}",
+        r.msg
+    );
+    let r = exec(none, "commands", json!({"commands": [{"get_title": {}}]}));
+    assert_eq!(
+        r.code.map(|c| c.as_str()),
+        Some("TASK_NOT_FOUND"),
+        "{:?}",
+        r.msg
+    );
+    let task = new_task();
+    let r = exec(
+        Some(task),
+        "commands",
+        json!({"commands": [{"get_url": {}}, {"get_title": {}}]}),
+    );
+    assert!(r.ok, "{:?}", r.msg);
+    assert_eq!(r.data["count"], 2);
+    assert_eq!(r.data["results"][0]["command"], "get_url");
+    let r = exec(Some(task), "close", json!({}));
+    assert!(r.ok, "{:?}", r.msg);
 }
