@@ -140,3 +140,22 @@ fn query_and_read_table_searches_and_reads_rows() {
         eq(r.data.rowCount, 2); eq(r.data.rows[2][1], "South | East"); eq(r.data.rows[2][3], "9")
     "##);
 }
+
+#[test]
+fn closing_the_task_stops_a_lua_recipe_that_never_ends() {
+    run(r##"
+        for _, vars in ipairs({ {}, { sleep = true } }) do
+          local t = browser.start{}
+          local job = browser.spawn(function() return t:run_recipe{ name = "spin", vars = vars } end)
+          browser.sleep(300)
+          local t0 = browser.clock()
+          t:close():unwrap()
+          local r = job:join()
+          eq(r.ok, false); eq(r.code, "TASK_NOT_FOUND"); has(r.msg, "closed")
+          assert(browser.clock() - t0 < 3, "close answers promptly")
+        end
+        -- The engine keeps serving Lua recipes afterwards.
+        page:navigate{ url = A .. "/batch.html" }:unwrap()
+        eq(page:run_recipe{ name = "echo-args", vars = { who = "X" } }:unwrap().greeting, "hello X")
+    "##);
+}

@@ -12,8 +12,9 @@
 //! **Lua recipes.** A script runs on a thread of its own (an mlua state is not `Send`) with a
 //! current-thread runtime and a `LocalSet`, like `moonpilot run`; every command it sends comes
 //! back over a channel to the running command's future, which executes it here — on the
-//! caller's runtime, inside the caller's lane — and answers it. The script is stopped (a Lua
-//! error at its next instructions) when that future is dropped.
+//! caller's runtime, inside the caller's lane — and answers it. The script is stopped when that
+//! future is dropped (its task closed, its bound passed): a Lua error at its next instructions,
+//! or at once while it waits.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -291,6 +292,8 @@ fn run_script_thread(run: ScriptRun) -> Result<Value, String> {
         .map_err(|e| format!("cannot start the script's runtime: {e}"))?;
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async move {
+        // Closed when the running command's future is gone (its receiver dropped).
+        let gone = tx.clone();
         let hook: Rc<dyn Hook> = Rc::new(Forward { tx });
         let host =
             LuaHost::with_hook(executor, BTreeMap::new(), hook).map_err(|e| e.to_string())?;
@@ -329,10 +332,12 @@ fn run_script_thread(run: ScriptRun) -> Result<Value, String> {
             lua.globals().set("page", page)
         };
         bind().map_err(|e| lua_error_text(&e))?;
-        let res = host
-            .run_source_value(&path, &source)
-            .await
-            .map_err(|e| lua_error_text(&e));
+        // A script waiting (a sleep, a spawned coroutine) is stopped too, not only one that
+        // runs Lua instructions (the hook above).
+        let res = tokio::select! {
+            res = host.run_source_value(&path, &source) => res.map_err(|e| lua_error_text(&e)),
+            _ = gone.closed() => Err("the recipe was stopped".to_string()),
+        };
         host.abort_jobs();
         res
     })
