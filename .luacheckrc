@@ -4,3 +4,5 @@ std = "lua54"
 read_globals = { "browser" }
 max_line_length = 120
 exclude_files = { "lua/moonpilot.d.lua" }
+-- Lua recipes (`run_recipe`) also get `page`, the task they run on.
+files["scripts/"] = { read_globals = { "page" } }

@@ -1247,6 +1247,18 @@ function Task:find_text(params) end
 ---@return moonpilot.Result
 function Task:list_tables(params) end
 
+---@class moonpilot.run_recipe.params
+---@field name string recipe file name without .json ('/', '\\' or '..' rejected)
+---@field vars? table values for {{var}} placeholders, merged over the recipe's defaults
+---@field stopOnError? boolean batch stop rule (default true)
+
+---Run a named recipe (a JSON batch or a Lua script) on this task
+---
+---A JSON recipe runs as a `commands` batch after its `{{var}}` placeholders are filled (vars over its defaults); the answer is the batch's, plus `recipe` and `recipeDescription`. A Lua recipe runs with vars as `browser.args` and `page` bound to this task; its return value is the data (what it printed in `output`). Names with `/`, `\` or `..` are refused; an unknown name lists the available recipes.
+---@param params moonpilot.run_recipe.params
+---@return moonpilot.Result
+function Task:run_recipe(params) end
+
 ---@class moonpilot.request_human_input.params
 ---@field prompt? string what the human must do; may be empty string; required when steps absent
 ---@field steps? any[] checklist [{prompt, index?, selector?, frame?}] -> step ids s1..sN
@@ -1304,6 +1316,20 @@ function Task:submit_human_input(params) end
 ---@return moonpilot.Result
 function Task:get_human_input(params) end
 
+---@class moonpilot.commands.params
+---@field commands any[] steps; each an object with exactly one command key (value = params object) plus optional 'expect'
+---@field stopOnError? boolean stop at the first failed step (default true)
+---@field async? boolean run in background and return jobId immediately (framework param) (default false)
+---@field stopOnExpectFailure? boolean stop when an expect assertion fails (default false)
+---@field maxDurationMs? integer overall time cap; checked before each step
+
+---Run a batch of commands in order, with optional assertions (or in background)
+---
+---Each step `{name = params, expect = {js = ..., equals = ...}}` goes through the whole pipeline of a single call (checks, retries, capture) inside this task's lane. stopOnError (default true) stops after the first failed step; stopOnExpectFailure after the first failed assertion; maxDurationMs is checked before each step. The answer is ok only when no step failed and no assertion failed; `results` always lists every executed step. async=true answers `{jobId}` at once (see get_job).
+---@param params moonpilot.commands.params
+---@return moonpilot.Result
+function Task:commands(params) end
+
 ---Params of the commands `browser.call` runs.
 ---@class moonpilot.start.params
 ---@field headless? boolean run without a window; absent means headless (unless the host was started with --headful) (default true)
@@ -1331,6 +1357,18 @@ function Task:get_human_input(params) end
 ---@field olderThanHours? integer only files older than this (negative -> 0) (default 24)
 ---@field keepLatest? integer always keep the newest N files per directory (default 0)
 ---@field dryRun? boolean preview only; pass false to delete (default true)
+
+---@class moonpilot.list_recipes.params
+
+---@class moonpilot.get_job.params
+---@field jobId string id from commands{async=true}
+---@field includeResult? boolean include ok/msg/data of the finished batch (default true)
+
+---@class moonpilot.cancel_job.params
+---@field jobId string job id
+
+---@class moonpilot.list_jobs.params
+---@field limit? integer max jobs, newest first (default 20)
 
 ---The `browser` module (also `require("moonpilot")`).
 ---@class moonpilot.browser

@@ -16,7 +16,7 @@ use crate::browser::task::{Task, TaskId};
 use crate::browser::Tab;
 use crate::engine::Engine;
 use crate::error::CommandError;
-use crate::protocol::Params;
+use crate::protocol::{Params, Receipt};
 
 /// The future a handler returns once its params are read.
 pub type CommandFuture = Pin<Box<dyn Future<Output = Result<Value, CommandError>> + Send>>;
@@ -36,6 +36,26 @@ where
     Ok(Box::new(move |cx| Box::pin(work(cx))))
 }
 
+/// The future of one more command sent through the executor.
+pub type ReceiptFuture = Pin<Box<dyn Future<Output = Receipt> + Send>>;
+
+/// How a running command sends further commands through the executor's whole pipeline (params
+/// check, retries, capture, `unknownParams`, page context, trace): a batch's steps, a recipe's
+/// script, a background job. The executor hands each task command one, scoped to its task.
+pub trait Calls: Send + Sync {
+    /// `method` on the running command's own task, inside the lane the running command holds
+    /// (a batch step): it never waits for that lane, so a batch cannot block on itself.
+    fn step(&self, method: &str, params: Value) -> ReceiptFuture;
+    /// `method` as an independent call on `task`, queued behind the task's lane like any
+    /// caller's: background work that outlives the running command (an async batch).
+    fn detached(&self, task: Option<TaskId>, method: &str, params: Value) -> ReceiptFuture;
+    /// Runs the Lua script at `path` with `args` as `browser.args` and the global `page` bound
+    /// to the running command's task (its commands on that task are steps); answers
+    /// `{value, output}`: the script's return value as JSON and the lines it printed. A Lua
+    /// error is an `ACTION_FAILED` naming its line (`output` in its details).
+    fn script(&self, path: std::path::PathBuf, args: Value) -> CommandFuture;
+}
+
 /// The context of a command on one task: the task is always there.
 #[derive(Clone)]
 pub struct TaskCx {
@@ -49,6 +69,8 @@ pub struct TaskCx {
     /// the page and cannot be cancelled from here (the snapshot reader) is given the time
     /// left, so it never outlives the command.
     pub deadline: std::time::Instant,
+    /// Further commands of this one (see [`Calls`]).
+    pub calls: Arc<dyn Calls>,
 }
 
 impl TaskCx {
@@ -448,6 +470,9 @@ pub struct ParamSpec {
     pub range: Option<(f64, f64)>,
     /// Whether the trace may show it.
     pub secrecy: Secrecy,
+    /// Required, but its absence is answered by the handler, not by the executor's check (the
+    /// batch's one-step form, where the params themselves are the step).
+    pub absent_ok: bool,
     /// What it does.
     pub doc: &'static str,
 }
@@ -462,6 +487,7 @@ impl ParamSpec {
             default: None,
             range: None,
             secrecy: Secrecy::Plain,
+            absent_ok: false,
             doc,
         }
     }
@@ -469,6 +495,12 @@ impl ParamSpec {
     /// Required.
     pub const fn req(mut self) -> Self {
         self.required = true;
+        self
+    }
+
+    /// Required, with its absence answered by the handler (see [`ParamSpec::absent_ok`]).
+    pub const fn absence_by_handler(mut self) -> Self {
+        self.absent_ok = true;
         self
     }
 
@@ -505,7 +537,9 @@ impl ParamSpec {
         use crate::protocol::params::{coerce, wrong_type};
         let name = self.name;
         let value = match params.raw().get(name) {
-            None | Some(Value::Null) if self.required => return Err(params.missing(name)),
+            None | Some(Value::Null) if self.required && !self.absent_ok => {
+                return Err(params.missing(name))
+            }
             None | Some(Value::Null) => return Ok(()),
             Some(v) => v,
         };

@@ -51,12 +51,34 @@ pub struct EngineConfig {
     /// Most characters of the snapshot's `text` (`get_browser_state`, 100,000): page text past
     /// it is not read from the page, and the receipt says what was cut (`textTruncated`).
     pub state_text_max_chars: usize,
+    /// Where `run_recipe` / `list_recipes` look for `<name>.json`, in order (PROTOCOL.md §18:
+    /// `recipes/` of the project directory, then of the state directory).
+    pub recipe_dirs: Vec<PathBuf>,
+    /// Where they look for Lua recipes `<name>.lua`, in order (`scripts/` of the project
+    /// directory, then of the state directory).
+    pub script_dirs: Vec<PathBuf>,
+    /// Jobs kept in memory (`browser.jobs.max`, 50).
+    pub jobs_max: usize,
+    /// Jobs running at once (`browser.jobs.maxConcurrency`, 2); more wait for a slot.
+    pub jobs_concurrency: usize,
+}
+
+/// `recipes/` and `scripts/` of the project (current) directory, then of `state`.
+fn recipe_and_script_dirs(state: &std::path::Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let project = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    (
+        vec![project.join("recipes"), state.join("recipes")],
+        vec![project.join("scripts"), state.join("scripts")],
+    )
 }
 
 impl EngineConfig {
     /// The defaults, with `data/` and `logs/trace` under the state directory `state`.
     pub fn in_state_dir(state: &std::path::Path) -> EngineConfig {
+        let (recipe_dirs, script_dirs) = recipe_and_script_dirs(state);
         EngineConfig {
+            recipe_dirs,
+            script_dirs,
             data_dir: crate::evidence::data_dir(state),
             upload_dir: crate::evidence::upload_dir(state),
             trace_dir: Some(crate::evidence::trace_dir(state)),
@@ -71,7 +93,12 @@ impl Default for EngineConfig {
     fn default() -> Self {
         let state = crate::evidence::state_dir(None)
             .unwrap_or_else(|| std::env::temp_dir().join("moonpilot-state"));
+        let (recipe_dirs, script_dirs) = recipe_and_script_dirs(&state);
         EngineConfig {
+            recipe_dirs,
+            script_dirs,
+            jobs_max: 50,
+            jobs_concurrency: 2,
             launch: LaunchConfig::default(),
             data_dir: crate::evidence::data_dir(&state),
             upload_dir: crate::evidence::upload_dir(&state),
@@ -110,6 +137,8 @@ pub struct Engine {
     pub in_flight: tokio::sync::Semaphore,
     /// The auto-capture circuit breaker: consecutive failures, and until when it is open.
     pub capture_breaker: Mutex<(u32, Option<Instant>)>,
+    /// Background jobs (async batches).
+    pub jobs: crate::jobs::Jobs,
 }
 
 /// Consecutive capture failures that open the breaker, and for how long (§8: 3, 120 s).
@@ -143,6 +172,7 @@ impl Engine {
             tracer: config.trace_dir.clone().map(crate::trace::Tracer::start),
             in_flight: tokio::sync::Semaphore::new(config.max_in_flight.max(1)),
             capture_breaker: Mutex::new((0, None)),
+            jobs: crate::jobs::Jobs::new(config.jobs_max, config.jobs_concurrency),
             config,
         })
     }

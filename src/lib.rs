@@ -23,6 +23,7 @@ pub mod error;
 pub mod evidence;
 pub mod executor;
 pub mod human;
+pub mod jobs;
 pub mod js;
 pub mod lua;
 pub mod protocol;

@@ -12,6 +12,7 @@ use crate::command::CommandSpec;
 /// The table: every command in catalogue order, and by name.
 pub struct Registry {
     ordered: Vec<&'static CommandSpec>,
+    unlisted: Vec<&'static CommandSpec>,
     by_name: HashMap<&'static str, &'static CommandSpec>,
 }
 
@@ -20,7 +21,26 @@ impl Registry {
     pub fn new(groups: &[&'static [CommandSpec]]) -> Registry {
         let ordered: Vec<&'static CommandSpec> = groups.iter().flat_map(|g| g.iter()).collect();
         let by_name = ordered.iter().map(|s| (s.name, *s)).collect();
-        Registry { ordered, by_name }
+        Registry {
+            ordered,
+            unlisted: Vec::new(),
+            by_name,
+        }
+    }
+
+    /// With `groups` of commands that [`Registry::lookup`] finds but [`Registry::all`] does not
+    /// list (the batch `commands`, which the reference routes outside its table).
+    pub fn with_unlisted(mut self, groups: &[&'static [CommandSpec]]) -> Registry {
+        for spec in groups.iter().flat_map(|g| g.iter()) {
+            self.by_name.insert(spec.name, spec);
+            self.unlisted.push(spec);
+        }
+        self
+    }
+
+    /// The unlisted commands.
+    pub fn unlisted(&self) -> &[&'static CommandSpec] {
+        &self.unlisted
     }
 
     /// Every command in registry order.
@@ -129,8 +149,10 @@ mod tests {
     use super::*;
     use serde_json::Value;
 
-    fn all() -> &'static [&'static CommandSpec] {
-        crate::commands::registry().all()
+    /// Every command, the unlisted ones too.
+    fn all() -> Vec<&'static CommandSpec> {
+        let r = crate::commands::registry();
+        r.all().iter().chain(r.unlisted()).copied().collect()
     }
     use std::collections::HashSet;
 
@@ -340,6 +362,15 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The batch is dispatched by name but listed nowhere (PROTOCOL.md §1: 122 methods).
+    #[test]
+    fn the_batch_is_found_but_not_listed() {
+        let r = crate::commands::registry();
+        assert_eq!(r.lookup("commands").map(|s| s.name), Some("commands"));
+        assert!(r.all().iter().all(|s| s.name != "commands"));
+        assert_eq!(r.all().len(), 122);
     }
 
     #[test]

@@ -7,6 +7,7 @@
 
 mod support;
 
+mod batch;
 mod capture;
 mod cli;
 mod dialogs;
@@ -29,6 +30,7 @@ mod network;
 mod page_data;
 mod page_state;
 mod read_element;
+mod recipes;
 mod repl;
 mod scripts;
 mod storage_settings;

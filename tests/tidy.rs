@@ -258,13 +258,13 @@ fn lua_stubs_are_generated_from_the_registry() {
     }
 }
 
-/// `luacheck` (Debian's `lua-check`; `tools/test` installs it) finds nothing in `examples/`
-/// and `lua/`, with the globals the stubs declare (`.luacheckrc`).
+/// `luacheck` (Debian's `lua-check`; `tools/test` installs it) finds nothing in `examples/`,
+/// `lua/` and the shipped Lua recipes of `scripts/`, with the globals the stubs declare (`.luacheckrc`).
 #[test]
 fn luacheck_is_clean_on_examples_and_lua() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = std::process::Command::new("luacheck")
-        .args(["--no-color", "--codes", "examples", "lua"])
+        .args(["--no-color", "--codes", "examples", "lua", "scripts"])
         .current_dir(root)
         .output()
         .unwrap_or_else(|e| {

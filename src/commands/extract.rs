@@ -533,35 +533,10 @@ fn execute_js(p: &mut Params) -> Prepared<TaskCx> {
             }
             None => tab.main_frame_local(),
         };
-        let left = Duration::from_millis(budget_ms + 250).saturating_sub(started.elapsed());
-        // Chromium terminates synchronous runs of `Runtime.evaluate` itself; the race catches
-        // promises that never settle and scripts run by `Runtime.callFunctionOn`, which has no
-        // timeout of its own. The margin lets Chromium's own answer arrive first.
-        let run = run_script(&tab, &frame, &body, form, budget_ms);
-        let res = match tokio::time::timeout(left, run).await {
-            Ok(r) => r,
-            Err(_) => {
-                let _ = tab.terminate_execution(&frame).await;
-                tab.release_script_objects(&frame).await;
-                return Err(eval_timeout(budget_ms));
-            }
-        };
-        // Objects the script answered stayed in the page until they were serialised: free
-        // them whatever happened.
-        tab.release_script_objects(&frame).await;
-        // A run that Chromium terminated at the budget answers with an internal error or an
-        // exception; either way the time spent is what tells.
-        let over_budget = started.elapsed() >= Duration::from_millis(budget_ms);
-        let ran = match res {
-            Err(_) if over_budget => return Err(eval_timeout(budget_ms)),
-            other => other?,
-        };
+        let ran = run_budgeted(&tab, &frame, &body, form, budget_ms, started).await?;
         let out = match ran {
             Ran::Threw(ex) => {
                 let line = exception_line(&ex);
-                if over_budget || line.contains("Execution was terminated") {
-                    return Err(eval_timeout(budget_ms));
-                }
                 let preview: String = raw_body.chars().take(400).collect();
                 let mut details = json!({
                     "error": exception_json(&ex),
@@ -607,6 +582,68 @@ fn execute_js(p: &mut Params) -> Prepared<TaskCx> {
         }
         Ok(data)
     })
+}
+
+/// Runs `body` in `frame` within `budget_ms` counted from `started` (execute_js's budget):
+/// a run past it is terminated and answers `EVAL_TIMEOUT`; the script's objects are released
+/// whatever happened.
+pub(crate) async fn run_budgeted(
+    tab: &Tab,
+    frame: &FrameRef,
+    body: &str,
+    form: ScriptForm,
+    budget_ms: u64,
+    started: std::time::Instant,
+) -> Result<Ran, CommandError> {
+    let left = Duration::from_millis(budget_ms + 250).saturating_sub(started.elapsed());
+    // Chromium terminates synchronous runs of `Runtime.evaluate` itself; the race catches
+    // promises that never settle and scripts run by `Runtime.callFunctionOn`, which has no
+    // timeout of its own. The margin lets Chromium's own answer arrive first.
+    let run = run_script(tab, frame, body, form, budget_ms);
+    let res = match tokio::time::timeout(left, run).await {
+        Ok(r) => r,
+        Err(_) => {
+            let _ = tab.terminate_execution(frame).await;
+            tab.release_script_objects(frame).await;
+            return Err(eval_timeout(budget_ms));
+        }
+    };
+    // Objects the script answered stayed in the page until they were serialised: free
+    // them whatever happened.
+    tab.release_script_objects(frame).await;
+    // A run that Chromium terminated at the budget answers with an internal error or an
+    // exception; either way the time spent is what tells.
+    let over_budget = started.elapsed() >= Duration::from_millis(budget_ms);
+    match res {
+        Err(_) if over_budget => Err(eval_timeout(budget_ms)),
+        Ok(Ran::Threw(ex))
+            if over_budget || exception_line(&ex).contains("Execution was terminated") =>
+        {
+            Err(eval_timeout(budget_ms))
+        }
+        other => other,
+    }
+}
+
+/// Evaluates `body` in the main frame of `tab` exactly as `execute_js` does (its forms, the
+/// engine's eval budget), for a batch step's `expect`: the value, or the line of what the
+/// script threw.
+pub(crate) async fn evaluate_main(
+    tab: &Tab,
+    body: &str,
+    budget_ms: u64,
+) -> Result<Result<Value, String>, CommandError> {
+    let budget_ms = if budget_ms == 0 {
+        MAX_EVAL_MS
+    } else {
+        budget_ms.min(MAX_EVAL_MS)
+    };
+    let frame = tab.main_frame_local();
+    let started = std::time::Instant::now();
+    match run_budgeted(tab, &frame, body, script_form(body), budget_ms, started).await? {
+        Ran::Threw(ex) => Ok(Err(exception_line(&ex))),
+        Ran::Value(out) => Ok(Ok(out["value"].clone())),
+    }
 }
 
 /// What running a caller's script produced.

@@ -7,6 +7,7 @@ pub mod dialogs;
 pub mod extract;
 pub mod human;
 pub mod interact;
+pub mod jobs;
 pub mod keys;
 pub mod lifecycle;
 pub mod locate;
@@ -18,6 +19,7 @@ pub mod network;
 pub mod observe;
 pub mod page_state;
 pub mod read_element;
+pub mod recipes;
 pub mod settings;
 pub mod staging;
 pub mod storage;
@@ -50,11 +52,17 @@ pub const GROUPS: &[&[CommandSpec]] = &[
     network::SPECS,
     extract::SPECS,
     meta::SPECS,
+    recipes::SPECS,
+    jobs::SPECS,
     human::SPECS,
 ];
+
+/// Commands that are dispatched like any other but not listed (`list_methods`, the Lua `Task`
+/// methods, the stubs): the batch `commands` (PROTOCOL.md §1, §10).
+pub const UNLISTED: &[&[CommandSpec]] = &[jobs::UNLISTED];
 
 /// The registry over every group.
 pub fn registry() -> &'static Registry {
     static REGISTRY: OnceLock<Registry> = OnceLock::new();
-    REGISTRY.get_or_init(|| Registry::new(GROUPS))
+    REGISTRY.get_or_init(|| Registry::new(GROUPS).with_unlisted(UNLISTED))
 }

@@ -8,6 +8,7 @@
 //! command's spec, never from its name.
 
 mod capture;
+mod nested;
 mod outcome;
 mod race;
 
@@ -32,6 +33,15 @@ const RETRY_WINDOW: Duration = Duration::from_secs(30);
 const SPURIOUS_DELAY: Duration = Duration::from_millis(120);
 /// Pause before resending while the page navigates (§5: 200..1000 ms).
 const NAVIGATING_DELAY: Duration = Duration::from_millis(300);
+
+/// How a command holds its task's lane: taken by itself, or inherited from the running command
+/// that sent it (a batch step runs inside its batch's lane).
+enum LaneHold<'a> {
+    /// Taken for this command.
+    Own(#[allow(dead_code)] tokio::sync::MutexGuard<'a, ()>),
+    /// The sending command holds it.
+    Inherited,
+}
 
 /// The executor: a cheap clone handle.
 #[derive(Clone)]
@@ -66,6 +76,18 @@ impl Executor {
     /// never waits longer than the command's bound plus the lane wait, plus — when the page did
     /// not answer — the revival of its tab (`Task::revive`, 20 s at most).
     pub async fn execute(&self, task_id: Option<TaskId>, method: &str, params: Value) -> Receipt {
+        self.execute_in(task_id, method, params, None).await
+    }
+
+    /// [`Executor::execute`] for a call made by a running command (`within`): a call on the
+    /// task whose lane that command holds runs inside it instead of waiting for it.
+    async fn execute_in(
+        &self,
+        task_id: Option<TaskId>,
+        method: &str,
+        params: Value,
+        within: Option<nested::Within>,
+    ) -> Receipt {
         let t0 = Instant::now();
         let registry = crate::commands::registry();
         let Some(spec) = registry.lookup(method) else {
@@ -83,7 +105,9 @@ impl Executor {
             return receipt;
         };
         let traced = self.engine.tracing().then(|| params.clone());
-        let mut receipt = self.execute_spec(spec, task_id, method, params, t0).await;
+        let mut receipt = self
+            .execute_spec(spec, task_id, method, params, t0, within)
+            .await;
         // Every caller and the trace see the same masked echoes.
         receipt.redact_echoes();
         if let Some(params) = traced {
@@ -100,6 +124,7 @@ impl Executor {
         method: &str,
         params: Value,
         t0: Instant,
+        within: Option<nested::Within>,
     ) -> Receipt {
         let fail = |code: ErrorCode, msg: String, details: Option<Value>, started: bool| {
             Receipt::failure(
@@ -167,7 +192,11 @@ impl Executor {
             }
             return receipt;
         }
+        // A call of a running command on that command's own task (a batch step) runs inside the
+        // lane that command holds: waiting for it would wait for itself.
+        let inherited = within.filter(|w| Some(w.task) == task_id);
         let _lane = match &task {
+            Some(_) if spec.needs_task() && inherited.is_some() => Some(LaneHold::Inherited),
             Some(t) if spec.needs_task() && spec.lane == Lane::Queued => {
                 // Fast path without a timer: the lane is usually free.
                 let lane = match t.lane.try_lock() {
@@ -177,7 +206,7 @@ impl Executor {
                     }
                 };
                 match lane {
-                    Ok(guard) => Some(guard),
+                    Ok(guard) => Some(LaneHold::Own(guard)),
                     Err(_) => {
                         let waited = self.engine.config.lane_wait.as_millis();
                         return fail(
@@ -245,6 +274,7 @@ impl Executor {
                             task: task.clone(),
                             spec,
                             deadline: t_run + bound,
+                            calls: nested::Nested::handle(self, task.id, within),
                         })
                     }),
                     // Unreachable: a task command without its task was answered above.
@@ -528,7 +558,7 @@ mod tests {
             .build()
             .unwrap();
         let ex = Executor::new(Engine::new(EngineConfig::default()));
-        rt.block_on(ex.execute_spec(spec, None, spec.name, params, Instant::now()))
+        rt.block_on(ex.execute_spec(spec, None, spec.name, params, Instant::now(), None))
     }
 
     #[test]

@@ -338,6 +338,16 @@ impl LuaHost {
         LuaHost::build(executor, args, Some(hook))
     }
 
+    /// A Lua state over `executor` sending its commands through `hook` (a Lua recipe: its
+    /// commands go back to the command that runs it).
+    pub fn with_hook(
+        executor: Executor,
+        args: BTreeMap<String, String>,
+        hook: Rc<dyn Hook>,
+    ) -> mlua::Result<LuaHost> {
+        LuaHost::build(executor, args, Some(hook))
+    }
+
     fn build(
         executor: Executor,
         args: BTreeMap<String, String>,
@@ -684,6 +694,25 @@ impl LuaHost {
     /// Runs `source` as the script at `path` (see [`LuaHost::run_file`]); modules next to the
     /// script are found by `require` wherever it is run from.
     pub async fn run_source(&self, path: &Path, source: &str) -> mlua::Result<()> {
+        let name = self.prepare_script(path)?;
+        self.lua.load(source).set_name(name).exec_async().await
+    }
+
+    /// Runs `source` as the script at `path` (see [`LuaHost::run_source`]) and answers its
+    /// first return value as JSON (`null` when it returns nothing).
+    pub async fn run_source_value(
+        &self,
+        path: &Path,
+        source: &str,
+    ) -> mlua::Result<serde_json::Value> {
+        let name = self.prepare_script(path)?;
+        let values: MultiValue = self.lua.load(source).set_name(name).eval_async().await?;
+        let first = values.into_iter().next().unwrap_or(LuaValue::Nil);
+        convert::lua_to_json(&first, "the script's return value").map_err(mlua::Error::runtime)
+    }
+
+    /// `arg`, `package.path` and the chunk name for running the script at `path`.
+    fn prepare_script(&self, path: &Path) -> mlua::Result<String> {
         let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
         let arg = self.lua.create_table()?;
         arg.raw_set(0, absolute.display().to_string())?;
@@ -698,7 +727,7 @@ impl LuaHost {
         if let Some(h) = self.lua.app_data_ref::<HostData>() {
             *h.script.borrow_mut() = Some(name.clone());
         }
-        self.lua.load(source).set_name(name).exec_async().await
+        Ok(name)
     }
 
     /// Runs a chunk of source and returns its values. Must be awaited inside a `LocalSet`.

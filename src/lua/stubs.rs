@@ -188,6 +188,14 @@ pub fn generate(specs: &[&'static CommandSpec]) -> String {
     for spec in specs.iter().filter(|s| s.needs_task()) {
         command(&mut out, spec, "Task:");
     }
+    // The batch is no listed command, but `page:commands{...}` reaches it like one.
+    for spec in crate::commands::registry()
+        .unlisted()
+        .iter()
+        .filter(|s| s.needs_task())
+    {
+        command(&mut out, spec, "Task:");
+    }
     out.push_str("---Params of the commands `browser.call` runs.\n");
     for spec in specs.iter().filter(|s| !s.needs_task()) {
         let _ = writeln!(out, "---@class {}", params_class(spec));

@@ -36,7 +36,11 @@ pub fn state_dir() -> std::path::PathBuf {
 /// Engine settings for tests: data files go to the target dir, not the source tree.
 pub fn test_config() -> EngineConfig {
     let data = std::env::temp_dir().join(format!("moonpilot-test-data-{}", std::process::id()));
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     EngineConfig {
+        // The shipped Lua recipes (`scripts/`), then the tests' own.
+        recipe_dirs: vec![root.join("tests/fixtures/recipes")],
+        script_dirs: vec![root.join("scripts"), root.join("tests/fixtures/scripts")],
         trace_dir: Some(data.join("trace")),
         upload_dir: data.join("upload"),
         data_dir: data,

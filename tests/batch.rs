@@ -1,0 +1,319 @@
+//! The batch `commands` and its background jobs (`get_job`, `cancel_job`, `list_jobs`), through
+//! Lua `task:call` / `browser.call`: what the page shows afterwards (a click counter), the
+//! counts and per-step records, validation, stops, and jobs polled to their end.
+
+use crate::support::harness::{exec, lua, new_task};
+use moonpilot::browser::task::TaskId;
+use serde_json::json;
+
+const HELPERS: &str = r##"
+local function js(body) return page:execute_js{ body = body }:unwrap().result end
+local inc = { click_element_by_selector = { selector = "#inc" } }
+-- Polls get_job until the job is no longer running (20 s at most).
+local function settle(id)
+  local j
+  for _ = 1, 400 do
+    j = browser.call("get_job", { jobId = id }):unwrap()
+    if j.status ~= "running" then return j end
+    browser.sleep(50)
+  end
+  error("job " .. id .. " still running: " .. tostring(j.steps) .. " steps")
+end
+"##;
+
+fn run(body: &str) {
+    lua(&format!("{HELPERS}\n{body}"));
+}
+
+#[test]
+fn a_failing_step_stops_the_batch_or_not() {
+    run(r##"
+        page:navigate{ url = A .. "/batch.html" }:unwrap()
+        page:get_browser_state{}:unwrap()
+        local steps = {
+          inc,
+          { click_element_by_index = { index = 999 } },
+          inc,
+        }
+        local r = page:call("commands", { commands = steps })
+        eq(r.ok, false, "a failed step fails the batch"); eq(r.code, "ACTION_FAILED")
+        eq(r.started, true); eq(r.retryable, false)
+        has(r.msg, "step 1 command click_element_by_index failed")
+        local d = r.data
+        eq(d.count, 2); eq(d.succeeded, 1); eq(d.failed, 1); eq(d.expectFailed, 0)
+        eq(d.stopped, true); eq(d.stopReason, nil)
+        eq(d.results[1].index, 0); eq(d.results[1].ok, true); eq(d.results[1].command, "click_element_by_selector")
+        eq(d.results[1].error, nil)
+        eq(type(d.results[1].data.screenshot), "string", "each page-changing step has its own capture")
+        local e = d.results[2].error
+        eq(e.code, "STALE_ELEMENT"); eq(e.retryable, true); eq(e.retryAfterMs, 300)
+        has(e.message, "click_element_by_index")
+        eq(d.results[2].data.started, false)
+        eq(js("window.clicks"), 1, "the step after the failure did not run")
+
+        -- stopOnError=false: every step runs; the failure is still reported.
+        steps[2] = { click_element_by_selector = { selector = "#nothing-here", timeoutMs = 300 } }
+        r = page:call("commands", { commands = steps, stopOnError = false })
+        eq(r.ok, false); d = r.data
+        eq(d.count, 3); eq(d.succeeded, 2); eq(d.failed, 1); eq(d.stopped, false)
+        eq(d.results[2].error.code, "ELEMENT_NOT_FOUND"); eq(d.results[2].error.retryable, false)
+        eq(d.results[3].ok, true)
+        eq(js("window.clicks"), 3, "both clicks around the failure ran")
+        eq(js("document.getElementById('count').textContent"), "3")
+    "##);
+}
+
+#[test]
+fn a_failed_assertion_is_no_failed_step() {
+    run(r##"
+        page:navigate{ url = A .. "/batch.html" }:unwrap()
+        local steps = {
+          { click_element_by_selector = { selector = "#inc" }, expect = { js = "window.clicks", equals = 5 } },
+          { get_title = {}, expect = { js = "document.title", contains = "Bat" } },
+        }
+        local r = page:call("commands", { commands = steps })
+        eq(r.ok, false); eq(r.code, "ACTION_FAILED")
+        has(r.msg, "step 0 command click_element_by_selector assertion failed: actual 1 does not satisfy equals 5")
+        local d = r.data
+        eq(d.failed, 0); eq(d.expectFailed, 1); eq(d.succeeded, 2); eq(d.count, 2); eq(d.stopped, false)
+        has(d.note, "expect")
+        local x = d.results[1].expectResult
+        eq(x.passed, false); eq(x.actual, 1); eq(x.matcher, "equals"); eq(x.expected, 5)
+        eq(x.js, "window.clicks")
+        eq(d.results[1].ok, true, "the step itself succeeded")
+        eq(d.results[2].expectResult.passed, true); eq(d.results[2].expectResult.actual, "Batch")
+
+        -- stopOnExpectFailure stops after the failed assertion.
+        r = page:call("commands", { commands = steps, stopOnExpectFailure = true })
+        eq(r.data.count, 1); eq(r.data.stopped, true); eq(r.data.stopReason, "stopOnExpectFailure")
+        eq(js("window.clicks"), 2)
+
+        -- Matchers and the truthiness rule; a script error fails the assertion only.
+        r = page:call("commands", { commands = {
+          { get_title = {}, expect = { js = "window.clicks", min = 2 } },
+          { get_title = {}, expect = { js = "String(window.clicks)", max = 2 } },
+          { get_title = {}, expect = { js = "document.title", notEquals = "Other" } },
+          { get_title = {}, expect = { js = "document.querySelectorAll('.none').length", truthy = false } },
+          { get_title = {}, expect = { js = "'0'" } },
+          { get_title = {}, expect = { js = "nosuchvar.x" } },
+        } })
+        d = r.data
+        eq(d.expectFailed, 2); eq(d.failed, 0)
+        for i = 1, 4 do eq(d.results[i].expectResult.passed, true, "matcher " .. i) end
+        eq(d.results[5].expectResult.passed, false, "'0' is falsy"); eq(d.results[5].expectResult.matcher, "truthy")
+        eq(d.results[6].expectResult.passed, false); has(d.results[6].expectResult.error, "nosuchvar")
+
+        r = page:call("commands", { commands = { { get_title = {}, expect = { js = "window.clicks", equals = "2" } } } })
+        eq(r.ok, true, tostring(r)); eq(r.data.expectFailed, 0); eq(r.msg, nil)
+        -- The batch is a Task method too, though no listed command.
+        r = page:commands{ commands = { { get_title = {}, expect = { js = "window.clicks", min = 1 } } } }
+        eq(r.ok, true, tostring(r)); eq(r.method, "commands")
+        eq(#browser.methods("commands"), 0, "not listed")
+    "##);
+}
+
+#[test]
+fn batches_are_validated_before_anything_runs() {
+    run(r##"
+        page:navigate{ url = A .. "/batch.html" }:unwrap()
+        local r = page:call("commands", { commands = {} })
+        eq(r.code, "INVALID_ARGUMENT"); eq(r.started, false); has(r.msg, "command array is empty")
+        local many = {}
+        for i = 1, 201 do many[i] = inc end
+        r = page:call("commands", { commands = many })
+        eq(r.code, "INVALID_ARGUMENT"); has(r.msg, "at most 200 commands, got 201")
+        r = page:call("commands", { a = 1, b = 2 })
+        eq(r.code, "INVALID_ARGUMENT"); has(r.msg, "commands needs params.commands")
+        r = page:call("commands", { commands = "get_title" })
+        eq(r.code, "INVALID_ARGUMENT"); has(r.msg, "expected array")
+        r = browser.call("commands", { commands = { { get_title = {} } } })
+        eq(r.code, "INVALID_ARGUMENT"); has(r.msg, "missing parameter `id`")
+        eq(js("window.clicks"), 0, "nothing ran")
+
+        -- The one-step form: the params are the step.
+        r = page:call("commands", { get_title = {} })
+        eq(r.ok, true, tostring(r)); eq(r.data.count, 1); eq(r.data.results[1].data.title, "Batch")
+
+        -- Malformed items are failed steps; with stopOnError=false the rest runs.
+        r = page:call("commands", { stopOnError = false, commands = {
+          { commands = { commands = { inc } } },
+          { get_title = {}, get_url = {} },
+          "get_title",
+          { no_such_command = {} },
+          inc,
+        } })
+        local d = r.data
+        eq(d.count, 5); eq(d.failed, 4); eq(d.succeeded, 1)
+        has(d.results[1].error.message, "nesting commands is not supported")
+        eq(d.results[1].error.code, "INVALID_ARGUMENT")
+        has(d.results[2].error.message, "only one key")
+        has(d.results[3].error.message, "only one key")
+        eq(d.results[4].error.code, "UNKNOWN_METHOD")
+        has(r.msg, "step 0 command commands failed: nesting commands is not supported")
+        eq(js("window.clicks"), 1, "only the well-formed click ran")
+
+        -- Unknown params of a step are reported on that step, as for a single call.
+        r = page:call("commands", { commands = { { get_title = { bogus = 1 } } } })
+        eq(r.ok, true); eq(r.data.results[1].data.unknownParams[1], "bogus")
+    "##);
+}
+
+#[test]
+fn max_duration_stops_before_the_next_step() {
+    run(r##"
+        page:navigate{ url = A .. "/batch.html" }:unwrap()
+        local r = page:call("commands", { maxDurationMs = 500, commands = {
+          { wait = { seconds = 1 } }, inc, inc,
+        } })
+        local d = r.data
+        eq(d.count, 1); eq(d.stopped, true); eq(d.stopReason, "maxDurationMs(500ms)")
+        eq(r.ok, true, "a time stop is no failure"); eq(d.failed, 0)
+        eq(js("window.clicks"), 0, "no click after the cap")
+    "##);
+}
+
+#[test]
+fn an_async_batch_is_a_job_polled_to_its_end() {
+    run(r##"
+        page:navigate{ url = A .. "/batch.html" }:unwrap()
+        local sub = page:call("commands", { async = true, commands = { inc, inc, { get_title = {} } } })
+        eq(sub.ok, true, tostring(sub))
+        local id = sub.data.jobId
+        assert(id:match("^job%-%d+%-%d+$"), id)
+        eq(sub.data.status, "running"); eq(sub.data.browserId, tostring(page.id)); has(sub.data.hint, "get_job")
+        local j = settle(id)
+        eq(j.status, "done"); eq(j.steps, 3); eq(j.ok, true); eq(j.method, "commands")
+        eq(j.browserId, tostring(page.id)); eq(j.cancelRequested, false)
+        eq(j.data.count, 3); eq(j.data.succeeded, 3); eq(j.data.jobId, id)
+        eq(j.data.results[3].data.title, "Batch")
+        assert(j.finishedAt >= j.startedAt and j.durationMs >= 0, "times")
+        local bare = browser.call("get_job", { jobId = id, includeResult = false }):unwrap()
+        eq(bare.status, "done"); eq(bare.data, nil); eq(bare.ok, nil); eq(bare.steps, 3)
+        eq(js("window.clicks"), 2)
+
+        -- A failed batch is a failed job, with its message.
+        id = page:call("commands", { async = true, commands = { { click_element_by_index = { index = 999 } } } }).data.jobId
+        j = settle(id)
+        eq(j.status, "failed"); has(j.error, "step 0 command click_element_by_index failed"); eq(j.ok, false)
+        eq(j.data.failed, 1)
+
+        local u = browser.call("get_job", { jobId = "job-1-1" })
+        eq(u.ok, false); eq(u.code, "NOT_FOUND"); has(u.msg, "newest 50"); has(u.msg, "restart")
+        r = browser.call("cancel_job", { jobId = "job-1-1" }); eq(r.code, "NOT_FOUND")
+        r = browser.call("get_job", {}); eq(r.code, "INVALID_ARGUMENT")
+    "##);
+}
+
+#[test]
+fn a_cancelled_job_runs_no_further_step() {
+    run(r##"
+        page:navigate{ url = A .. "/batch.html" }:unwrap()
+        local one = { wait = { seconds = 1 } }
+        local sub = page:call("commands", { async = true, commands = { inc, one, inc, one, inc, one, inc } })
+        local id = sub.data.jobId
+        local j
+        for _ = 1, 100 do
+          j = browser.call("get_job", { jobId = id }):unwrap()
+          if j.steps >= 2 then break end
+          browser.sleep(50)
+        end
+        local c = browser.call("cancel_job", { jobId = id }):unwrap()
+        eq(c.jobId, id); eq(c.cancelRequested, true); eq(c.status, "running"); has(c.note, "next step")
+        j = settle(id)
+        eq(j.status, "cancelled"); eq(j.cancelRequested, true); eq(j.data.stopReason, "cancelled")
+        eq(j.data.stopped, true)
+        assert(j.steps < 7, "steps " .. j.steps)
+        eq(j.data.count, j.steps)
+        local clicks = 0
+        for _, s in ipairs(j.data.results) do
+          if s.command == "click_element_by_selector" then clicks = clicks + 1 end
+        end
+        eq(js("window.clicks"), clicks, "the page saw exactly the clicks that ran")
+        assert(clicks < 4, "the remaining clicks did not run")
+    "##);
+}
+
+#[test]
+fn jobs_are_listed_newest_first_and_end_with_their_task() {
+    run(r##"
+        page:navigate{ url = A .. "/batch.html" }:unwrap()
+        local first = page:call("commands", { async = true, commands = { { get_title = {} } } }).data.jobId
+        settle(first)
+        local second = page:call("commands", { async = true, commands = { { get_url = {} } } }).data.jobId
+        settle(second)
+        local l = browser.call("list_jobs", { limit = 1 }):unwrap()
+        eq(l.count, 1); eq(l.jobs[1].jobId, second); eq(l.max, 50); eq(l.maxConcurrency, 2)
+        l = browser.call("list_jobs", {}):unwrap()
+        eq(l.jobs[1].jobId, second); eq(l.jobs[2].jobId, first)
+        eq(l.jobs[1].data, nil, "no results in the list"); eq(l.jobs[1].status, "done")
+
+        -- Closing the job's task ends the job with a typed failure.
+        local t = browser.start{}
+        t:navigate{ url = A .. "/batch.html" }:unwrap()
+        local id = t:call("commands", { async = true, commands = {
+          { wait = { seconds = 2 } }, inc, inc,
+        } }).data.jobId
+        browser.sleep(300)
+        t:close():unwrap()
+        local j = settle(id)
+        eq(j.status, "failed"); has(j.error, "closed"); eq(j.data.errorCode, "TASK_NOT_FOUND")
+    "##);
+}
+
+#[test]
+fn two_jobs_run_at_once_and_a_job_waits_out_a_busy_lane() {
+    run(r##"
+        page:navigate{ url = A .. "/batch.html" }:unwrap()
+        local other = browser.start{}
+        -- Longer than the 5 s lane wait: the second job of this task finds the lane busy.
+        local long = page:call("commands", { async = true, commands = { { wait = { seconds = 6 } } } }).data.jobId
+        local queued = page:call("commands", { async = true, commands = { inc } }).data.jobId
+        -- Both slots are taken: a third job, on another task, waits for one.
+        local third = other:call("commands", { async = true, commands = { { get_url = {} } } }).data.jobId
+        browser.sleep(500)
+        local j3 = browser.call("get_job", { jobId = third }):unwrap()
+        eq(j3.status, "running"); eq(j3.queued, true, "no slot yet"); eq(j3.steps, 0)
+        eq(browser.call("get_job", { jobId = long }):unwrap().queued, false)
+        local j1, j2 = settle(long), settle(queued)
+        j3 = settle(third)
+        eq(j1.status, "done"); eq(j2.status, "done", tostring(j2.error)); eq(j3.status, "done")
+        assert(j3.finishedAt >= j1.finishedAt, "the third ran after a slot was freed")
+        eq(js("window.clicks"), 1, "the queued job's click ran after the lane was free")
+        other:close():unwrap()
+    "##);
+}
+
+/// How the HTTP adapter calls: `Executor::execute(id, method, params)` with the seed clients'
+/// default id (no live task) for the task-less job commands, and a live id for the batch.
+#[test]
+fn the_executor_takes_the_batch_and_job_commands_as_any_caller_sends_them() {
+    let none = Some(TaskId(1001));
+    let r = exec(none, "list_jobs", json!({"limit": 5}));
+    assert!(r.ok, "{:?}", r.msg);
+    let r = exec(none, "get_job", json!({"jobId": "job-0-0"}));
+    assert_eq!(r.code.map(|c| c.as_str()), Some("NOT_FOUND"), "{:?}", r.msg);
+    let r = exec(none, "list_recipes", json!({}));
+    assert!(
+        r.ok && r.data["count"].as_u64().unwrap() >= 4,
+        "{:?}",
+        r.msg
+    );
+    let r = exec(none, "commands", json!({"commands": [{"get_title": {}}]}));
+    assert_eq!(
+        r.code.map(|c| c.as_str()),
+        Some("TASK_NOT_FOUND"),
+        "{:?}",
+        r.msg
+    );
+    let task = new_task();
+    let r = exec(
+        Some(task),
+        "commands",
+        json!({"commands": [{"get_url": {}}, {"get_title": {}}]}),
+    );
+    assert!(r.ok, "{:?}", r.msg);
+    assert_eq!(r.data["count"], 2);
+    assert_eq!(r.data["results"][0]["command"], "get_url");
+    let r = exec(Some(task), "close", json!({}));
+    assert!(r.ok, "{:?}", r.msg);
+}
