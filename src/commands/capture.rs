@@ -2,8 +2,13 @@
 //!
 //! Files go to the task's data directory (`data/<task>/shot-N.png`, `page-N.pdf`,
 //! `img-N<ext>`; N per task and kind, only increasing) unless a `path` is given, whose directory
-//! must exist. Screenshots share the engine's capture circuit breaker with auto-capture
-//! (PROTOCOL.md §8): open and not forced is `CAPTURE_CIRCUIT_OPEN` in the failure's data.
+//! must exist. An absolute `path` (and ocr_image's input `path`) may name any place the process
+//! may write (read): the Lua API's callers are local; a server in front of the engine is to gate
+//! paths itself. Paths are normalised, and only files really inside the task's data directory
+//! get a `/data/...` URL and count for evidence pruning. Screenshots share the task's capture
+//! circuit breaker with auto-capture (PROTOCOL.md §8): open and not forced is
+//! `CAPTURE_CIRCUIT_OPEN` in the failure's data (`started:false`); a failed shot is
+//! `CAPTURE_FAILED` there.
 //! OCR runs Debian's Tesseract CLI (`tesseract`, packages `tesseract-ocr`,
 //! `tesseract-ocr-eng`, `tesseract-ocr-chi-sim`); `request_human_input{ocr=true}` uses the same
 //! [`ocr_file`].
