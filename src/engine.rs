@@ -135,30 +135,11 @@ pub struct Engine {
     tracer: Option<crate::trace::Tracer>,
     /// Permits for commands in flight (`max_in_flight`).
     pub in_flight: tokio::sync::Semaphore,
-    /// The auto-capture circuit breaker: consecutive failures, and until when it is open.
-    pub capture_breaker: Mutex<(u32, Option<Instant>)>,
     /// Background jobs (async batches).
     pub jobs: crate::jobs::Jobs,
 }
 
-/// Consecutive capture failures that open the breaker, and for how long (§8: 3, 120 s).
-const CAPTURE_FAIL_THRESHOLD: u32 = 3;
-const CAPTURE_COOLDOWN: Duration = Duration::from_secs(120);
-
 impl Engine {
-    /// Counts a capture failure (automatic or manual) on the breaker; the third in a row opens
-    /// it for the cooldown.
-    pub fn capture_failed(&self) {
-        let mut breaker = self
-            .capture_breaker
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        breaker.0 += 1;
-        if breaker.0 >= CAPTURE_FAIL_THRESHOLD {
-            *breaker = (0, Some(Instant::now() + CAPTURE_COOLDOWN));
-        }
-    }
-
     /// A new engine; nothing is launched until the first `start`.
     pub fn new(config: EngineConfig) -> Arc<Engine> {
         Arc::new(Engine {
@@ -171,7 +152,6 @@ impl Engine {
             desk_changed: tokio::sync::watch::channel(0).0,
             tracer: config.trace_dir.clone().map(crate::trace::Tracer::start),
             in_flight: tokio::sync::Semaphore::new(config.max_in_flight.max(1)),
-            capture_breaker: Mutex::new((0, None)),
             jobs: crate::jobs::Jobs::new(config.jobs_max, config.jobs_concurrency),
             config,
         })

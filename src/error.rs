@@ -25,6 +25,9 @@ pub struct CommandError {
     /// Set when the failure came after the command reached the browser and its effect is not
     /// known (no answer in time): the receipt then says `started:true`, whatever the code.
     pub outcome_unknown: bool,
+    /// Set when the command refused before anything reached the browser (a capture circuit
+    /// that is open): the receipt then says `started:false`, whatever the code.
+    pub not_started: bool,
 }
 
 impl CommandError {
@@ -36,6 +39,7 @@ impl CommandError {
             param: None,
             details: None,
             outcome_unknown: false,
+            not_started: false,
         }
     }
 
@@ -47,6 +51,7 @@ impl CommandError {
             param: Some(param.to_string()),
             details: None,
             outcome_unknown: false,
+            not_started: false,
         }
     }
 
@@ -76,6 +81,12 @@ impl CommandError {
         )
         .with_details(serde_json::json!({"outcomeUnknown": true, "pageUnresponsive": true}))
         .sent()
+    }
+
+    /// Marks the failure as refused before anything reached the browser: `started:false`.
+    pub fn not_sent(mut self) -> CommandError {
+        self.not_started = true;
+        self
     }
 
     /// Marks the failure as one that came after the command reached the browser, with an

@@ -124,7 +124,8 @@ fn element_screenshot_inside_a_cross_site_frame_has_the_elements_size() {
         eq(e.box.x, 59); eq(e.box.width, 120)
         -- A frame that does not exist fails and names the frames there are.
         local bad = page:get_element_screenshot{ selector = "#square", frame = "nowhere" }
-        eq(bad.ok, false)
+        eq(bad.ok, false); eq(bad.code, "INVALID_ARGUMENT"); eq(bad.started, false)
+        has(bad.msg, "no frame matches `nowhere`"); has(bad.msg, "0: "); has(bad.msg, "capture_child.html")
     "##,
     );
 }
@@ -218,6 +219,167 @@ fn ocr_reads_english_and_chinese_text_rendered_large() {
         eq(r.ocr, true); has(r.ocrText, "HELLO MOONPILOT"); eq(r.ocrError, nil)
         local nr = page:request_human_input{ prompt = "read", ocr = true }:unwrap()
         has(nr.ocrError, "no image")
+    "##,
+    );
+}
+
+#[test]
+fn element_and_clip_shots_do_not_show_the_highlight_overlay() {
+    lua_files(
+        r##"
+        page:navigate{ url = A .. "/capture.html" }:unwrap()
+        local clip = { clipX = 0, clipY = 100, clipWidth = 300, clipHeight = 120 }
+        local e1 = page:get_element_screenshot{ selector = "#go" }:unwrap()
+        local c1 = page:screenshot(clip):unwrap()
+        -- get_browser_state draws numbered boxes over #go.
+        page:get_browser_state{}:unwrap()
+        local shown = "getComputedStyle(document.getElementById('playwright-highlight-container')).display"
+        assert(page:execute_js{ body = shown }:unwrap().result ~= "none", "the overlay is drawn")
+        local e2 = page:get_element_screenshot{ selector = "#go" }:unwrap()
+        local c2 = page:screenshot(clip):unwrap()
+        local e3 = page:screenshot{ selector = "#go" }:unwrap()
+        eq(bytes(e2.path) == bytes(e1.path), true, "the element shot has no overlay in it")
+        eq(bytes(e3.path) == bytes(e1.path), true, "the screenshot{selector} has no overlay in it")
+        eq(bytes(c2.path) == bytes(c1.path), true, "the clip has no overlay in it")
+        -- And the overlay is back afterwards.
+        assert(page:execute_js{ body = shown }:unwrap().result ~= "none", "the overlay is restored")
+    "##,
+    );
+}
+
+#[test]
+fn the_capture_circuit_is_per_task_and_its_codes_reach_the_caller() {
+    lua_files(
+        r##"
+        page:navigate{ url = A .. "/capture.html" }:unwrap()
+        -- Three capture failures (a budget no shot fits in): each a CAPTURE_FAILED in the data.
+        for i = 1, 3 do
+          local f = page:screenshot{ timeoutMs = 1 }
+          eq(f.ok, false); eq(f.code, "ACTION_FAILED", "failure " .. i)
+          eq(f.data.errorCode, "CAPTURE_FAILED"); eq(f.data.captureTimeout, true); eq(f.started, true)
+          has(f.data.screenshot_error, "budget of 1 ms")
+        end
+        -- The circuit is open: refused before anything reaches the browser.
+        local open = page:screenshot{}
+        eq(open.ok, false); eq(open.data.errorCode, "CAPTURE_CIRCUIT_OPEN"); eq(open.started, false)
+        eq(open.data.started, false); eq(open.data.capture.stage, "circuit-open"); has(open.msg, "force:true")
+        assert(open.data.retryAfterMs > 100000 and open.data.retryAfterMs <= 120000, "remaining cooldown " .. tostring(open.data.retryAfterMs))
+        eq(open.data.capture_degraded, true)
+        eq(page:get_element_screenshot{ selector = "#box" }.data.errorCode, "CAPTURE_CIRCUIT_OPEN", "element shots share it")
+        -- This task's auto-capture is degraded too.
+        local j = page:execute_js{ body = "1 + 1" }:unwrap()
+        eq(j.capture_degraded, true); has(j.capture_note, "resumes"); eq(j.seq, nil)
+        -- A forced probe that fails keeps the cooldown: never extends it.
+        local forced = page:screenshot{ force = true, timeoutMs = 1 }
+        eq(forced.data.errorCode, "CAPTURE_FAILED"); eq(forced.started, true)
+        local again = page:screenshot{}
+        eq(again.data.errorCode, "CAPTURE_CIRCUIT_OPEN")
+        assert(again.data.retryAfterMs <= open.data.retryAfterMs, "the cooldown was not extended")
+        -- Another task captures as usual, by hand and automatically.
+        local other = browser.start{}
+        other:navigate{ url = A .. "/capture.html" }:unwrap()
+        local o = other:screenshot{}:unwrap()
+        eq(o.capture.stage, "complete"); eq(o.capture.halfOpen, false); eq(bytes(o.path):sub(2, 4), "PNG")
+        local oj = other:execute_js{ body = "1 + 1" }:unwrap()
+        assert(oj.seq, "the other task's auto-capture ran"); eq(oj.capture_degraded, nil)
+        other:close()
+        -- A forced probe that succeeds closes the circuit again.
+        page:screenshot{ force = true }:unwrap()
+        eq(page:screenshot{}:unwrap().capture.stage, "complete")
+        assert(page:execute_js{ body = "1 + 1" }:unwrap().seq, "auto-capture is back")
+    "##,
+    );
+}
+
+#[test]
+fn a_full_page_shot_cut_at_16384_px_says_so() {
+    lua_files(
+        r##"
+        page:navigate{ url = A .. "/capture_tall.html" }:unwrap()
+        local dpr = page:execute_js{ body = "devicePixelRatio" }:unwrap().result
+        eq(page:execute_js{ body = "document.documentElement.scrollHeight" }:unwrap().result, 20000)
+        local f = page:screenshot{ fullPage = true }:unwrap()
+        eq(f.fullPageCaptured, false); eq(f.capture_degraded, true)
+        eq(f.capturedHeight, 16384); eq(f.pageHeight, 20000); has(f.warning, "16384")
+        local _, h = png_size(bytes(f.path)); eq(h, 16384 * dpr)
+        -- A viewport as large as that is refused, naming the param.
+        local v = page:set_viewport{ width = 20000, height = 800 }
+        eq(v.code, "INVALID_ARGUMENT"); eq(v.started, false); has(v.msg, "width")
+        eq(page:set_viewport{ width = 800, height = 16385 }.code, "INVALID_ARGUMENT")
+    "##,
+    );
+}
+
+#[test]
+fn a_slow_capture_has_its_budget_and_a_late_one_restores_the_overlay() {
+    lua_files(
+        r##"
+        -- The page keeps its main thread busy for 3.5 s each time the overlay is hidden.
+        page:navigate{ url = A .. "/capture_slow.html?busy=3500" }:unwrap()
+        page:get_browser_state{}
+        local function wait_shown(what)
+          local t = ""
+          for _ = 1, 100 do
+            t = page:get_title{}:unwrap().title
+            if t == "overlay:shown" then return end
+            browser.sleep(100)
+          end
+          error(what .. ": the overlay stayed hidden (" .. t .. ")")
+        end
+        wait_shown("after get_browser_state")
+        -- The budget runs out while the overlay is hidden: an honest capture failure, and the
+        -- overlay is shown again once the page answers.
+        local t = page:screenshot{ timeoutMs = 1000 }
+        eq(t.ok, false); eq(t.code, "ACTION_FAILED"); eq(t.data.errorCode, "CAPTURE_FAILED")
+        eq(t.data.captureTimeout, true); has(t.msg, "1000 ms")
+        wait_shown("after the timed-out shot")
+        -- A budget above 3 s is the shot's: it waits for the busy page.
+        local s = page:screenshot{ timeoutMs = 10000 }:unwrap()
+        assert(s.capture.elapsedMs >= 3000, "waited " .. s.capture.elapsedMs .. " ms"); eq(s.capture.timeoutMs, 10000)
+        wait_shown("after the slow shot")
+    "##,
+    );
+}
+
+#[test]
+fn files_are_never_overwritten_and_paths_are_resolved() {
+    lua_files(
+        r##"
+        page:navigate{ url = A .. "/capture.html" }:unwrap()
+        local s = page:screenshot{}:unwrap()
+        local shot_name = s.path:match("([^/]+)$")
+        local dir = s.path:match("^(.*)/[^/]+$")
+        local before = bytes(s.path)
+        -- download_image{filename} writes a new file, with the image's extension.
+        local d = page:download_image{ selector = "#pic", filename = shot_name }:unwrap()
+        assert(d.path ~= s.path, "a new file"); eq(bytes(s.path) == before, true, "the screenshot is intact")
+        has(d.filename, (shot_name:gsub("%.png$", "")) .. "-"); has(d.filename, ".png")
+        local l1 = page:download_image{ selector = "#pic", filename = "logo" }:unwrap()
+        eq(l1.filename, "logo.png"); has(l1.url, "/logo.png")
+        local l2 = page:download_image{ selector = "#pic", filename = "logo" }:unwrap()
+        assert(l2.filename ~= "logo.png", "a second logo is a new file: " .. l2.filename); has(l2.filename, "logo-")
+        eq(bytes(l1.path) == bytes(l2.path), true)
+        eq(page:download_image{ selector = "#pic", filename = "pic.jpg" }:unwrap().filename, "pic.png")
+        -- A data: URL is echoed shortened.
+        local len = page:execute_js{ body = [[(() => {
+          const c = document.createElement('canvas'); c.width = 300; c.height = 300;
+          const g = c.getContext('2d');
+          for (let i = 0; i < 300; i++) { g.fillStyle = 'hsl(' + i + ',80%,50%)'; g.fillRect(i, (i * 7) % 300, 3, 1 + i % 50); }
+          const im = document.createElement('img'); im.id = 'inline'; im.src = c.toDataURL(); document.body.prepend(im);
+          return im.src.length; })()]] }:unwrap().result
+        assert(len > 1000, "a long data URL: " .. len)
+        local du = page:download_image{ selector = "#inline" }:unwrap()
+        eq(du.via, "data-url"); has(du.srcUrl, "data:image/png;base64,"); has(du.srcUrl, len .. " chars")
+        assert(#du.srcUrl < 200, "shortened: " .. #du.srcUrl)
+        -- `..` is resolved: a file outside the task's data dir gets no /data URL.
+        local up = page:screenshot{ path = dir .. "/../escaped-" .. shot_name }:unwrap()
+        eq(up.url, nil, "outside the task's data dir"); eq(up.path, dir:match("^(.*)/[^/]+$") .. "/escaped-" .. shot_name)
+        eq(exists(up.path), true)
+        local inside = page:screenshot{ path = dir .. "/./nowhere/../in.png" }:unwrap()
+        eq(inside.path, dir .. "/in.png"); has(inside.url, "/in.png"); eq(inside.url:find("%.%."), nil)
+        local task = dir:match("([^/]+)$")
+        eq(inside.url, "/data/" .. task .. "/in.png")
+        os.remove(up.path)
     "##,
     );
 }

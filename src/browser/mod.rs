@@ -7,6 +7,7 @@
 //! command fails fast with `BROWSER_GONE`. Commands never see chromiumoxide types: they go through
 //! [`Tab`] and [`task::Task`].
 
+pub mod breaker;
 pub mod cdp_error;
 pub mod endpoint;
 pub mod events;

@@ -226,6 +226,10 @@ struct TaskState {
     /// compares with).
     state_text: Option<Arc<String>>,
     capture_seq: u64,
+    /// The capture circuit breaker (PROTOCOL.md §8), shared by auto-capture and screenshots.
+    breaker: super::breaker::Breaker,
+    /// Per file name prefix (`shot-`, `page-`, `img-`), the last number handed out.
+    file_numbers: std::collections::HashMap<String, u64>,
     /// One receiver per deferred evidence job; it reads true once the job is over.
     evidence: Vec<watch::Receiver<bool>>,
     /// A deferred job that failed and that no receipt has reported yet: (seq, error).
@@ -391,6 +395,21 @@ impl Task {
     /// The last capture sequence number handed out.
     pub fn capture_seq(&self) -> u64 {
         self.state(|s| s.capture_seq)
+    }
+
+    /// Runs `f` on the task's capture circuit breaker (locked only for `f`).
+    pub fn capture_breaker<T>(&self, f: impl FnOnce(&mut super::breaker::Breaker) -> T) -> T {
+        self.state(|s| f(&mut s.breaker))
+    }
+
+    /// The next number of a `<prefix>N` file: above `on_disk` (the highest already in the
+    /// task's data dir) and above every number handed out before.
+    pub fn next_file_number(&self, prefix: &str, on_disk: u64) -> u64 {
+        self.state(|s| {
+            let last = s.file_numbers.entry(prefix.to_string()).or_insert(0);
+            *last = (*last).max(on_disk) + 1;
+            *last
+        })
     }
 
     /// Writes evidence the current command's receipt already names (capture `seq`) in the

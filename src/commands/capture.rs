@@ -2,19 +2,25 @@
 //!
 //! Files go to the task's data directory (`data/<task>/shot-N.png`, `page-N.pdf`,
 //! `img-N<ext>`; N per task and kind, only increasing) unless a `path` is given, whose directory
-//! must exist. Screenshots share the engine's capture circuit breaker with auto-capture
-//! (PROTOCOL.md §8): open and not forced is `CAPTURE_CIRCUIT_OPEN` in the failure's data.
+//! must exist. An absolute `path` (and ocr_image's input `path`) may name any place the process
+//! may write (read): the Lua API's callers are local; a server in front of the engine is to gate
+//! paths itself. Paths are normalised, and only files really inside the task's data directory
+//! get a `/data/...` URL and count for evidence pruning. Screenshots share the task's capture
+//! circuit breaker with auto-capture (PROTOCOL.md §8): open and not forced is
+//! `CAPTURE_CIRCUIT_OPEN` in the failure's data (`started:false`); a failed shot is
+//! `CAPTURE_FAILED` there.
 //! OCR runs Debian's Tesseract CLI (`tesseract`, packages `tesseract-ocr`,
 //! `tesseract-ocr-eng`, `tesseract-ocr-chi-sim`); `request_human_input{ocr=true}` uses the same
 //! [`ocr_file`].
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
+use crate::browser::breaker::{is_spurious, Gate};
+use crate::browser::tab::{Shot as TabShot, ShotArea, MAX_FULL_PAGE_HEIGHT};
 use crate::browser::task::Task;
 use crate::command::*;
 use crate::engine::Engine;
@@ -26,6 +32,8 @@ use super::target::{self, index_value, Locator, Read, Takes, FRAME_PARAM, INDEX_
 
 /// download_image's limit (PROTOCOL.md "Other fixed limits").
 const MAX_IMAGE_BYTES: usize = 64 * 1024 * 1024;
+/// How long ocr_image's element screenshot may take (`browser.capture.timeoutMs`).
+const OCR_SHOT_BUDGET: Duration = Duration::from_secs(8);
 /// The OCR budget (`browser.ocr.timeoutMs`).
 const OCR_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -128,37 +136,56 @@ pub const SPECS: &[CommandSpec] = &[
 
 // ---- Files ----
 
-/// Per task and file kind, the last number handed out (seeded from the files on disk).
-static COUNTERS: Mutex<Option<HashMap<(String, &'static str), u64>>> = Mutex::new(None);
-
-/// The next free `<prefix>N` number in `dir` for `task`: above every file already there and
-/// above every number handed out before.
-fn next_number(dir: &Path, task: &str, prefix: &'static str) -> u64 {
-    let on_disk = std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(|e| e.ok())
-                .filter_map(|e| {
-                    let name = e.file_name().to_string_lossy().into_owned();
-                    let rest = name.strip_prefix(prefix)?;
-                    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-                    digits.parse::<u64>().ok()
-                })
-                .max()
-                .unwrap_or(0)
-        })
-        .unwrap_or(0);
-    let mut counters = COUNTERS.lock().unwrap_or_else(|e| e.into_inner());
-    let last = counters
-        .get_or_insert_with(HashMap::new)
-        .entry((task.to_string(), prefix))
-        .or_insert(0);
-    *last = (*last).max(on_disk) + 1;
-    *last
+/// The highest `<prefix>N` number among the files in `dir` (0 when none or no dir); reads the
+/// directory on a blocking thread.
+async fn highest_on_disk(dir: &Path, prefix: &str) -> u64 {
+    let (dir, prefix) = (dir.to_path_buf(), prefix.to_string());
+    tokio::task::spawn_blocking(move || {
+        std::fs::read_dir(&dir)
+            .map(|entries| {
+                entries
+                    .filter_map(|e| e.ok())
+                    .filter_map(|e| {
+                        let name = e.file_name().to_string_lossy().into_owned();
+                        let rest = name.strip_prefix(&prefix)?;
+                        let digits: String =
+                            rest.chars().take_while(char::is_ascii_digit).collect();
+                        digits.parse::<u64>().ok()
+                    })
+                    .max()
+                    .unwrap_or(0)
+            })
+            .unwrap_or(0)
+    })
+    .await
+    .unwrap_or(0)
 }
 
-/// Where a file goes: `given` as is, or the task's data directory with `<prefix>N<ext>`.
-/// Answers the path and, when it is under the data directory, its `/data/...` URL.
+/// The task's data directory, created if need be.
+async fn task_dir(engine: &Engine, task: &Task) -> Result<PathBuf, CommandError> {
+    let dir = engine.config.data_dir.join(task.id.to_string());
+    tokio::fs::create_dir_all(&dir)
+        .await
+        .map_err(|e| CommandError::failed(format!("cannot create {}: {e}", dir.display())))?;
+    Ok(dir)
+}
+
+/// The next free `<prefix>N<ext>` name in the task's data dir (N above the files there and
+/// above every number handed out before).
+async fn numbered(
+    engine: &Engine,
+    task: &Task,
+    prefix: &str,
+    ext: &str,
+) -> Result<PathBuf, CommandError> {
+    let dir = task_dir(engine, task).await?;
+    let n = task.next_file_number(prefix, highest_on_disk(&dir, prefix).await);
+    Ok(dir.join(format!("{prefix}{n}{ext}")))
+}
+
+/// Where a file goes: a checked `given` path, or the task's data directory with
+/// `<prefix>N<ext>`. Answers the path and, when it is really inside the task's data directory,
+/// its `/data/...` URL.
 async fn out_file(
     engine: &Engine,
     task: &Task,
@@ -166,33 +193,45 @@ async fn out_file(
     prefix: &'static str,
     ext: &str,
 ) -> Result<(PathBuf, Option<String>), CommandError> {
-    if let Some(OutPath::Absolute(path)) = given {
-        let url = data_url(engine, &path);
-        return Ok((path, url));
-    }
-    let id = task.id.to_string();
-    let dir = engine.config.data_dir.join(&id);
-    tokio::fs::create_dir_all(&dir)
-        .await
-        .map_err(|e| CommandError::failed(format!("cannot create {}: {e}", dir.display())))?;
-    if let Some(OutPath::InData(name)) = given {
-        let path = dir.join(&name);
-        return Ok((path, Some(format!("/data/{id}/{name}"))));
-    }
-    let n = next_number(&dir, &id, prefix);
-    let name = format!("{prefix}{n}{ext}");
-    Ok((dir.join(&name), Some(format!("/data/{id}/{name}"))))
+    let path = match given {
+        Some(OutPath::Absolute(path)) => check_out_path(&path).await?,
+        Some(OutPath::InData(name)) => task_dir(engine, task).await?.join(name),
+        None => numbered(engine, task, prefix, ext).await?,
+    };
+    let url = data_url(engine, task, &path).await;
+    Ok((path, url))
 }
 
-/// `/data/<rel>` for a path under the engine's data directory.
-fn data_url(engine: &Engine, path: &Path) -> Option<String> {
-    let abs = std::path::absolute(path).ok()?;
-    let root = std::path::absolute(&engine.config.data_dir).ok()?;
+/// `.` and `..` taken out of an absolute path, without touching the file system.
+fn normalise(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// `/data/<task>/<rel>` for a path really inside the task's data directory (links and `..`
+/// resolved), `None` otherwise.
+async fn data_url(engine: &Engine, task: &Task, path: &Path) -> Option<String> {
+    let dir = engine.config.data_dir.join(task.id.to_string());
+    let root = tokio::fs::canonicalize(&dir).await.ok()?;
+    let parent = tokio::fs::canonicalize(path.parent()?).await.ok()?;
+    let abs = parent.join(path.file_name()?);
     let rel = abs.strip_prefix(&root).ok()?;
-    Some(format!("/data/{}", rel.to_string_lossy()))
+    let rel = rel.to_str()?.to_string();
+    (!rel.is_empty()).then(|| format!("/data/{}/{rel}", task.id))
 }
 
-/// Writes `bytes` to `path`, then prunes the task's evidence when it is under the data dir.
+/// Writes `bytes` to `path`, then prunes the task's evidence when the file is really inside
+/// the task's data dir. Answers the absolute path.
 async fn write_file(
     engine: &Engine,
     task: &Task,
@@ -202,7 +241,7 @@ async fn write_file(
     tokio::fs::write(path, bytes)
         .await
         .map_err(|e| CommandError::failed(format!("cannot write {}: {e}", path.display())))?;
-    if data_url(engine, path).is_some() {
+    if data_url(engine, task, path).await.is_some() {
         let dir = engine.config.data_dir.join(task.id.to_string());
         crate::evidence::prune(&engine.config.data_dir, &dir, engine.config.evidence).await;
     }
@@ -212,16 +251,17 @@ async fn write_file(
         .to_string())
 }
 
-/// An output `path` param: absolute, in a directory that exists; or a plain file name, which
-/// goes to the task's data directory (never the working directory).
+/// An output `path` param: absolute (normalised; anywhere the process may write: callers of
+/// the Lua API are local, a server in front of it gates paths itself); or a plain file name,
+/// which goes to the task's data directory (never the working directory).
 enum OutPath {
     Absolute(PathBuf),
     InData(String),
 }
 
-/// Reads an output `path` param: an absolute path's directory must exist and it must not name a
-/// directory; a relative one must be a plain file name (`INVALID_ARGUMENT` otherwise, nothing
-/// written).
+/// Reads an output `path` param without touching the file system: a relative one must be a
+/// plain file name (`INVALID_ARGUMENT` otherwise). The directory is checked by
+/// [`check_out_path`] when the command runs.
 fn read_out_path(p: &mut Params) -> Result<Option<OutPath>, CommandError> {
     let Some(raw) = p.str_opt("path")? else {
         return Ok(None);
@@ -243,8 +283,21 @@ fn read_out_path(p: &mut Params) -> Result<Option<OutPath>, CommandError> {
         }
         return Ok(Some(OutPath::InData(raw)));
     }
+    let normal = normalise(&path);
+    if normal.file_name().is_none() {
+        return Err(CommandError::invalid(
+            "path",
+            format!("param `path`: `{raw}` names no file"),
+        ));
+    }
+    Ok(Some(OutPath::Absolute(normal)))
+}
+
+/// An absolute output path's checks (`INVALID_ARGUMENT`, nothing written): its directory
+/// exists and it is not a directory itself. Answers it (normalised, as given).
+async fn check_out_path(path: &Path) -> Result<PathBuf, CommandError> {
     let parent = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    if !parent.is_dir() {
+    let Ok(real) = tokio::fs::canonicalize(&parent).await else {
         return Err(CommandError::invalid(
             "path",
             format!(
@@ -252,14 +305,24 @@ fn read_out_path(p: &mut Params) -> Result<Option<OutPath>, CommandError> {
                 parent.display()
             ),
         ));
-    }
-    if path.is_dir() {
+    };
+    if !tokio::fs::metadata(&real).await.is_ok_and(|m| m.is_dir()) {
         return Err(CommandError::invalid(
             "path",
-            format!("param `path`: `{raw}` is a directory; name a file"),
+            format!("param `path`: `{}` is not a directory", parent.display()),
         ));
     }
-    Ok(Some(OutPath::Absolute(path)))
+    let file = real.join(path.file_name().unwrap_or_default());
+    if tokio::fs::metadata(&file).await.is_ok_and(|m| m.is_dir()) {
+        return Err(CommandError::invalid(
+            "path",
+            format!(
+                "param `path`: `{}` is a directory; name a file",
+                path.display()
+            ),
+        ));
+    }
+    Ok(path.to_path_buf())
 }
 
 /// The pixel size of a PNG (its IHDR chunk), `None` when it is not one.
@@ -409,12 +472,33 @@ fn diagnostics(
     started: Instant,
     budget: Duration,
     stage: &str,
+    half_open: bool,
 ) -> Value {
     json!({
         "requestedMode": requested, "actualMode": actual, "attempts": 1, "retries": 0,
         "elapsedMs": started.elapsed().as_millis() as u64, "timeoutMs": budget.as_millis() as u64,
-        "stage": stage, "halfOpen": false,
+        "stage": stage, "halfOpen": half_open,
     })
+}
+
+/// Failures of finding the element, not of the capture: they do not count on the breaker.
+fn element_failure(code: ErrorCode) -> bool {
+    matches!(
+        code,
+        ErrorCode::InvalidArgument
+            | ErrorCode::ElementNotFound
+            | ErrorCode::StaleElement
+            | ErrorCode::ElementHidden
+    )
+}
+
+/// The failure of a shot that ran out of its budget.
+fn capture_timeout(budget: Duration) -> CommandError {
+    CommandError::failed(format!(
+        "the screenshot took longer than its budget of {} ms",
+        budget.as_millis()
+    ))
+    .with_details(json!({"captureTimeout": true}))
 }
 
 /// Takes a screenshot as `shot` says, writes it and answers the receipt's data.
@@ -422,47 +506,55 @@ async fn take(cx: &TaskCx, shot: Shot) -> Result<Value, CommandError> {
     let started = Instant::now();
     let requested = shot.mode.name();
     let engine = &cx.engine;
-    let open_for = {
-        let b = engine
-            .capture_breaker
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        b.1.and_then(|until| until.checked_duration_since(Instant::now()))
+    // The output path first: a bad one is a bad argument, and nothing has run.
+    let given = match shot.path {
+        Some(OutPath::Absolute(p)) => Some(OutPath::Absolute(check_out_path(&p).await?)),
+        other => other,
     };
-    if let (Some(left), false) = (open_for, shot.force) {
-        return Err(CommandError::failed(format!(
-            "screenshots failed repeatedly: the capture circuit is open for {} ms more (force:true probes once)",
+    let gate = cx.task.capture_breaker(|b| b.gate(Instant::now()));
+    let half_open = matches!(gate, Gate::Closed { half_open: true });
+    if let (Gate::Open { left }, false) = (gate, shot.force) {
+        let note = format!(
+            "screenshots of this task failed repeatedly: the capture circuit is open for {} ms more (force:true probes once)",
             left.as_millis()
-        ))
-        .with_details(json!({
-            "errorCode": "CAPTURE_CIRCUIT_OPEN", "retryAfterMs": left.as_millis() as u64,
-            "capture": diagnostics(requested, requested, started, shot.budget, "circuit-open"),
-        })));
+        );
+        return Err(CommandError::failed(note.clone())
+            .with_details(json!({
+                "errorCode": "CAPTURE_CIRCUIT_OPEN", "retryAfterMs": left.as_millis() as u64,
+                "capture_degraded": true, "capture_note": note,
+                "capture": diagnostics(requested, requested, started, shot.budget, "circuit-open", false),
+            }))
+            .not_sent());
     }
+    let deadline = started + shot.budget;
+    let left = move || deadline.saturating_duration_since(Instant::now());
     let mut data = Map::new();
     let mut actual = requested;
     let work = async {
         match &shot.mode {
-            Mode::Viewport => cx.tab()?.screenshot().await,
-            Mode::Clip(rect) => cx.tab()?.screenshot_box(*rect).await,
-            Mode::Full { .. } => cx.tab()?.screenshot_full_page().await,
+            Mode::Viewport => cx.tab()?.shoot(ShotArea::Viewport, left()).await,
+            Mode::Clip(rect) => cx.tab()?.shoot(ShotArea::Box(*rect), left()).await,
+            Mode::Full { .. } => cx.tab()?.shoot(ShotArea::FullPage, left()).await,
             Mode::Element(locator) => {
-                let (png, fields) = element_shot(&cx.task, locator).await?;
+                let (png, fields) = element_shot(&cx.task, locator, deadline).await?;
                 data.extend(fields);
                 Ok(png)
             }
         }
     };
+    // A shot that ran out of time says so with the caller's budget (not what was left of it).
+    let timed_out = |e: &CommandError| {
+        e.details
+            .as_deref()
+            .is_some_and(|d| d["captureTimeout"] == json!(true))
+    };
     let outcome = match tokio::time::timeout(shot.budget, work).await {
+        Ok(Err(e)) if timed_out(&e) => Err(capture_timeout(shot.budget)),
         Ok(r) => r,
-        Err(_) => Err(CommandError::failed(format!(
-            "the screenshot took longer than its budget of {} ms",
-            shot.budget.as_millis()
-        ))),
+        Err(_) => Err(capture_timeout(shot.budget)),
     };
     let outcome = match (outcome, &shot.mode) {
-        (Err(e), Mode::Full { fallback: true }) if !shot.force => {
-            let left = shot.budget.saturating_sub(started.elapsed());
+        (Err(e), Mode::Full { fallback: true }) if !shot.force && !element_failure(e.code) => {
             data.insert("fallbackUsed".into(), json!(true));
             data.insert("fullPageCaptured".into(), json!(false));
             data.insert("fallbackReason".into(), json!(e.msg));
@@ -472,47 +564,43 @@ async fn take(cx: &TaskCx, shot: Shot) -> Result<Value, CommandError> {
             );
             data.insert("capture_degraded".into(), json!(true));
             actual = "viewport";
-            let tab = cx.tab()?;
-            tokio::time::timeout(left, tab.screenshot())
-                .await
-                .unwrap_or_else(|_| {
-                    Err(CommandError::failed(
-                        "no time left for the viewport fallback",
-                    ))
-                })
+            cx.tab()?.shoot(ShotArea::Viewport, left()).await
         }
         (outcome, _) => outcome,
     };
-    let png = match outcome {
-        Ok(png) => {
-            *engine
-                .capture_breaker
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()) = (0, None);
-            png
+    let taken = match outcome {
+        Ok(taken) => {
+            cx.task.capture_breaker(|b| b.succeeded());
+            taken
         }
         Err(e) => {
-            if e.code != ErrorCode::InvalidArgument
-                && e.code != ErrorCode::ElementNotFound
-                && e.code != ErrorCode::StaleElement
-                && e.code != ErrorCode::ElementHidden
-            {
-                engine.capture_failed();
+            if !element_failure(e.code) {
+                let spurious = is_spurious(e.code);
+                cx.task
+                    .capture_breaker(|b| b.failed(spurious, Instant::now()));
             }
-            let diag = diagnostics(requested, actual, started, shot.budget, "screenshot");
-            let details = match e.details.as_deref() {
-                Some(Value::Object(m)) => {
-                    let mut m = m.clone();
-                    m.insert("capture".into(), diag);
-                    m.entry("errorCode").or_insert(json!("CAPTURE_FAILED"));
-                    Value::Object(m)
-                }
-                _ => json!({"errorCode": "CAPTURE_FAILED", "capture": diag}),
+            let diag = diagnostics(
+                requested,
+                actual,
+                started,
+                shot.budget,
+                "screenshot",
+                half_open,
+            );
+            let mut m = match e.details.as_deref() {
+                Some(Value::Object(m)) => m.clone(),
+                _ => Map::new(),
             };
-            return Err(e.with_details(details));
+            m.insert("capture".into(), diag);
+            if !element_failure(e.code) {
+                m.insert("errorCode".into(), json!("CAPTURE_FAILED"));
+                m.insert("screenshot_error".into(), json!(e.msg));
+            }
+            return Err(e.with_details(Value::Object(m)));
         }
     };
-    let (path, url) = out_file(engine, &cx.task, shot.path, "shot-", ".png").await?;
+    let png = taken.png;
+    let (path, url) = out_file(engine, &cx.task, given, "shot-", ".png").await?;
     let shown = write_file(engine, &cx.task, &path, &png).await?;
     let (width, height) = png_size(&png).unwrap_or((0, 0));
     data.insert("path".into(), json!(shown));
@@ -524,12 +612,30 @@ async fn take(cx: &TaskCx, shot: Shot) -> Result<Value, CommandError> {
     data.insert("height".into(), json!(height));
     data.insert("mode".into(), json!(actual));
     if matches!(shot.mode, Mode::Full { .. }) && actual == "fullPage" {
-        data.insert("fullPageCaptured".into(), json!(true));
+        data.insert("fullPageCaptured".into(), json!(!taken.clamped));
+        if let (true, Some(page)) = (taken.clamped, taken.page_height) {
+            data.insert("capture_degraded".into(), json!(true));
+            data.insert("pageHeight".into(), json!(page));
+            data.insert("capturedHeight".into(), json!(MAX_FULL_PAGE_HEIGHT));
+            data.insert(
+                "warning".into(),
+                json!(format!(
+                    "the page is {page} CSS px tall: the shot stops at {MAX_FULL_PAGE_HEIGHT} px, the rest is not in it"
+                )),
+            );
+        }
     }
     inline_fields(&mut data, shot.inline, &png, "path");
     data.insert(
         "capture".into(),
-        diagnostics(requested, actual, started, shot.budget, "complete"),
+        diagnostics(
+            requested,
+            actual,
+            started,
+            shot.budget,
+            "complete",
+            half_open,
+        ),
     );
     Ok(Value::Object(data))
 }
@@ -558,7 +664,8 @@ fn inline_fields(data: &mut Map<String, Value>, inline: bool, bytes: &[u8], fiel
 async fn element_shot(
     task: &Arc<Task>,
     locator: &Locator,
-) -> Result<(Vec<u8>, Map<String, Value>), CommandError> {
+    deadline: Instant,
+) -> Result<(TabShot, Map<String, Value>), CommandError> {
     let (found, state) = target::find(task, locator, Read::default()).await?;
     let offset = found.tab.frame_offset(&found.frames, &found.frame).await?;
     let rect = target::shifted_box(state.rect, offset).ok_or_else(|| {
@@ -567,7 +674,8 @@ async fn element_shot(
             format!("{} is not visible or has no layout", found.label),
         )
     })?;
-    let png = found.tab.screenshot_box(rect).await?;
+    let left = deadline.saturating_duration_since(Instant::now());
+    let png = found.tab.shoot(ShotArea::Box(rect), left).await?;
     let mut fields = found.located.clone().unwrap_or_default();
     fields.insert("target".into(), json!(target_text(locator)));
     fields.insert(
@@ -594,8 +702,9 @@ fn target_text(locator: &Locator) -> String {
 fn pdf(p: &mut Params) -> Prepared<TaskCx> {
     let path = read_out_path(p)?;
     run(move |cx: TaskCx| async move {
-        let bytes = cx.tab()?.print_pdf().await?;
+        // The path first: a bad one is a bad argument, and nothing has run.
         let (path, url) = out_file(&cx.engine, &cx.task, path, "page-", ".pdf").await?;
+        let bytes = cx.tab()?.print_pdf().await?;
         let shown = write_file(&cx.engine, &cx.task, &path, &bytes).await?;
         let mut data = json!({"path": shown, "size": bytes.len(), "pages": pdf_pages(&bytes)});
         if let Some(url) = url {
@@ -668,6 +777,82 @@ fn image_ext(content_type: Option<&str>, url: &str) -> &'static str {
     ".bin"
 }
 
+/// How much of a `data:` URL a receipt echoes.
+const DATA_URL_ECHO: usize = 100;
+
+/// `url` as a receipt or message echoes it: a long `data:` URL is cut to its first 100
+/// characters and its length (a page's inline image can be megabytes).
+fn echo_url(url: &str) -> String {
+    if !url.starts_with("data:") || url.len() <= DATA_URL_ECHO {
+        return url.to_string();
+    }
+    let cut: String = url.chars().take(DATA_URL_ECHO).collect();
+    format!("{cut}... ({} chars)", url.len())
+}
+
+/// Writes an image to a NEW file of the task's data dir (never over an existing one): with
+/// `filename`, `<stem><ext>` if free, else `<stem>-N<ext>`; otherwise `img-N<ext>`. The
+/// image's own extension replaces an image extension the name has. Prunes the evidence.
+async fn save_new_image(
+    engine: &Engine,
+    task: &Task,
+    filename: Option<&str>,
+    ext: &str,
+    bytes: &[u8],
+) -> Result<PathBuf, CommandError> {
+    let dir = task_dir(engine, task).await?;
+    let stem = filename.map(|name| {
+        let lower = name.to_ascii_lowercase();
+        let known = [
+            ".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg", ".avif", ".ico", ".bmp", ".bin",
+        ];
+        match known.iter().find(|e| lower.ends_with(*e)) {
+            Some(e) if name.len() > e.len() => name[..name.len() - e.len()].to_string(),
+            _ => name.to_string(),
+        }
+    });
+    let mut first = stem.as_ref().map(|s| dir.join(format!("{s}{ext}")));
+    for _ in 0..1000 {
+        let path = match first.take() {
+            Some(p) => p,
+            None => {
+                let prefix = match &stem {
+                    Some(s) => format!("{s}-"),
+                    None => "img-".to_string(),
+                };
+                let n = task.next_file_number(&prefix, highest_on_disk(&dir, &prefix).await);
+                dir.join(format!("{prefix}{n}{ext}"))
+            }
+        };
+        let file = tokio::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .await;
+        match file {
+            Ok(mut f) => {
+                use tokio::io::AsyncWriteExt;
+                f.write_all(bytes).await.map_err(|e| {
+                    CommandError::failed(format!("cannot write {}: {e}", path.display()))
+                })?;
+                crate::evidence::prune(&engine.config.data_dir, &dir, engine.config.evidence).await;
+                return Ok(path);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(CommandError::failed(format!(
+                    "cannot write {}: {e}",
+                    path.display()
+                )))
+            }
+        }
+    }
+    Err(CommandError::failed(format!(
+        "no free file name for the image in {}",
+        dir.display()
+    )))
+}
+
 fn download_image(p: &mut Params) -> Prepared<TaskCx> {
     let locator = target::index_or_selector(p, "download_image", Takes::FRAME)?;
     let filename = match p.str_opt("filename")? {
@@ -699,9 +884,10 @@ fn download_image(p: &mut Params) -> Prepared<TaskCx> {
                 Err(first) => {
                     via = "in-page-fetch";
                     fetch_in_page(&found, &info.src).await.map_err(|second| {
-                        let msg = format!(
+                        let msg =
+                            format!(
                             "cannot fetch the image `{}`: browser context: {}; in-page fetch: {}",
-                            info.src, first.msg, second.msg
+                            echo_url(&info.src), first.msg, second.msg
                         );
                         let details = first.details.as_deref().cloned();
                         let e = CommandError::new(first.code, msg);
@@ -714,17 +900,11 @@ fn download_image(p: &mut Params) -> Prepared<TaskCx> {
             },
         };
         let ext = image_ext(content_type.as_deref(), &info.src);
-        let dir = cx.engine.config.data_dir.join(cx.task.id.to_string());
-        let path = match &filename {
-            Some(name) => {
-                tokio::fs::create_dir_all(&dir).await.map_err(|e| {
-                    CommandError::failed(format!("cannot create {}: {e}", dir.display()))
-                })?;
-                dir.join(name)
-            }
-            None => out_file(&cx.engine, &cx.task, None, "img-", ext).await?.0,
-        };
-        let shown = write_file(&cx.engine, &cx.task, &path, &bytes).await?;
+        let path = save_new_image(&cx.engine, &cx.task, filename.as_deref(), ext, &bytes).await?;
+        let shown = std::path::absolute(&path)
+            .unwrap_or_else(|_| path.clone())
+            .display()
+            .to_string();
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -735,7 +915,7 @@ fn download_image(p: &mut Params) -> Prepared<TaskCx> {
         let mut data = json!({
             "filename": name, "path": shown, "url": format!("/data/{}/{name}", cx.task.id),
             "size": bytes.len(), "sha256": sha, "contentType": content_type,
-            "srcUrl": info.src, "via": via, "alt": info.alt,
+            "srcUrl": echo_url(&info.src), "via": via, "alt": info.alt,
             "naturalWidth": info.natural_width, "naturalHeight": info.natural_height,
             "target": target_text(&locator),
         });
@@ -951,7 +1131,8 @@ async fn run_tesseract(
 
 /// Where `ocr_image`'s image comes from.
 enum OcrSource {
-    File(PathBuf),
+    /// A file path as given (any file the process may read: Lua callers are local).
+    File(String),
     Element(Locator),
 }
 
@@ -972,16 +1153,7 @@ fn ocr_image(p: &mut Params) -> Prepared<Cx> {
         ));
     }
     let source = match (path, index, selector) {
-        (Some(raw), _, _) => {
-            let path = PathBuf::from(&raw);
-            if !path.is_file() {
-                return Err(CommandError::invalid(
-                    "path",
-                    format!("param `path`: no image file at `{raw}`"),
-                ));
-            }
-            OcrSource::File(path)
-        }
+        (Some(raw), _, _) => OcrSource::File(raw),
         (None, Some(i), _) => OcrSource::Element(Locator::Index(index_value(i)?)),
         (None, None, Some(css)) => OcrSource::Element(Locator::Selector {
             css,
@@ -998,8 +1170,19 @@ fn ocr_image(p: &mut Params) -> Prepared<Cx> {
     };
     run(move |cx: Cx| async move {
         let (image, url, target) = match source {
-            OcrSource::File(path) => {
-                let url = data_url(&cx.engine, &path);
+            OcrSource::File(raw) => {
+                let path = std::path::absolute(normalise(Path::new(&raw)))
+                    .unwrap_or_else(|_| PathBuf::from(&raw));
+                if !tokio::fs::metadata(&path).await.is_ok_and(|m| m.is_file()) {
+                    return Err(CommandError::invalid(
+                        "path",
+                        format!("param `path`: no image file at `{raw}`"),
+                    ));
+                }
+                let url = match &cx.task {
+                    Some(task) => data_url(&cx.engine, task, &path).await,
+                    None => None,
+                };
                 (path.clone(), url, format!("path={}", path.display()))
             }
             OcrSource::Element(locator) => {
@@ -1009,9 +1192,10 @@ fn ocr_image(p: &mut Params) -> Prepared<Cx> {
                         "reading an element needs a task (id); a path does not",
                     ));
                 };
-                let (png, _) = element_shot(&task, &locator).await?;
+                let (shot, _) =
+                    element_shot(&task, &locator, Instant::now() + OCR_SHOT_BUDGET).await?;
                 let (path, url) = out_file(&cx.engine, &task, None, "shot-", ".png").await?;
-                write_file(&cx.engine, &task, &path, &png).await?;
+                write_file(&cx.engine, &task, &path, &shot.png).await?;
                 (path, url, target_text(&locator))
             }
         };

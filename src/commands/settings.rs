@@ -20,8 +20,8 @@ use crate::command::*;
 use crate::error::CommandError;
 use crate::protocol::Params;
 
-/// The largest viewport side Chromium's device-metrics override takes, in CSS px.
-const MAX_SIDE: f64 = 10_000_000.0;
+/// The largest viewport side, in CSS px (the tallest screenshot; the auto-capture follows).
+const MAX_SIDE: f64 = 16_384.0;
 
 /// The settings group.
 pub const SPECS: &[CommandSpec] = &[

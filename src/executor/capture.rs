@@ -1,5 +1,5 @@
 //! Evidence after a page-changing command (PROTOCOL.md §8): a screenshot written to the task's
-//! data dir, bounded, behind a circuit breaker; never a reason for the command to fail.
+//! data dir, bounded, behind the task's circuit breaker; never a reason for the command to fail.
 //!
 //! The receipt names the file at once and the screenshot is taken and written in the background
 //! ([`Task::defer_evidence`]): the caller reads the receipt while the browser encodes the PNG.
@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::Executor;
+use crate::browser::breaker::{is_spurious, Gate};
+use crate::browser::tab::ShotArea;
 use crate::browser::task::Task;
-use crate::engine::Engine;
 use crate::protocol::Receipt;
 
 /// The most a capture may take (§8: browser.capture.timeoutMs 8000).
@@ -30,21 +31,14 @@ impl Executor {
             receipt.add_data_field("screenshot_skipped", json!("capture is off"));
             return;
         }
-        let open_until = {
-            let b = self
-                .engine
-                .capture_breaker
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            b.1.filter(|until| *until > Instant::now())
-        };
-        if let Some(until) = open_until {
+        let gate = task.capture_breaker(|b| b.gate(Instant::now()));
+        if let Gate::Open { left } = gate {
             receipt.add_data_field("capture_degraded", json!(true));
             receipt.add_data_field(
                 "capture_note",
                 json!(format!(
-                    "screenshots failed repeatedly; capture resumes in {} s",
-                    until.saturating_duration_since(Instant::now()).as_secs()
+                    "screenshots of this task failed repeatedly; capture resumes in {} s",
+                    left.as_secs()
                 )),
             );
             return;
@@ -65,39 +59,30 @@ impl Executor {
         receipt.add_data_field("seq", json!(seq));
         receipt.add_data_field("screenshot", json!(format!("/data/{}/{seq}.png", task.id)));
         receipt.add_data_field("screenshot_path", json!(shown.display().to_string()));
-        let engine = self.engine.clone();
-        let (data_dir, bound) = (engine.config.data_dir.clone(), engine.config.evidence);
+        let (data_dir, bound) = (
+            self.engine.config.data_dir.clone(),
+            self.engine.config.evidence,
+        );
+        let owner = task.clone();
         task.defer_evidence(seq, async move {
             let shot = async {
-                let png = tokio::time::timeout(CAPTURE_BOUND, tab.screenshot())
+                let png = tab
+                    .shoot(ShotArea::Viewport, CAPTURE_BOUND)
                     .await
-                    .map_err(|_| format!("no screenshot within {} ms", CAPTURE_BOUND.as_millis()))?
-                    .map_err(|e| e.msg)?;
-                tokio::fs::create_dir_all(&dir)
-                    .await
-                    .map_err(|e| e.to_string())?;
-                tokio::fs::write(&path, &png)
-                    .await
-                    .map_err(|e| e.to_string())?;
+                    .map_err(|e| (e.msg, is_spurious(e.code)))?
+                    .png;
+                let io = |e: std::io::Error| (e.to_string(), false);
+                tokio::fs::create_dir_all(&dir).await.map_err(io)?;
+                tokio::fs::write(&path, &png).await.map_err(io)?;
                 crate::evidence::prune(&data_dir, &dir, bound).await;
-                Ok::<(), String>(())
+                Ok::<(), (String, bool)>(())
             };
             let outcome = shot.await;
-            match &outcome {
-                Ok(()) => {
-                    *engine
-                        .capture_breaker
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner()) = (0, None);
-                }
-                Err(_) => capture_failed(&engine),
-            }
-            outcome
+            owner.capture_breaker(|b| match &outcome {
+                Ok(()) => b.succeeded(),
+                Err((_, spurious)) => b.failed(*spurious, Instant::now()),
+            });
+            outcome.map_err(|(msg, _)| msg)
         });
     }
-}
-
-/// Counts a capture failure on `engine`'s breaker; the third in a row opens it.
-fn capture_failed(engine: &Engine) {
-    engine.capture_failed();
 }

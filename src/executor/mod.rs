@@ -346,8 +346,9 @@ impl Executor {
             Err(e) => {
                 // Nothing ran for a bad argument, nor for an action refused by its own checks;
                 // but a command the browser got and never answered has started, whatever its code.
-                let started = e.outcome_unknown
-                    || !(e.code == ErrorCode::InvalidArgument || e.code.before_acting());
+                let started = !e.not_started
+                    && (e.outcome_unknown
+                        || !(e.code == ErrorCode::InvalidArgument || e.code.before_acting()));
                 let code = e.code;
                 // No answer in time from a page that got the command: it may be wedged.
                 let unanswered = code == ErrorCode::CommandTimeout

@@ -97,7 +97,7 @@ impl Receipt {
 
     /// A failed receipt. `data` gets the seed's failure fields (`errorCode`, `retryable`,
     /// `retryAfterMs`, `started`, and `invalidArgument` for argument errors) merged in; any other
-    /// details the command attached stay.
+    /// details the command attached stay, and so does a capture code in `errorCode`.
     pub fn failure(
         method: &str,
         code: ErrorCode,
@@ -117,7 +117,16 @@ impl Receipt {
                 map
             }
         };
-        data.insert("errorCode".into(), json!(code.as_str()));
+        // A screenshot's failure names the capture's own code in its data (PROTOCOL.md §5:
+        // `CAPTURE_CIRCUIT_OPEN` / `CAPTURE_FAILED` are "screenshot data only"); every other
+        // failure's data repeats the receipt's code.
+        let capture_code = matches!(
+            data.get("errorCode").and_then(Value::as_str),
+            Some("CAPTURE_CIRCUIT_OPEN" | "CAPTURE_FAILED")
+        );
+        if !capture_code {
+            data.insert("errorCode".into(), json!(code.as_str()));
+        }
         data.insert("retryable".into(), json!(retryable));
         if let Some(ms) = retry_after_ms {
             data.insert("retryAfterMs".into(), json!(ms));
@@ -254,6 +263,32 @@ mod tests {
         let j = r.to_json();
         assert_eq!(j["code"], "STALE_ELEMENT");
         assert_eq!(j["method"], "click_element_by_index");
+    }
+
+    #[test]
+    fn a_capture_code_in_the_details_reaches_the_caller() {
+        let details = json!({"errorCode": "CAPTURE_CIRCUIT_OPEN", "retryAfterMs": 90_000});
+        let r = Receipt::failure(
+            "screenshot",
+            ErrorCode::ActionFailed,
+            "open".into(),
+            Some(details),
+            false,
+            0.0,
+        );
+        assert_eq!(r.data["errorCode"], "CAPTURE_CIRCUIT_OPEN");
+        assert_eq!(r.data["retryAfterMs"], 90_000);
+        assert_eq!(r.to_json()["code"], "ACTION_FAILED");
+        // Any other code in the details is the receipt's.
+        let r = Receipt::failure(
+            "x",
+            ErrorCode::ActionFailed,
+            "m".into(),
+            Some(json!({"errorCode": "NOPE"})),
+            true,
+            0.0,
+        );
+        assert_eq!(r.data["errorCode"], "ACTION_FAILED");
     }
 
     #[test]
