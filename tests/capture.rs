@@ -151,6 +151,24 @@ fn pdf_decodes_with_its_page_count() {
 }
 
 #[test]
+fn download_image_sends_the_page_cookies() {
+    lua_files(
+        r##"
+        page:set_cookie{ name = "pass", value = "1", url = A }:unwrap()
+        page:navigate{ url = A .. "/cookie_img.html" }:unwrap()
+        local d = page:download_image{ selector = "#pic" }:unwrap()
+        eq(d.via, "browser-context"); eq(d.contentType, "image/png")
+        eq(bytes(d.path) == bytes("tests/fixtures/pixel.png"), true, "the bytes behind the cookie")
+        -- Without the cookie the server refuses, so the bytes above came with it. (Changed, not
+        -- cleared: the jar is the profile's, shared with the other tests.)
+        page:set_cookie{ name = "pass", value = "0", url = A }:unwrap()
+        local r = page:download_image{ selector = "#pic" }
+        eq(r.ok, false); eq(r.code, "NETWORK_ERROR"); eq(r.data.httpStatus, 403)
+    "##,
+    );
+}
+
+#[test]
 fn download_image_saves_the_original_file() {
     lua_files(
         r##"

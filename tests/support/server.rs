@@ -6,7 +6,8 @@
 //! `/slow?ms=N`, `/redirect?to=URL`, `/status/N` (204 and 304 without a body), `/post` (counts
 //! POSTs), `/count?key=K` (counts POSTs per key), `/echo` (the request's headers and cookies
 //! as JSON), `/set-cookie?name=N&value=V` (answers with that `Set-Cookie`), `/auth` (basic auth:
-//! 401 with `WWW-Authenticate` unless `user:secret` comes; `/auth-net` the same for `net:pw`). In served HTML the placeholders `{{A}}` and
+//! 401 with `WWW-Authenticate` unless `user:secret` comes; `/auth-net` the same for `net:pw`), `/cookie-pixel.png`
+//! (pixel.png only with the cookie `pass=1`). In served HTML the placeholders `{{A}}` and
 //! `{{B}}` become the two origins.
 
 use std::collections::HashMap;
@@ -220,6 +221,20 @@ async fn route(
                     b"<title>401</title><p>who are you</p>".to_vec(),
                     format!("WWW-Authenticate: Basic realm=\"{realm}\"\r\n"),
                 )
+            }
+        }
+        "/cookie-pixel.png" => {
+            // pixel.png, only to a request that carries the cookie `pass=1`.
+            let passes = head.lines().any(|l| {
+                l.split_once(':').is_some_and(|(k, v)| {
+                    k.eq_ignore_ascii_case("cookie") && v.split(';').any(|c| c.trim() == "pass=1")
+                })
+            });
+            if passes {
+                let (_, _, bytes, _) = serve_file("/pixel.png", shared).await;
+                (200, "image/png", bytes, String::new())
+            } else {
+                (403, "text/plain", b"no cookie".to_vec(), String::new())
             }
         }
         "/slow" => {
