@@ -586,6 +586,14 @@ impl TaskLog {
                     t = targets.recv() => match t {
                         Ok(super::raw::TargetEvent::Gone { target: t }) if t == target => break,
                         Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                        // Its own end may be among the missed events: ask.
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                            let info = json!({"targetId": target});
+                            if conn.call(None, "Target.getTargetInfo", info).await.is_err() {
+                                break;
+                            }
+                            continue;
+                        }
                         _ => continue,
                     },
                 };
