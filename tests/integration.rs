@@ -31,6 +31,7 @@ mod page_state;
 mod read_element;
 mod repl;
 mod scripts;
+mod serve;
 mod storage_settings;
 mod tabs;
 mod tidy;

@@ -184,8 +184,8 @@ async fn out_file(
     Ok((dir.join(&name), Some(format!("/data/{id}/{name}"))))
 }
 
-/// `/data/<rel>` for a path under the engine's data directory.
-fn data_url(engine: &Engine, path: &Path) -> Option<String> {
+/// `/data/<rel>` for a path under the engine's data directory (served by `moonpilot serve`).
+pub(super) fn data_url(engine: &Engine, path: &Path) -> Option<String> {
     let abs = std::path::absolute(path).ok()?;
     let root = std::path::absolute(&engine.config.data_dir).ok()?;
     let rel = abs.strip_prefix(&root).ok()?;

@@ -357,6 +357,11 @@ fn request_human_input(p: &mut Params) -> Prepared<TaskCx> {
                         Ok(path) => {
                             cx.engine
                                 .with_desk(|d| d.set_image(&request_id, path.clone()));
+                            if let Some(url) =
+                                super::capture::data_url(&cx.engine, std::path::Path::new(&path))
+                            {
+                                data.insert("imageUrl".into(), json!(url));
+                            }
                             data.insert("imagePath".into(), json!(path));
                         }
                         Err(e) => {
