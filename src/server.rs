@@ -298,23 +298,21 @@ async fn guard(State(s): State<Arc<Shared>>, req: Request, next: Next) -> Respon
         _ => next.run(req).await,
     };
     if cors {
-        let h = res.headers_mut();
-        h.insert(
-            header::ACCESS_CONTROL_ALLOW_ORIGIN,
-            HeaderValue::from_static("*"),
-        );
-        h.insert(
-            header::ACCESS_CONTROL_ALLOW_METHODS,
-            HeaderValue::from_static("GET, POST, DELETE, OPTIONS"),
-        );
-        h.insert(
-            header::ACCESS_CONTROL_ALLOW_HEADERS,
-            HeaderValue::from_static("Content-Type, Authorization, X-Filename"),
-        );
-        h.insert(
-            header::ACCESS_CONTROL_MAX_AGE,
-            HeaderValue::from_static("600"),
-        );
+        for (name, value) in [
+            (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
+            (
+                header::ACCESS_CONTROL_ALLOW_METHODS,
+                "GET, POST, DELETE, OPTIONS",
+            ),
+            (
+                header::ACCESS_CONTROL_ALLOW_HEADERS,
+                "Content-Type, Authorization, X-Filename",
+            ),
+            (header::ACCESS_CONTROL_MAX_AGE, "600"),
+        ] {
+            res.headers_mut()
+                .insert(name, HeaderValue::from_static(value));
+        }
     }
     res
 }

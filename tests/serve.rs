@@ -190,6 +190,18 @@ fn entry_validation_fails_in_order_with_the_seed_shape() {
     assert!(request(addr, "GET", "/playwright/health", &[], b"")
         .header("access-control-allow-origin")
         .is_none());
+    // Entry failures are traced like every other call.
+    let h = harness();
+    h.runtime.block_on(h.executor.engine().flush_trace());
+    let trace = h.executor.engine().config.trace_dir.clone().unwrap();
+    let calls =
+        std::fs::read_to_string(trace.join(moonpilot::trace::today()).join("calls.jsonl")).unwrap();
+    assert!(
+        calls
+            .lines()
+            .any(|l| l.contains(envelope::BAD_ID) && l.contains("\"get_title\"")),
+        "the refused request is in the trace"
+    );
 }
 
 #[test]
@@ -402,6 +414,16 @@ fn upload_dir() -> std::path::PathBuf {
     harness().executor.engine().config.upload_dir.clone()
 }
 
+fn upload_json(addr: SocketAddr, body: impl ToString) -> Reply {
+    request(
+        addr,
+        "POST",
+        "/playwright/upload",
+        &[("Content-Type", "application/json")],
+        body.to_string().as_bytes(),
+    )
+}
+
 fn upload_raw(addr: SocketAddr, query: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
     request(
         addr,
@@ -469,40 +491,19 @@ fn uploads_are_sanitised_bounded_and_confined() {
     );
     // CJK names are kept (JSON text upload).
     let cjk = unique("报告", "txt");
-    let v = request(
-        addr,
-        "POST",
-        "/playwright/upload",
-        &[("Content-Type", "application/json")],
-        json!({"filename": cjk, "content": "你好"})
-            .to_string()
-            .as_bytes(),
-    )
-    .json();
+    let v = upload_json(addr, json!({"filename": cjk, "content": "你好"})).json();
     assert_eq!(v["data"]["filename"], cjk.as_str(), "{v}");
     assert_eq!(v["data"]["size"], 6);
     assert!(dir.join(&cjk).is_file());
     // JSON + base64; broken base64 is refused.
     let b64 = unique("b64", "txt");
-    let v = request(
+    let v = upload_json(
         addr,
-        "POST",
-        "/playwright/upload",
-        &[("Content-Type", "application/json")],
-        json!({"filename": b64, "contentBase64": "aGVs\nbG8="})
-            .to_string()
-            .as_bytes(),
+        json!({"filename": b64, "contentBase64": "aGVs\nbG8="}),
     )
     .json();
     assert_eq!(v["data"]["size"], 5, "{v}");
-    let v = request(
-        addr,
-        "POST",
-        "/playwright/upload",
-        &[("Content-Type", "application/json")],
-        br#"{"filename":"bad.txt","contentBase64":"!!"}"#,
-    )
-    .json();
+    let v = upload_json(addr, r#"{"filename":"bad.txt","contentBase64":"!!"}"#).json();
     assert_eq!(v["ok"], false);
     assert!(v["msg"].as_str().unwrap().contains("base64"), "{v}");
     // Multipart: the `file` field, its own file name.
@@ -530,14 +531,9 @@ fn uploads_are_sanitised_bounded_and_confined() {
     assert_eq!(r.json()["ok"], false);
     let over = vec![b'q'; UPLOAD_MAX as usize + 1];
     let big = unique("big", "bin");
-    let r = request(
+    let r = upload_json(
         addr,
-        "POST",
-        "/playwright/upload",
-        &[("Content-Type", "application/json")],
-        json!({"filename": big, "contentBase64": moonpilot::browser::tab::encode_base64(&over)})
-            .to_string()
-            .as_bytes(),
+        json!({"filename": big, "contentBase64": moonpilot::browser::tab::encode_base64(&over)}),
     );
     assert_eq!(r.status, 413);
     assert!(r.json()["msg"].as_str().unwrap().contains("more than"));
@@ -845,7 +841,30 @@ fn request_human_input_names_its_image_by_a_served_url() {
 
 #[test]
 fn fifty_clients_on_five_tasks_lose_nothing() {
-    let addr = open();
+    // An engine (and Chromium) of its own: 50 clients fill the engine-wide in-flight bound,
+    // which the other tests on the shared engine must not meet.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let engine = moonpilot::Engine::new(super::support::harness::test_config());
+    let executor = moonpilot::Executor::new(engine.clone());
+    let addr = rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let opts = ServeOptions {
+            port: 0,
+            ..ServeOptions::default()
+        };
+        tokio::spawn(serve(
+            executor.clone(),
+            listener,
+            opts,
+            std::future::pending(),
+        ));
+        addr
+    });
     let secs: u64 = std::env::var("SERVE_LOAD_SECS")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -863,7 +882,7 @@ fn fifty_clients_on_five_tasks_lose_nothing() {
         })
         .collect();
     let http = load::over_http(addr, &ids, 50, Duration::from_secs(secs));
-    let inproc = load::in_process(&harness().executor, &ids, 50, Duration::from_secs(secs));
+    let inproc = load::in_process(&executor, &ids, 50, Duration::from_secs(secs));
     println!("{}", http.summary("get_title over HTTP"));
     println!("{}", inproc.summary("get_title in-process"));
     for l in [&http, &inproc] {
@@ -875,7 +894,145 @@ fn fifty_clients_on_five_tasks_lose_nothing() {
         assert_eq!(l.ok + l.busy, l.sent, "every request answered");
         assert!(l.ok > 0);
     }
-    for id in ids {
-        exec(Some(id), "close", json!({}));
+    let tasks = call(addr, None, "list_tasks", json!({}));
+    assert_eq!(tasks["data"]["tasks"].as_array().unwrap().len(), 5);
+    rt.block_on(engine.shutdown());
+}
+
+/// The address in a start-up banner line, once one shows up on `stream` (20 s at most).
+fn banner_addr(stream: impl std::io::Read + Send + 'static) -> SocketAddr {
+    use std::io::BufRead;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stream).lines() {
+            let Ok(line) = line else { break };
+            if let Some(rest) = line.split("http://").nth(1) {
+                let addr = rest.split(' ').next().unwrap_or_default().to_string();
+                let _ = tx.send(addr);
+            }
+        }
+    });
+    let addr = rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the server prints where it listens");
+    addr.parse().unwrap()
+}
+
+/// Waits (20 s at most) for `child` to exit; its exit code.
+fn exit_code(child: &mut std::process::Child) -> Option<i32> {
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(20) {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        load::pause(Duration::from_millis(50));
     }
+    let _ = child.kill();
+    panic!("the server did not stop");
+}
+
+fn moonpilot_serve(args: &[&str]) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_moonpilot"))
+        .arg("serve")
+        .args(args)
+        .env("MOONPILOT_STATE_DIR", super::support::harness::state_dir())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn the_binary_serves_until_ctrl_c_or_a_shutdown() {
+    // Ctrl-C: a clean stop, exit code 0.
+    let mut child = moonpilot_serve(&["--port", "0"]);
+    let addr = banner_addr(child.stdout.take().unwrap());
+    let h = request(addr, "GET", "/playwright/health", &[], b"").json();
+    assert_eq!(h["data"]["pid"], child.id());
+    assert_eq!(h["data"]["port"], addr.port());
+    // `shutdown` closes the browser and tasks; the seed's server keeps serving.
+    let v = command(addr, &json!({"id": 1001, "method": "shutdown"})).json();
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(
+        request(addr, "GET", "/playwright/health", &[], b"").status,
+        200
+    );
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    assert_eq!(exit_code(&mut child), Some(0));
+    // With --exit-on-shutdown, `shutdown` over HTTP ends the process once it has answered.
+    let mut child = moonpilot_serve(&["--port", "0", "--exit-on-shutdown", "--token", TOKEN]);
+    let addr = banner_addr(child.stdout.take().unwrap());
+    assert_eq!(command(addr, &json!({"method": "shutdown"})).status, 401);
+    let bearer = format!("Bearer {TOKEN}");
+    let r = request(
+        addr,
+        "POST",
+        "/playwright/command",
+        &[("Authorization", &bearer)],
+        br#"{"method":"shutdown"}"#,
+    );
+    assert_eq!(r.json()["ok"], true);
+    assert_eq!(exit_code(&mut child), Some(0));
+}
+
+#[test]
+fn the_repl_and_http_share_one_engine() {
+    use std::io::Write;
+    let data = std::env::temp_dir().join(format!("moonpilot-repl-serve-{}", std::process::id()));
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_moonpilot"))
+        .args(["repl", "--serve", "0"])
+        .env("XDG_DATA_HOME", &data)
+        .env("MOONPILOT_STATE_DIR", super::support::harness::state_dir())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let addr = banner_addr(child.stderr.take().unwrap());
+    let mut stdin = child.stdin.take().unwrap();
+    // The REPL's `page` is the one task the server sees.
+    let t0 = Instant::now();
+    let id = loop {
+        let tasks = request(addr, "GET", "/playwright/tasks", &[], b"").json();
+        if let Some(id) = tasks["data"]["tasks"][0]["id"].as_str() {
+            break id.to_string();
+        }
+        assert!(t0.elapsed() < Duration::from_secs(30), "no task: {tasks}");
+        load::pause(Duration::from_millis(100));
+    };
+    // The person navigates; the agent reads the title over HTTP.
+    writeln!(
+        stdin,
+        "page:navigate{{ url = \"{}\" }}",
+        url_a("basic.html")
+    )
+    .unwrap();
+    let t0 = Instant::now();
+    loop {
+        let v = call(addr, Some(&id), "get_title", json!({}));
+        if v["data"]["title"] == "Basic" {
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(30), "{v}");
+        load::pause(Duration::from_millis(100));
+    }
+    // The agent navigates; the person reads it at the prompt.
+    let v = call(
+        addr,
+        Some(&id),
+        "go_to_url",
+        json!({"url": url_a("widgets.html")}),
+    );
+    assert_eq!(v["ok"], true, "{v}");
+    writeln!(stdin, "print('title=' .. page:get_title().data.title)").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("title=Widgets"), "{text}");
 }
