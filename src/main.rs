@@ -65,7 +65,7 @@ struct HttpOpts {
     /// Require `Authorization: Bearer T` on every request.
     #[arg(long, value_name = "T")]
     token: Option<String>,
-    /// The largest staged upload, in bytes (0 = unlimited).
+    /// The largest staged upload, in bytes (0 = no cap of its own; a body stays under 256 MiB).
     #[arg(long, value_name = "BYTES", default_value_t = moonpilot::server::MAX_UPLOAD)]
     upload_max_bytes: u64,
     /// Upload of an existing name gets `a-1.jpg`, `a-2.jpg`, … instead of replacing it.

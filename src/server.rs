@@ -65,7 +65,7 @@ pub struct ServeOptions {
     pub token: Option<String>,
     /// The largest command body.
     pub max_body_bytes: usize,
-    /// The largest staged upload (0 = unlimited).
+    /// The largest staged upload (0 = no cap of its own; a body stays under 256 MiB).
     pub upload_max_bytes: u64,
     /// Same name → same file (`existed:true`); false → `a-1.jpg`, `a-2.jpg`, …
     pub upload_overwrite: bool,

@@ -1036,3 +1036,50 @@ fn the_repl_and_http_share_one_engine() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("title=Widgets"), "{text}");
 }
+
+/// A non-loopback IPv4 address of this machine, if it has one (the source address of a route
+/// outwards; a UDP connect sends nothing).
+fn public_ip() -> Option<std::net::IpAddr> {
+    ["8.8.8.8:53", "10.255.255.255:1", "192.0.2.1:9"]
+        .iter()
+        .find_map(|target| {
+            let s = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
+            s.connect(target).ok()?;
+            let ip = s.local_addr().ok()?.ip();
+            (!ip.is_loopback() && !ip.is_unspecified()).then_some(ip)
+        })
+}
+
+#[test]
+fn a_non_loopback_bind_answers_401_without_the_token() {
+    let Some(ip) = public_ip() else {
+        println!("skipped: this machine has no non-loopback address");
+        return;
+    };
+    let ip = ip.to_string();
+    let mut child = moonpilot_serve(&["--bind", &ip, "--port", "0", "--token", TOKEN]);
+    let addr = banner_addr(child.stdout.take().unwrap());
+    assert_eq!(addr.ip().to_string(), ip);
+    let r = request(addr, "GET", "/playwright/health", &[], b"");
+    assert_eq!(r.status, 401);
+    assert_eq!(r.json()["ok"], false);
+    let r = command(addr, &json!({"id": 1001, "method": "list_methods"}));
+    assert_eq!(r.status, 401);
+    let bearer = format!("Bearer {TOKEN}");
+    let ok = request(
+        addr,
+        "GET",
+        "/playwright/health",
+        &[("Authorization", &bearer)],
+        b"",
+    );
+    assert_eq!(ok.status, 200);
+    assert_eq!(ok.json()["data"]["pid"], child.id());
+    // Only that address: nothing listens on loopback at the port.
+    let loopback: SocketAddr = format!("127.0.0.1:{}", addr.port()).parse().unwrap();
+    assert!(std::net::TcpStream::connect(loopback).is_err());
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    assert_eq!(exit_code(&mut child), Some(0));
+}
