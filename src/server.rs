@@ -512,6 +512,14 @@ fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
+/// A header value that clients percent-encode to carry non-ASCII names (`%E6%8A%A5.pdf`);
+/// left as it is when it does not decode to UTF-8.
+fn percent_decoded(value: &str) -> String {
+    percent_encoding::percent_decode_str(value)
+        .decode_utf8()
+        .map_or_else(|_| value.to_string(), |s| s.into_owned())
+}
+
 /// The file of a multipart body: the field `?field=` (default `file`), else any field with a
 /// file name.
 async fn from_multipart(bytes: Bytes, boundary: String, field: &str) -> Result<Incoming, String> {
@@ -623,7 +631,7 @@ async fn stage(
                 .get("name")
                 .filter(|n| !n.is_empty())
                 .cloned()
-                .or_else(|| header_text(headers, "x-filename")),
+                .or_else(|| header_text(headers, "x-filename").map(|n| percent_decoded(&n))),
             content_type: content_type.clone(),
         })
     };
@@ -784,6 +792,14 @@ mod tests {
             content_type_of(Path::new("a.html")),
             "application/octet-stream"
         );
+    }
+
+    #[test]
+    fn header_names_may_be_percent_encoded() {
+        assert_eq!(percent_decoded("%E6%8A%A5%E5%91%8A.pdf"), "报告.pdf");
+        assert_eq!(percent_decoded("plain.txt"), "plain.txt");
+        assert_eq!(percent_decoded("100%.txt"), "100%.txt");
+        assert_eq!(percent_decoded("%FF.bin"), "%FF.bin");
     }
 
     #[test]

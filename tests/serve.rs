@@ -476,6 +476,12 @@ fn uploads_are_sanitised_bounded_and_confined() {
     let hdr = unique("header", "bin");
     let v = upload_raw(addr, "", &[("X-Filename", &format!("a\\b/{hdr}"))], b"xyz").json();
     assert_eq!(v["data"]["filename"], hdr.as_str(), "{v}");
+    let encoded_cjk = unique("发票", "pdf");
+    let encoded =
+        percent_encoding::utf8_percent_encode(&encoded_cjk, percent_encoding::NON_ALPHANUMERIC)
+            .to_string();
+    let v = upload_raw(addr, "", &[("X-Filename", &encoded)], b"%PDF").json();
+    assert_eq!(v["data"]["filename"], encoded_cjk.as_str(), "{v}");
     // A name made of dots only gets a generated one, with the content type's extension.
     let v = upload_raw(
         addr,

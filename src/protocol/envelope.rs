@@ -157,7 +157,7 @@ pub fn response(receipt: &Receipt, compact: bool, diagnostics: bool) -> (u16, Va
     let status = if data.get("invalidArgument") == Some(&Value::Bool(true)) {
         400
     } else {
-        200
+        receipt.code.map_or(200, super::ErrorCode::http_status)
     };
     let mut map = Map::new();
     map.insert("ok".into(), json!(receipt.ok));
