@@ -401,7 +401,7 @@ async fn command(State(s): State<Arc<Shared>>, method: Method, body: Body) -> Re
     if s.opts.exit_on_shutdown && req.method == "shutdown" && receipt.ok {
         s.stop.notify_one();
     }
-    let (status, body) = envelope::response(&receipt, req.compact, req.diagnostics);
+    let (status, body) = envelope::response(receipt, req.compact, req.diagnostics);
     json_response(status, &body)
 }
 
@@ -411,7 +411,7 @@ async fn view(s: &Shared, method: &Method, command: &str) -> Response {
         return fail(200, "this endpoint only answers GET");
     }
     let receipt = s.executor.execute(None, command, json!({})).await;
-    let (status, body) = envelope::response(&receipt, false, false);
+    let (status, body) = envelope::response(receipt, false, false);
     json_response(status, &body)
 }
 

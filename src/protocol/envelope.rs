@@ -149,8 +149,8 @@ pub fn success(data: Value) -> Value {
 
 /// A receipt as the seed's envelope, with its HTTP status (400 for `invalidArgument`, else
 /// 200), trimmed first when the request asked for compact mode.
-pub fn response(receipt: &Receipt, compact: bool, diagnostics: bool) -> (u16, Value) {
-    let mut data = receipt.data.clone();
+pub fn response(receipt: Receipt, compact: bool, diagnostics: bool) -> (u16, Value) {
+    let mut data = receipt.data;
     if compact {
         trim_compact(&receipt.method, &mut data, diagnostics);
     }
@@ -165,8 +165,8 @@ pub fn response(receipt: &Receipt, compact: bool, diagnostics: bool) -> (u16, Va
     if !data.is_null() {
         map.insert("data".into(), data);
     }
-    if let Some(msg) = &receipt.msg {
-        map.insert("msg".into(), json!(msg));
+    if let Some(msg) = receipt.msg {
+        map.insert("msg".into(), Value::String(msg));
     }
     (status, Value::Object(map))
 }
@@ -281,7 +281,7 @@ mod tests {
     #[test]
     fn receipts_become_the_seed_envelope() {
         let ok = Receipt::success("get_title", json!({"title": "T"}), 1.0);
-        let (status, body) = response(&ok, false, false);
+        let (status, body) = response(ok, false, false);
         assert_eq!(status, 200);
         assert_eq!(body, json!({"ok": true, "code": 1, "data": {"title": "T"}}));
         let bad = Receipt::failure(
@@ -292,7 +292,7 @@ mod tests {
             false,
             0.0,
         );
-        let (status, body) = response(&bad, false, false);
+        let (status, body) = response(bad, false, false);
         assert_eq!(status, 400);
         assert_eq!(body["code"], 0);
         assert_eq!(body["data"]["errorCode"], "INVALID_ARGUMENT");
@@ -305,7 +305,7 @@ mod tests {
             false,
             0.0,
         );
-        assert_eq!(response(&busy, false, false).0, 200);
+        assert_eq!(response(busy, false, false).0, 200);
     }
 
     #[test]
@@ -333,7 +333,7 @@ mod tests {
         assert!(batch["results"][0]["data"].get("urlBefore").is_none());
         assert_eq!(batch["results"][1]["data"]["urlBefore"], "kept");
         let receipt = Receipt::success("click_element_by_text", click, 0.0);
-        let (_, body) = response(&receipt, true, false);
+        let (_, body) = response(receipt, true, false);
         assert!(body["data"].get("outerHtml").is_none());
     }
 }
