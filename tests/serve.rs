@@ -95,6 +95,14 @@ fn call(addr: SocketAddr, id: Option<&str>, method: &str, params: Value) -> Valu
     command(addr, &body).json()
 }
 
+/// A task started over HTTP, at fixture `page` (origin A): its id.
+fn task_at(addr: SocketAddr, page: &str) -> String {
+    let id = start_task(addr);
+    let nav = call(addr, Some(&id), "go_to_url", json!({"url": url_a(page)}));
+    assert_eq!(nav["ok"], true, "{nav}");
+    id
+}
+
 /// `start` over HTTP: the new task's id (a string).
 fn start_task(addr: SocketAddr) -> String {
     let v = call(addr, None, "start", json!({}));
@@ -626,14 +634,7 @@ fn a_staged_upload_reaches_a_file_input_by_relative_path() {
     let name = unique("hello", "txt");
     let staged = upload_raw(addr, &format!("?filename={name}"), &[], b"hello world").json();
     let rel = staged["data"]["relativePath"].as_str().unwrap().to_string();
-    let id = start_task(addr);
-    let nav = call(
-        addr,
-        Some(&id),
-        "go_to_url",
-        json!({"url": url_a("widgets.html")}),
-    );
-    assert_eq!(nav["ok"], true, "{nav}");
+    let id = task_at(addr, "widgets.html");
     let up = call(
         addr,
         Some(&id),
@@ -666,13 +667,7 @@ fn a_staged_upload_reaches_a_file_input_by_relative_path() {
 #[test]
 fn data_urls_serve_the_evidence_files() {
     let addr = open();
-    let id = start_task(addr);
-    call(
-        addr,
-        Some(&id),
-        "go_to_url",
-        json!({"url": url_a("basic.html")}),
-    );
+    let id = task_at(addr, "basic.html");
     let shot = call(addr, Some(&id), "screenshot", json!({}));
     assert_eq!(shot["ok"], true, "{shot}");
     let url = shot["data"]["url"].as_str().unwrap().to_string();
@@ -723,13 +718,7 @@ fn data_urls_serve_the_evidence_files() {
 
 /// A human-input request on a fresh task at basic.html: (task id, request id).
 fn human_request(addr: SocketAddr, with_image: bool) -> (String, String) {
-    let id = start_task(addr);
-    call(
-        addr,
-        Some(&id),
-        "go_to_url",
-        json!({"url": url_a("basic.html")}),
-    );
+    let id = task_at(addr, "basic.html");
     let mut params = json!({"prompt": "type the code", "timeoutSeconds": 120});
     if with_image {
         params["selector"] = json!("h1");
@@ -821,13 +810,7 @@ fn a_long_poll_over_http_is_answered_from_the_same_executor_in_process() {
 #[test]
 fn request_human_input_names_its_image_by_a_served_url() {
     let addr = open();
-    let id = start_task(addr);
-    call(
-        addr,
-        Some(&id),
-        "go_to_url",
-        json!({"url": url_a("basic.html")}),
-    );
+    let id = task_at(addr, "basic.html");
     let r = call(
         addr,
         Some(&id),
@@ -877,13 +860,7 @@ fn fifty_clients_on_five_tasks_lose_nothing() {
         .unwrap_or(2);
     let ids: Vec<TaskId> = (0..5)
         .map(|_| {
-            let id = start_task(addr);
-            call(
-                addr,
-                Some(&id),
-                "go_to_url",
-                json!({"url": url_a("basic.html")}),
-            );
+            let id = task_at(addr, "basic.html");
             TaskId(id.parse().unwrap())
         })
         .collect();
