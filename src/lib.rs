@@ -30,6 +30,7 @@ pub mod protocol;
 pub mod redact;
 pub mod registry;
 pub mod repl;
+pub mod server;
 pub mod trace;
 pub mod watch;
 

@@ -56,6 +56,41 @@ struct BrowserOpts {
     no_capture: bool,
 }
 
+/// Options of the HTTP server (`serve`, `repl --serve`).
+#[derive(clap::Args, Debug, Clone)]
+struct HttpOpts {
+    /// Listen on ADDR; anything but loopback needs --token.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
+    bind: std::net::IpAddr,
+    /// Require `Authorization: Bearer T` on every request.
+    #[arg(long, value_name = "T")]
+    token: Option<String>,
+    /// The largest staged upload, in bytes (0 = no cap of its own; a body stays under 256 MiB).
+    #[arg(long, value_name = "BYTES", default_value_t = moonpilot::server::MAX_UPLOAD)]
+    upload_max_bytes: u64,
+    /// Upload of an existing name gets `a-1.jpg`, `a-2.jpg`, … instead of replacing it.
+    #[arg(long)]
+    no_upload_overwrite: bool,
+    /// Stop serving after a successful `shutdown` command (by default, as in the seed, the
+    /// server keeps running).
+    #[arg(long)]
+    exit_on_shutdown: bool,
+}
+
+impl HttpOpts {
+    fn serve_options(self, port: u16) -> moonpilot::server::ServeOptions {
+        moonpilot::server::ServeOptions {
+            bind: self.bind,
+            port,
+            token: self.token,
+            upload_max_bytes: self.upload_max_bytes,
+            upload_overwrite: !self.no_upload_overwrite,
+            exit_on_shutdown: self.exit_on_shutdown,
+            ..moonpilot::server::ServeOptions::default()
+        }
+    }
+}
+
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run a Lua script to its end.
@@ -73,6 +108,22 @@ enum Command {
         /// Do not start a task bound to `page`.
         #[arg(long)]
         no_start: bool,
+        /// Also serve the HTTP protocol on PORT [default: 10049], on the REPL's own engine: an
+        /// agent over HTTP and the person at the prompt share the browser and its tasks.
+        #[arg(long, value_name = "PORT", num_args = 0..=1, default_missing_value = "10049")]
+        serve: Option<u16>,
+        #[command(flatten)]
+        http: HttpOpts,
+        #[command(flatten)]
+        browser: BrowserOpts,
+    },
+    /// Serve the seed's HTTP protocol (POST /playwright/command, uploads, /data) until Ctrl-C.
+    Serve {
+        /// The port (0 = any free one).
+        #[arg(long, default_value_t = moonpilot::server::DEFAULT_PORT)]
+        port: u16,
+        #[command(flatten)]
+        http: HttpOpts,
         #[command(flatten)]
         browser: BrowserOpts,
     },
@@ -117,8 +168,23 @@ fn main() -> ExitCode {
         Command::Stubs => {
             print(moonpilot::lua::stubs::generate(moonpilot::commands::registry().all()).trim_end())
         }
-        Command::Repl { no_start, browser } => match engine_config(browser) {
-            Ok(config) => moonpilot::repl::run(config, !no_start),
+        Command::Repl {
+            no_start,
+            serve,
+            http,
+            browser,
+        } => match engine_config(browser) {
+            Ok(config) => {
+                moonpilot::repl::run(config, !no_start, serve.map(|p| http.serve_options(p)))
+            }
+            Err(code) => code,
+        },
+        Command::Serve {
+            port,
+            http,
+            browser,
+        } => match engine_config(browser) {
+            Ok(config) => moonpilot::server::run(config, http.serve_options(port)),
             Err(code) => code,
         },
         Command::Run {

@@ -559,42 +559,77 @@ impl Session<'_> {
     }
 }
 
-/// Runs the REPL until Ctrl-D (or the end of input). `start` binds a fresh task to `page`.
-pub fn run(config: EngineConfig, start: bool) -> ExitCode {
+/// Runs the REPL until Ctrl-D (or the end of input). `start` binds a fresh task to `page`;
+/// `serve` also runs the HTTP server on the same executor for the session.
+pub fn run(
+    config: EngineConfig,
+    start: bool,
+    serve: Option<crate::server::ServeOptions>,
+) -> ExitCode {
     run_host(config, BTreeMap::new(), |host| async move {
-        if start {
-            if let Err(e) = host.eval("page = browser.start{}", "start").await {
-                eprintln!("moonpilot: {e}");
-                return ExitCode::from(2);
+        let mut server = None;
+        if let (Some(opts), Some(executor)) = (serve, host.executor()) {
+            let listener = match crate::server::bind(&opts).await {
+                Ok(l) => l,
+                Err(e) => {
+                    eprintln!("moonpilot: cannot serve on port {}: {e}", opts.port);
+                    return ExitCode::from(2);
+                }
+            };
+            if let Ok(addr) = listener.local_addr() {
+                eprintln!("{}", crate::server::banner(addr, opts.token.is_some()));
             }
+            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+            let stopped = async move {
+                let _ = stopped.await;
+            };
+            let job =
+                tokio::task::spawn_local(crate::server::serve(executor, listener, opts, stopped));
+            server = Some((stop, job));
         }
-        // One listener for the session: a Ctrl-C typed between Enter and the start of the
-        // command is not lost. (At the prompt, rustyline reads Ctrl-C as a key.)
-        let mut interrupt = match crate::lua::interrupt_listener() {
-            Ok(s) => s,
-            Err(code) => return code,
-        };
-        let (editor, printer) = spawn_editor(collect_names(&host)).await;
-        let terminal = Terminal {
-            printer: Rc::new(RefCell::new(printer)),
-        };
-        let sink = terminal.clone();
-        if let Err(e) = host.redirect_print(move |line| sink.print(line)) {
-            eprintln!("moonpilot: {e}");
+        let code = session(&host, start).await;
+        if let Some((stop, job)) = server {
+            let _ = stop.send(());
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(12), job).await;
         }
-        let mut session = Session {
-            host: &host,
-            terminal,
-            editor,
-            console: Console::default(),
-            showing: None,
-            running: None,
-            buffer: String::new(),
-            stale: true,
-        };
-        session.run(&mut interrupt).await;
-        session.running = None;
-        session.editor.close().await;
-        ExitCode::SUCCESS
+        code
     })
+}
+
+/// The REPL session itself, until Ctrl-D.
+async fn session(host: &crate::lua::LuaHost, start: bool) -> ExitCode {
+    if start {
+        if let Err(e) = host.eval("page = browser.start{}", "start").await {
+            eprintln!("moonpilot: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    // One listener for the session: a Ctrl-C typed between Enter and the start of the
+    // command is not lost. (At the prompt, rustyline reads Ctrl-C as a key.)
+    let mut interrupt = match crate::lua::interrupt_listener() {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let (editor, printer) = spawn_editor(collect_names(host)).await;
+    let terminal = Terminal {
+        printer: Rc::new(RefCell::new(printer)),
+    };
+    let sink = terminal.clone();
+    if let Err(e) = host.redirect_print(move |line| sink.print(line)) {
+        eprintln!("moonpilot: {e}");
+    }
+    let mut session = Session {
+        host,
+        terminal,
+        editor,
+        console: Console::default(),
+        showing: None,
+        running: None,
+        buffer: String::new(),
+        stale: true,
+    };
+    session.run(&mut interrupt).await;
+    session.running = None;
+    session.editor.close().await;
+    ExitCode::SUCCESS
 }

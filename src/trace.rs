@@ -153,8 +153,22 @@ pub fn today() -> String {
     utc_date(epoch_ms())
 }
 
-/// `yyyymmdd` of a UTC epoch-ms time (Howard Hinnant's civil-from-days).
+/// `yyyymmdd` of a UTC epoch-ms time.
 fn utc_date(ms: u64) -> String {
+    let (y, m, d) = civil(ms);
+    format!("{y:04}{m:02}{d:02}")
+}
+
+/// An epoch-ms time as an ISO-8601 UTC instant (`2026-12-01T14:04:54.123Z`).
+pub fn iso_utc(ms: u64) -> String {
+    let (y, m, d) = civil(ms);
+    let t = ms % 86_400_000;
+    let (h, min, s, milli) = (t / 3_600_000, t / 60_000 % 60, t / 1000 % 60, t % 1000);
+    format!("{y:04}-{m:02}-{d:02}T{h:02}:{min:02}:{s:02}.{milli:03}Z")
+}
+
+/// The UTC calendar day of an epoch-ms time (Howard Hinnant's civil-from-days).
+fn civil(ms: u64) -> (i64, i64, i64) {
     let days = (ms / 86_400_000) as i64;
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
@@ -165,7 +179,7 @@ fn utc_date(ms: u64) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}{m:02}{d:02}")
+    (y, m, d)
 }
 
 impl Tracer {
@@ -314,6 +328,8 @@ mod tests {
         assert_eq!(utc_date(951_782_400_000), "20000229");
         assert_eq!(utc_date(1_798_675_200_000), "20261231");
         assert_eq!(utc_date(1_798_675_199_999), "20261230");
+        assert_eq!(iso_utc(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso_utc(1_798_675_199_999), "2026-12-30T23:59:59.999Z");
     }
 
     fn traced(method: &str, params: Value, receipt: Receipt) -> Value {

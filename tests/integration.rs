@@ -33,6 +33,7 @@ mod read_element;
 mod recipes;
 mod repl;
 mod scripts;
+mod serve;
 mod storage_settings;
 mod tabs;
 mod tidy;

@@ -220,7 +220,7 @@ fn normalise(path: &Path) -> PathBuf {
 
 /// `/data/<task>/<rel>` for a path really inside the task's data directory (links and `..`
 /// resolved), `None` otherwise.
-async fn data_url(engine: &Engine, task: &Task, path: &Path) -> Option<String> {
+pub(super) async fn data_url(engine: &Engine, task: &Task, path: &Path) -> Option<String> {
     let dir = engine.config.data_dir.join(task.id.to_string());
     let root = tokio::fs::canonicalize(&dir).await.ok()?;
     let parent = tokio::fs::canonicalize(path.parent()?).await.ok()?;

@@ -357,6 +357,15 @@ fn request_human_input(p: &mut Params) -> Prepared<TaskCx> {
                         Ok(path) => {
                             cx.engine
                                 .with_desk(|d| d.set_image(&request_id, path.clone()));
+                            let url = super::capture::data_url(
+                                &cx.engine,
+                                &task,
+                                std::path::Path::new(&path),
+                            )
+                            .await;
+                            if let Some(url) = url {
+                                data.insert("imageUrl".into(), json!(url));
+                            }
                             data.insert("imagePath".into(), json!(path));
                         }
                         Err(e) => {

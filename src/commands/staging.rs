@@ -46,8 +46,9 @@ pub fn sanitize(name: &str) -> Option<String> {
     if trimmed.chars().count() <= 120 {
         return Some(trimmed);
     }
+    // The extension (its dot included) is kept when it has at most 12 characters.
     let (stem, ext) = match trimmed.rfind('.') {
-        Some(i) if trimmed.len() - i <= 13 && i > 0 => (&trimmed[..i], &trimmed[i..]),
+        Some(i) if i > 0 && trimmed[i..].chars().count() <= 13 => (&trimmed[..i], &trimmed[i..]),
         _ => (trimmed.as_str(), ""),
     };
     let keep = 120 - ext.chars().count();
@@ -113,7 +114,32 @@ pub async fn stage(
     filename: Option<&str>,
     content_type: Option<&str>,
 ) -> Result<(PathBuf, Value), CommandError> {
-    let name = filename
+    stage_as(dir, bytes, filename, content_type, true).await
+}
+
+/// `a.jpg`, `a-1.jpg`, `a-2.jpg`, …: the `n`th name tried when names are not overwritten.
+fn numbered(name: &str, n: u32) -> String {
+    if n == 0 {
+        return name.to_string();
+    }
+    match name.rfind('.') {
+        Some(i) if i > 0 => format!("{}-{n}{}", &name[..i], &name[i..]),
+        _ => format!("{name}-{n}"),
+    }
+}
+
+/// [`stage`] with the overwrite rule of the upload endpoint (§13, `browser.upload.overwrite`):
+/// `overwrite` keeps the name (`existed:true` when it was there), else the first free name of
+/// `a.jpg`, `a-1.jpg`, … is taken (created exclusively, so two uploads never share one). The
+/// file lands directly in `dir`: a sanitised name has no separators.
+pub async fn stage_as(
+    dir: &Path,
+    bytes: &[u8],
+    filename: Option<&str>,
+    content_type: Option<&str>,
+    overwrite: bool,
+) -> Result<(PathBuf, Value), CommandError> {
+    let base = filename
         .and_then(sanitize)
         .unwrap_or_else(|| generated(content_type));
     tokio::fs::create_dir_all(dir).await.map_err(|e| {
@@ -122,11 +148,38 @@ pub async fn stage(
             dir.display()
         ))
     })?;
-    let path = dir.join(&name);
-    let existed = tokio::fs::metadata(&path).await.is_ok();
-    tokio::fs::write(&path, bytes)
-        .await
-        .map_err(|e| CommandError::failed(format!("cannot stage {}: {e}", path.display())))?;
+    let cannot = |path: &Path, e: std::io::Error| {
+        CommandError::failed(format!("cannot stage {}: {e}", path.display()))
+    };
+    let (name, path, existed) = if overwrite {
+        let path = dir.join(&base);
+        let existed = tokio::fs::metadata(&path).await.is_ok();
+        tokio::fs::write(&path, bytes)
+            .await
+            .map_err(|e| cannot(&path, e))?;
+        (base, path, existed)
+    } else {
+        use tokio::io::AsyncWriteExt;
+        let mut n = 0u32;
+        loop {
+            let name = numbered(&base, n);
+            let path = dir.join(&name);
+            match tokio::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+                .await
+            {
+                Ok(mut file) => {
+                    file.write_all(bytes).await.map_err(|e| cannot(&path, e))?;
+                    file.flush().await.map_err(|e| cannot(&path, e))?;
+                    break (name, path, false);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 10_000 => n += 1,
+                Err(e) => return Err(cannot(&path, e)),
+            }
+        }
+    };
     let abs = std::path::absolute(&path).unwrap_or(path);
     let info = json!({
         "filename": name,
@@ -138,6 +191,112 @@ pub async fn stage(
         "contentType": content_type,
     });
     Ok((abs, info))
+}
+
+/// The staged files directly in `dir`, newest first (at most 500), for `GET /playwright/upload`:
+/// `{dir, count, files:[{name, size, modifiedAt (epoch ms), path}]}`.
+pub async fn list(dir: &Path) -> Value {
+    let mut files = Vec::new();
+    if let Ok(mut read) = tokio::fs::read_dir(dir).await {
+        while let Ok(Some(entry)) = read.next_entry().await {
+            let Ok(meta) = entry.metadata().await else {
+                continue;
+            };
+            if !meta.is_file() {
+                continue;
+            }
+            let modified = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_millis() as u64);
+            let path = entry.path();
+            files.push((
+                modified,
+                entry.file_name().to_string_lossy().to_string(),
+                meta.len(),
+                path,
+            ));
+        }
+    }
+    files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let total = files.len();
+    let files: Vec<Value> = files
+        .into_iter()
+        .take(500)
+        .map(|(modified, name, size, path)| {
+            json!({"name": name, "size": size, "modifiedAt": modified,
+                "path": std::path::absolute(&path).unwrap_or(path).display().to_string()})
+        })
+        .collect();
+    json!({"dir": dir.display().to_string(), "count": total, "files": files})
+}
+
+/// Deletes the staged file `name` (relative to `dir`; absolute or escaping names, and names of
+/// no file, are refused): `{name, deleted:true, dir}`.
+pub async fn delete(dir: &Path, name: &str) -> Result<Value, CommandError> {
+    if name.trim().is_empty() {
+        return Err(CommandError::invalid(
+            "name",
+            "missing parameter name (the staged file)",
+        ));
+    }
+    if Path::new(name).is_absolute() {
+        return Err(CommandError::invalid(
+            "name",
+            format!("illegal name `{name}`: give the staged file's name, not an absolute path"),
+        ));
+    }
+    let path = resolve(dir, name)?;
+    match tokio::fs::metadata(&path).await {
+        Ok(meta) if meta.is_file() => {}
+        _ => {
+            return Err(CommandError::invalid(
+                "name",
+                format!("no staged file `{name}` in {}", dir.display()),
+            ))
+        }
+    }
+    tokio::fs::remove_file(&path)
+        .await
+        .map_err(|e| CommandError::failed(format!("cannot delete {}: {e}", path.display())))?;
+    Ok(json!({"name": name, "deleted": true, "dir": dir.display().to_string()}))
+}
+
+/// Appends one metadata line for a staged upload to `<trace dir>/<yyyymmdd>/uploads.log`
+/// (`{ts, filename, relativePath, path, size, existed, sha256, contentType}`); never fails.
+pub async fn log_upload(trace_dir: Option<&Path>, info: &Value) {
+    use tokio::io::AsyncWriteExt;
+    let Some(root) = trace_dir else {
+        return;
+    };
+    let day = root.join(crate::trace::today());
+    let mut line = json!({"ts": crate::browser::events::epoch_ms()});
+    for key in [
+        "filename",
+        "relativePath",
+        "path",
+        "size",
+        "existed",
+        "sha256",
+        "contentType",
+    ] {
+        line[key] = info.get(key).cloned().unwrap_or(Value::Null);
+    }
+    let text = format!("{line}\n");
+    let write = async {
+        tokio::fs::create_dir_all(&day).await?;
+        let mut f = tokio::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(day.join("uploads.log"))
+            .await?;
+        f.write_all(text.as_bytes()).await?;
+        f.flush().await
+    };
+    if let Err(e) = write.await {
+        tracing::warn!("uploads.log: {e}");
+    }
 }
 
 #[cfg(test)]
@@ -171,6 +330,76 @@ mod tests {
         let s = sanitize(&long).unwrap();
         assert_eq!(s.chars().count(), 120);
         assert!(s.ends_with(".jpeg"));
+    }
+
+    #[test]
+    fn upload_names_follow_the_endpoint_rules() {
+        // Control characters and the reserved set go; the base name alone is kept.
+        assert_eq!(sanitize("a\u{0}b\nc\t.txt").as_deref(), Some("abc.txt"));
+        assert_eq!(sanitize("dir/sub\\..\\x.png").as_deref(), Some("x.png"));
+        assert_eq!(sanitize("..").as_deref(), None);
+        assert_eq!(sanitize("../..").as_deref(), None);
+        assert_eq!(sanitize("..a..b").as_deref(), Some("a..b"));
+        assert_eq!(sanitize("\u{7}\u{1b}").as_deref(), None);
+        assert_eq!(
+            sanitize("发票 2024*?.jpg").as_deref(),
+            Some("发票 2024.jpg")
+        );
+        // CJK names are capped by characters, not bytes, and keep their extension.
+        let cjk = format!("{}.pdf", "报".repeat(300));
+        let s = sanitize(&cjk).unwrap();
+        assert_eq!(s.chars().count(), 120);
+        assert!(s.ends_with("报.pdf"));
+        // An extension longer than 12 characters is not an extension worth keeping.
+        let odd = format!("{}.{}", "y".repeat(130), "e".repeat(13));
+        let s = sanitize(&odd).unwrap();
+        assert_eq!(s.chars().count(), 120);
+        assert!(s.chars().all(|c| c == 'y'));
+        assert!(generated(Some("image/jpeg")).starts_with("upload-"));
+        assert!(generated(Some("image/jpeg")).ends_with(".jpg"));
+        assert_eq!(numbered("a.jpg", 0), "a.jpg");
+        assert_eq!(numbered("a.jpg", 2), "a-2.jpg");
+        assert_eq!(numbered("noext", 1), "noext-1");
+    }
+
+    #[test]
+    fn uploads_rename_or_overwrite_and_list_and_delete() {
+        let dir = std::env::temp_dir().join(format!("moonpilot-staging-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let (p1, i1) = stage_as(&dir, b"one", Some("a.jpg"), None, false)
+                .await
+                .unwrap();
+            let (p2, i2) = stage_as(&dir, b"two", Some("a.jpg"), None, false)
+                .await
+                .unwrap();
+            assert_eq!(i1["filename"], "a.jpg");
+            assert_eq!(i2["filename"], "a-1.jpg");
+            assert_eq!(i2["existed"], false);
+            assert_ne!(p1, p2);
+            let (p3, i3) = stage_as(&dir, b"three", Some("a.jpg"), None, true)
+                .await
+                .unwrap();
+            assert_eq!((p3, i3["existed"].clone()), (p1.clone(), json!(true)));
+            assert_eq!(std::fs::read(&p1).unwrap(), b"three");
+            let listed = list(&dir).await;
+            assert_eq!(listed["count"], 2);
+            assert!(listed["files"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f["name"] == "a-1.jpg"));
+            assert!(delete(&dir, "../a.jpg").await.is_err());
+            assert!(delete(&dir, "/etc/passwd").await.is_err());
+            assert!(delete(&dir, "missing.jpg").await.is_err());
+            assert_eq!(delete(&dir, "a-1.jpg").await.unwrap()["deleted"], true);
+            assert!(!p2.exists());
+        });
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! return plain `serde_json::Value` data and typed errors; the executor turns them into a
 //! [`Receipt`] here.
 
+pub mod envelope;
 pub mod error_code;
 pub mod params;
 pub mod receipt;

@@ -1,5 +1,7 @@
 //! Test support: the fixture server and the harness.
 
 pub mod harness;
+pub mod http;
+pub mod load;
 pub mod server;
 pub mod terminal;

@@ -1,0 +1,818 @@
+//! The HTTP host (`moonpilot serve`, `moonpilot repl --serve`): the seed's protocol
+//! (PROTOCOL.md §1–§3, §13) over the one executor, so the seed's own clients work unchanged.
+//!
+//! An adapter and nothing more: request bytes → `protocol::envelope` → `Executor::execute` →
+//! `Receipt` → envelope bytes. Every method (`commands` included) goes to the executor as it
+//! came; the executor decides whether a command needs a task, so an `id` that names no live
+//! task does not fail `list_methods`, `cleanup` and the like. Beside the command endpoint:
+//! health and the read-only views (through the executor, without a task), the upload staging
+//! endpoint (its rules live in `commands/staging.rs`) and `/data/<task>/<file>`, which serves
+//! the evidence files receipts name (`screenshot`, `imageUrl`, …).
+//!
+//! Bounds: a command body is at most [`ServeOptions::max_body_bytes`], an upload at most
+//! `upload_max_bytes` (plus its encoding); a larger body is drained (so the client reads the
+//! answer instead of a reset connection) and answered 413 in the seed's failure shape. Every
+//! answer is a JSON object (unknown paths too) except the files of `/data`.
+//! Whichever HTTP crate is used stays inside this file.
+
+use std::collections::HashMap;
+use std::future::{Future, IntoFuture};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Query, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::Response;
+use axum::routing::any;
+use axum::Router;
+use futures::StreamExt;
+use serde_json::{json, Value};
+
+use crate::browser::task::TaskId;
+use crate::commands::staging;
+use crate::protocol::envelope;
+use crate::{ErrorCode, Executor, Receipt};
+
+/// The seed's port (`server.port`).
+pub const DEFAULT_PORT: u16 = 10049;
+/// The command body bound: a 50 MiB upload sent inline as base64 (`upload_file.contentBase64`,
+/// 66.7 MiB) still fits.
+pub const MAX_COMMAND_BODY: usize = 70 * 1024 * 1024;
+/// The upload size cap (`browser.upload.maxBytes`: 50 MiB).
+pub const MAX_UPLOAD: u64 = 50 * 1024 * 1024;
+/// How much of an oversized body is read and dropped so the client gets the 413 answer.
+const DRAIN_MAX: usize = 256 * 1024 * 1024;
+/// How long draining an oversized body may take.
+const DRAIN_TIME: Duration = Duration::from_secs(10);
+/// How long `/data` waits for a task's evidence being written.
+const EVIDENCE_WAIT: Duration = Duration::from_secs(10);
+/// How long requests in flight may take to finish once the server is told to stop.
+const STOP_GRACE: Duration = Duration::from_secs(10);
+
+/// How the server listens and what it accepts.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// The address to bind (127.0.0.1 unless asked otherwise).
+    pub bind: IpAddr,
+    /// The port (0 = any free one).
+    pub port: u16,
+    /// `Authorization: Bearer <token>` required on every request when set (mandatory for a
+    /// non-loopback bind).
+    pub token: Option<String>,
+    /// The largest command body.
+    pub max_body_bytes: usize,
+    /// The largest staged upload (0 = no cap of its own; a body stays under 256 MiB).
+    pub upload_max_bytes: u64,
+    /// Same name → same file (`existed:true`); false → `a-1.jpg`, `a-2.jpg`, …
+    pub upload_overwrite: bool,
+    /// Stop serving after a successful `shutdown` command (the seed keeps serving).
+    pub exit_on_shutdown: bool,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions {
+            bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: DEFAULT_PORT,
+            token: None,
+            max_body_bytes: MAX_COMMAND_BODY,
+            upload_max_bytes: MAX_UPLOAD,
+            upload_overwrite: true,
+            exit_on_shutdown: false,
+        }
+    }
+}
+
+impl ServeOptions {
+    /// Refuses what must not start (PROTOCOL.md §18): a non-loopback bind without a token, or
+    /// an empty token.
+    pub fn check(&self) -> Result<(), String> {
+        if self.token.as_deref().is_some_and(|t| t.trim().is_empty()) {
+            return Err("--token must not be empty".into());
+        }
+        if !self.bind.is_loopback() && self.token.is_none() {
+            return Err(format!(
+                "refusing to listen on {} without a token: a non-loopback address needs \
+                 --token T (clients then send `Authorization: Bearer T`)",
+                self.bind
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Binds the listener (after [`ServeOptions::check`]).
+pub async fn bind(opts: &ServeOptions) -> std::io::Result<tokio::net::TcpListener> {
+    opts.check()
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    tokio::net::TcpListener::bind(SocketAddr::new(opts.bind, opts.port)).await
+}
+
+/// The line printed when the server is up.
+pub fn banner(addr: SocketAddr, token: bool) -> String {
+    format!(
+        "moonpilot: serving the seed protocol on http://{addr} (POST /playwright/command){}",
+        if token { ", token required" } else { "" }
+    )
+}
+
+/// `moonpilot serve`: a multi-threaded runtime, one engine, the server until Ctrl-C or SIGTERM
+/// (or `shutdown`, with `exit_on_shutdown`); then every task and the browser are closed.
+/// A refused configuration or a port that cannot be bound is exit code 2.
+pub fn run(config: crate::EngineConfig, opts: ServeOptions) -> std::process::ExitCode {
+    use std::process::ExitCode;
+    if let Err(e) = opts.check() {
+        eprintln!("moonpilot: {e}");
+        return ExitCode::from(2);
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("moonpilot: cannot start the runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    runtime.block_on(async move {
+        let listener = match bind(&opts).await {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!(
+                    "moonpilot: cannot listen on {}: {e}",
+                    SocketAddr::new(opts.bind, opts.port)
+                );
+                return ExitCode::from(2);
+            }
+        };
+        let engine = crate::Engine::new(config);
+        if let Ok(addr) = listener.local_addr() {
+            println!("{}", banner(addr, opts.token.is_some()));
+        }
+        let res = serve(Executor::new(engine.clone()), listener, opts, stop_signal()).await;
+        engine.shutdown().await;
+        engine.flush_trace().await;
+        match res {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("moonpilot: the server stopped: {e}");
+                ExitCode::from(1)
+            }
+        }
+    })
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn stop_signal() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term => {}
+    }
+}
+
+struct Shared {
+    executor: Executor,
+    opts: ServeOptions,
+    port: u16,
+    /// Set by a successful `shutdown` when `exit_on_shutdown`.
+    stop: tokio::sync::Notify,
+}
+
+/// Serves on `listener` until `stop` resolves (or a `shutdown` command, with
+/// `exit_on_shutdown`); requests in flight then get [`STOP_GRACE`] to finish. The engine is not
+/// shut down here: its host does that.
+pub async fn serve(
+    executor: Executor,
+    listener: tokio::net::TcpListener,
+    opts: ServeOptions,
+    stop: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let port = listener.local_addr()?.port();
+    let shared = Arc::new(Shared {
+        executor,
+        opts,
+        port,
+        stop: tokio::sync::Notify::new(),
+    });
+    let (stopping_tx, mut stopping) = tokio::sync::watch::channel(false);
+    let signal = {
+        let shared = shared.clone();
+        async move {
+            tokio::select! {
+                _ = stop => {}
+                _ = shared.stop.notified() => {}
+            }
+            let _ = stopping_tx.send(true);
+        }
+    };
+    let app = router(shared);
+    let server = axum::serve(listener, app).with_graceful_shutdown(signal);
+    let grace = async move {
+        let _ = stopping.wait_for(|s| *s).await;
+        tokio::time::sleep(STOP_GRACE).await;
+    };
+    tokio::select! {
+        res = server.into_future() => res,
+        _ = grace => Ok(()),
+    }
+}
+
+fn router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route("/playwright/command", any(command))
+        .route("/playwright/upload", any(upload))
+        .route("/playwright/health", any(health))
+        .route("/playwright/methods", any(methods))
+        .route("/playwright/config", any(config))
+        .route("/playwright/tasks", any(tasks))
+        .route("/data/{*path}", any(data_file))
+        .fallback(not_found)
+        .layer(axum::middleware::from_fn_with_state(shared.clone(), guard))
+        .with_state(shared)
+}
+
+fn json_response(status: u16, body: &Value) -> Response {
+    let bytes = serde_json::to_vec(body).unwrap_or_else(|_| b"{\"ok\":false,\"code\":0}".to_vec());
+    let mut res = Response::new(Body::from(bytes));
+    *res.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+    res.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json; charset=utf-8"),
+    );
+    res
+}
+
+fn fail(status: u16, msg: &str) -> Response {
+    json_response(status, &envelope::failure(msg))
+}
+
+/// Whether the request carries the token (constant time in the token's length).
+fn authorized(headers: &HeaderMap, token: &str) -> bool {
+    let Some(given) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+    else {
+        return false;
+    };
+    let (a, b) = (given.trim().as_bytes(), token.as_bytes());
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// The token check (CORS preflights carry no credentials and are let through: they run
+/// nothing) and the CORS headers of the command and upload endpoints (§1).
+async fn guard(State(s): State<Arc<Shared>>, req: Request, next: Next) -> Response {
+    let cors = matches!(
+        req.uri().path(),
+        "/playwright/command" | "/playwright/upload"
+    );
+    let preflight = req.method() == Method::OPTIONS;
+    let mut res = match &s.opts.token {
+        Some(token) if !preflight && !authorized(req.headers(), token) => {
+            let mut res = fail(
+                401,
+                "unauthorized: this server needs `Authorization: Bearer <token>` (the --token it was started with)",
+            );
+            res.headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            res
+        }
+        _ if preflight && cors => {
+            let mut res = Response::new(Body::empty());
+            *res.status_mut() = StatusCode::NO_CONTENT;
+            res
+        }
+        _ => next.run(req).await,
+    };
+    if cors {
+        for (name, value) in [
+            (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
+            (
+                header::ACCESS_CONTROL_ALLOW_METHODS,
+                "GET, POST, DELETE, OPTIONS",
+            ),
+            (
+                header::ACCESS_CONTROL_ALLOW_HEADERS,
+                "Content-Type, Authorization, X-Filename",
+            ),
+            (header::ACCESS_CONTROL_MAX_AGE, "600"),
+        ] {
+            res.headers_mut()
+                .insert(name, HeaderValue::from_static(value));
+        }
+    }
+    res
+}
+
+/// A body larger than its bound: how much was seen.
+struct Oversized(usize);
+
+/// Reads `body` up to `limit` bytes. A larger one is drained (up to [`DRAIN_MAX`] and
+/// [`DRAIN_TIME`]) so the client, still sending, reads the answer instead of a reset.
+async fn read_body(body: Body, limit: usize) -> Result<Bytes, Oversized> {
+    let mut stream = body.into_data_stream();
+    let mut buf: Vec<u8> = Vec::new();
+    let mut seen = 0usize;
+    let started = Instant::now();
+    while let Some(chunk) = stream.next().await {
+        let Ok(chunk) = chunk else {
+            break;
+        };
+        seen = seen.saturating_add(chunk.len());
+        if seen > limit {
+            buf = Vec::new();
+            if seen > DRAIN_MAX || started.elapsed() > DRAIN_TIME {
+                return Err(Oversized(seen));
+            }
+            continue;
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    if seen > limit {
+        return Err(Oversized(seen));
+    }
+    Ok(Bytes::from(buf))
+}
+
+fn too_large(seen: usize, limit: usize) -> Response {
+    let mut res = fail(
+        413,
+        &format!(
+            "request body too large: more than {limit} bytes (read {seen}); stage big files \
+             through /playwright/upload"
+        ),
+    );
+    res.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    res
+}
+
+/// Traces a request refused at the entry (PROTOCOL.md §2.1: entry failures are recorded too).
+fn trace_entry(s: &Shared, id: Option<TaskId>, method: Option<&str>, body: Value, msg: &str) {
+    let method = method.unwrap_or("unknown");
+    let receipt = Receipt::failure(
+        method,
+        ErrorCode::InvalidArgument,
+        msg.to_string(),
+        Some(json!({"entry": true})),
+        false,
+        0.0,
+    );
+    s.executor.engine().trace(id, method, &[], body, &receipt);
+}
+
+/// `POST /playwright/command`.
+async fn command(State(s): State<Arc<Shared>>, method: Method, body: Body) -> Response {
+    if method != Method::POST {
+        trace_entry(&s, None, None, Value::Null, envelope::NOT_POST);
+        return fail(200, envelope::NOT_POST);
+    }
+    let bytes = match read_body(body, s.opts.max_body_bytes).await {
+        Ok(b) => b,
+        Err(Oversized(seen)) => {
+            trace_entry(&s, None, None, Value::Null, "request body too large");
+            return too_large(seen, s.opts.max_body_bytes);
+        }
+    };
+    let req = match envelope::parse_request(&bytes) {
+        Ok(r) => r,
+        Err(e) => {
+            trace_entry(&s, None, e.method.as_deref(), e.body, &e.msg);
+            return fail(200, &e.msg);
+        }
+    };
+    let receipt = s
+        .executor
+        .execute(req.id.map(TaskId), &req.method, req.params)
+        .await;
+    if s.opts.exit_on_shutdown && req.method == "shutdown" && receipt.ok {
+        s.stop.notify_one();
+    }
+    let (status, body) = envelope::response(receipt, req.compact, req.diagnostics);
+    json_response(status, &body)
+}
+
+/// A read-only view: one command run without a task, answered as its envelope.
+async fn view(s: &Shared, method: &Method, command: &str) -> Response {
+    if method != Method::GET {
+        return fail(200, "this endpoint only answers GET");
+    }
+    let receipt = s.executor.execute(None, command, json!({})).await;
+    let (status, body) = envelope::response(receipt, false, false);
+    json_response(status, &body)
+}
+
+/// `GET /playwright/methods` (= `list_methods`).
+async fn methods(State(s): State<Arc<Shared>>, method: Method) -> Response {
+    view(&s, &method, "list_methods").await
+}
+
+/// `GET /playwright/config` (= `get_config` without a task: no `browser` block).
+async fn config(State(s): State<Arc<Shared>>, method: Method) -> Response {
+    view(&s, &method, "get_config").await
+}
+
+/// `GET /playwright/tasks` (= `list_tasks`).
+async fn tasks(State(s): State<Arc<Shared>>, method: Method) -> Response {
+    view(&s, &method, "list_tasks").await
+}
+
+/// `GET /playwright/health`: `{name, pid, startedAt, port}` — what clients compare to tell that
+/// another instance now owns the port.
+async fn health(State(s): State<Arc<Shared>>, method: Method) -> Response {
+    if method != Method::GET {
+        return fail(200, "this endpoint only answers GET");
+    }
+    let started = s
+        .executor
+        .engine()
+        .started_at
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    json_response(
+        200,
+        &envelope::success(json!({
+            "name": "playwright-server",
+            "engine": "moonpilot",
+            "version": env!("CARGO_PKG_VERSION"),
+            "pid": std::process::id(),
+            "startedAt": crate::trace::iso_utc(started),
+            "port": s.port,
+            "tasks": s.executor.engine().tasks().len(),
+        })),
+    )
+}
+
+async fn not_found(method: Method, uri: axum::http::Uri) -> Response {
+    fail(
+        404,
+        &format!(
+            "no such endpoint: {method} {}; commands go to POST /playwright/command",
+            uri.path()
+        ),
+    )
+}
+
+/// `/playwright/upload`: stage (POST), list (GET), delete (DELETE `?name=`).
+async fn upload(
+    State(s): State<Arc<Shared>>,
+    method: Method,
+    Query(q): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let dir = s.executor.engine().config.upload_dir.clone();
+    match method {
+        Method::GET => {
+            let mut data = staging::list(&dir).await;
+            data["maxBytes"] = json!(s.opts.upload_max_bytes);
+            data["enabled"] = json!(true);
+            data["overwrite"] = json!(s.opts.upload_overwrite);
+            json_response(200, &envelope::success(data))
+        }
+        Method::DELETE => {
+            let name = q.get("name").or_else(|| q.get("filename"));
+            match staging::delete(&dir, name.map_or("", String::as_str)).await {
+                Ok(data) => json_response(200, &envelope::success(data)),
+                Err(e) => fail(200, &format!("delete failed: {}", e.msg)),
+            }
+        }
+        Method::POST => stage(&s, &dir, &q, &headers, body).await,
+        other => fail(
+            200,
+            &format!("the upload endpoint answers POST, GET and DELETE, not {other}"),
+        ),
+    }
+}
+
+/// One file to stage, as the request carried it.
+struct Incoming {
+    bytes: Vec<u8>,
+    filename: Option<String>,
+    content_type: Option<String>,
+}
+
+fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get(name)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).trim().to_string())
+        .filter(|v| !v.is_empty())
+}
+
+/// A header value that clients percent-encode to carry non-ASCII names (`%E6%8A%A5.pdf`);
+/// left as it is when it does not decode to UTF-8.
+fn percent_decoded(value: &str) -> String {
+    percent_encoding::percent_decode_str(value)
+        .decode_utf8()
+        .map_or_else(|_| value.to_string(), |s| s.into_owned())
+}
+
+/// The file of a multipart body: the field `?field=` (default `file`), else any field with a
+/// file name.
+async fn from_multipart(bytes: Bytes, boundary: String, field: &str) -> Result<Incoming, String> {
+    let stream = futures::stream::once(async move { Ok::<Bytes, std::convert::Infallible>(bytes) });
+    let mut form = multer::Multipart::new(stream, boundary);
+    let mut fallback: Option<Incoming> = None;
+    loop {
+        let next = form
+            .next_field()
+            .await
+            .map_err(|e| format!("malformed multipart body: {e}"))?;
+        let Some(f) = next else {
+            break;
+        };
+        let named = f.name() == Some(field);
+        let has_file = f.file_name().is_some();
+        let filename = f.file_name().map(str::to_string);
+        let content_type = f.content_type().map(|m| m.to_string());
+        if !named && (!has_file || fallback.is_some()) {
+            continue;
+        }
+        let data = f
+            .bytes()
+            .await
+            .map_err(|e| format!("malformed multipart body: {e}"))?;
+        let incoming = Incoming {
+            bytes: data.to_vec(),
+            filename,
+            content_type,
+        };
+        if named {
+            return Ok(incoming);
+        }
+        fallback = Some(incoming);
+    }
+    fallback.ok_or_else(|| format!("no file in the multipart body (field `{field}`)"))
+}
+
+/// `{filename, contentBase64}` or `{filename, content}` (UTF-8 text, default `upload.txt`).
+fn from_json(bytes: &[u8]) -> Result<Incoming, String> {
+    let v: Value = serde_json::from_slice(bytes)
+        .map_err(|e| format!("request body is not valid JSON: {e}"))?;
+    let text = |k: &str| {
+        v.get(k)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    let content_type = text("contentType");
+    if let Some(b64) = v.get("contentBase64").and_then(Value::as_str) {
+        let bytes = staging::decode_inline(b64).map_err(|e| e.msg)?;
+        return Ok(Incoming {
+            bytes,
+            filename: text("filename"),
+            content_type,
+        });
+    }
+    if let Some(content) = v.get("content").and_then(Value::as_str) {
+        return Ok(Incoming {
+            bytes: content.as_bytes().to_vec(),
+            filename: text("filename").or_else(|| Some("upload.txt".into())),
+            content_type: content_type.or_else(|| Some("text/plain".into())),
+        });
+    }
+    Err("a JSON upload needs `contentBase64` (or `content`, UTF-8 text) and `filename`".into())
+}
+
+/// POST: reads the body (bounded), takes the file out of it and stages it.
+async fn stage(
+    s: &Shared,
+    dir: &Path,
+    q: &HashMap<String, String>,
+    headers: &HeaderMap,
+    body: Body,
+) -> Response {
+    let max = s.opts.upload_max_bytes;
+    // Room for the encoding (base64 is 4/3, multipart adds its framing).
+    let limit = if max == 0 {
+        DRAIN_MAX
+    } else {
+        usize::try_from(max.saturating_mul(4) / 3 + 1024 * 1024).unwrap_or(DRAIN_MAX)
+    };
+    let bytes = match read_body(body, limit).await {
+        Ok(b) => b,
+        Err(Oversized(seen)) => return too_large(seen, limit),
+    };
+    let content_type = header_text(headers, header::CONTENT_TYPE.as_str());
+    let kind = content_type
+        .as_deref()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let given_name = q.get("filename").filter(|n| !n.is_empty()).cloned();
+    let incoming = if kind.starts_with("multipart/form-data") {
+        match multer::parse_boundary(content_type.as_deref().unwrap_or_default()) {
+            Ok(boundary) => {
+                let field = q.get("field").map_or("file", String::as_str);
+                from_multipart(bytes, boundary, field).await
+            }
+            Err(e) => Err(format!("malformed multipart content type: {e}")),
+        }
+    } else if kind.starts_with("application/json") {
+        from_json(&bytes)
+    } else if bytes.is_empty() {
+        Err("empty body: send the file's bytes (name it with ?filename=)".into())
+    } else {
+        Ok(Incoming {
+            bytes: bytes.to_vec(),
+            filename: q
+                .get("name")
+                .filter(|n| !n.is_empty())
+                .cloned()
+                .or_else(|| header_text(headers, "x-filename").map(|n| percent_decoded(&n))),
+            content_type: content_type.clone(),
+        })
+    };
+    let mut incoming = match incoming {
+        Ok(i) => i,
+        Err(msg) => return fail(200, &format!("upload failed: {msg}")),
+    };
+    if given_name.is_some() {
+        incoming.filename = given_name;
+    }
+    if max > 0 && incoming.bytes.len() as u64 > max {
+        return fail(
+            413,
+            &format!(
+                "upload failed: {} bytes, more than the {max} a staged file may have",
+                incoming.bytes.len()
+            ),
+        );
+    }
+    let staged = staging::stage_as(
+        dir,
+        &incoming.bytes,
+        incoming.filename.as_deref(),
+        incoming.content_type.as_deref(),
+        s.opts.upload_overwrite,
+    )
+    .await;
+    match staged {
+        Ok((path, mut info)) => {
+            info["path"] = json!(path.display().to_string());
+            let trace_dir = s.executor.engine().config.trace_dir.clone();
+            staging::log_upload(trace_dir.as_deref(), &info).await;
+            json_response(200, &envelope::success(info))
+        }
+        Err(e) => fail(200, &format!("upload failed: {}", e.msg)),
+    }
+}
+
+/// A `/data` path's file under `root`: plain components only (no `..`, no root, no
+/// backslashes), else `None`.
+fn data_path(root: &Path, rel: &str) -> Option<PathBuf> {
+    if rel.is_empty() || rel.contains('\\') || rel.contains('\0') {
+        return None;
+    }
+    let p = Path::new(rel);
+    if !p.components().all(|c| matches!(c, Component::Normal(_))) {
+        return None;
+    }
+    Some(root.join(p))
+}
+
+fn content_type_of(path: &Path) -> &'static str {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    match ext.as_str() {
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "webp" => "image/webp",
+        "gif" => "image/gif",
+        "pdf" => "application/pdf",
+        "txt" | "log" => "text/plain; charset=utf-8",
+        "json" => "application/json",
+        // Anything else (page HTML among it) is bytes, never rendered as a page of this origin.
+        _ => "application/octet-stream",
+    }
+}
+
+/// `GET /data/<task>/<file>`: an evidence file of the data directory.
+async fn data_file(
+    State(s): State<Arc<Shared>>,
+    method: Method,
+    axum::extract::Path(rel): axum::extract::Path<String>,
+) -> Response {
+    if method != Method::GET && method != Method::HEAD {
+        return fail(200, "/data only answers GET");
+    }
+    let root = s.executor.engine().config.data_dir.clone();
+    let Some(path) = data_path(&root, &rel) else {
+        return fail(404, &format!("no such file: /data/{rel}"));
+    };
+    let is_file = |path: PathBuf| async move {
+        tokio::fs::metadata(&path)
+            .await
+            .map(|m| m.is_file())
+            .unwrap_or(false)
+    };
+    if !is_file(path.clone()).await {
+        // A receipt names its files at once and the task writes them in the background (the
+        // executor's evidence jobs, each bounded): a client that asks straight away waits for
+        // them instead of getting a 404.
+        let task = rel
+            .split('/')
+            .next()
+            .and_then(|t| t.parse::<u64>().ok())
+            .and_then(|id| s.executor.engine().task(TaskId(id)));
+        if let Some(task) = task.filter(|t| t.evidence_pending()) {
+            let _ = tokio::time::timeout(EVIDENCE_WAIT, task.evidence_settled()).await;
+        }
+        if !is_file(path.clone()).await {
+            return fail(404, &format!("no such file: /data/{rel}"));
+        }
+    }
+    let bytes = tokio::fs::read(&path).await;
+    match bytes {
+        Ok(bytes) => {
+            let mut res = Response::new(Body::from(bytes));
+            let h = res.headers_mut();
+            h.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(content_type_of(&path)),
+            );
+            h.insert(
+                header::X_CONTENT_TYPE_OPTIONS,
+                HeaderValue::from_static("nosniff"),
+            );
+            res
+        }
+        Err(e) => fail(404, &format!("cannot read /data/{rel}: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_public_bind_needs_a_token() {
+        let mut o = ServeOptions::default();
+        assert!(o.check().is_ok());
+        o.bind = "0.0.0.0".parse().unwrap();
+        assert!(o.check().unwrap_err().contains("without a token"));
+        o.token = Some("  ".into());
+        assert!(o.check().is_err());
+        o.token = Some("t0k".into());
+        assert!(o.check().is_ok());
+        o.bind = "::1".parse().unwrap();
+        o.token = None;
+        assert!(o.check().is_ok());
+    }
+
+    #[test]
+    fn data_paths_stay_under_the_root() {
+        let root = Path::new("/state/data");
+        assert_eq!(
+            data_path(root, "12/3.png").unwrap(),
+            Path::new("/state/data/12/3.png")
+        );
+        assert!(data_path(root, "../x").is_none());
+        assert!(data_path(root, "12/../../x").is_none());
+        assert!(data_path(root, "/etc/passwd").is_none());
+        assert!(data_path(root, "12\\..\\x").is_none());
+        assert!(data_path(root, "./12/3.png").is_none());
+        assert_eq!(content_type_of(Path::new("a.PNG")), "image/png");
+        assert_eq!(
+            content_type_of(Path::new("a.html")),
+            "application/octet-stream"
+        );
+    }
+
+    #[test]
+    fn header_names_may_be_percent_encoded() {
+        assert_eq!(percent_decoded("%E6%8A%A5%E5%91%8A.pdf"), "报告.pdf");
+        assert_eq!(percent_decoded("plain.txt"), "plain.txt");
+        assert_eq!(percent_decoded("100%.txt"), "100%.txt");
+        assert_eq!(percent_decoded("%FF.bin"), "%FF.bin");
+    }
+
+    #[test]
+    fn tokens_are_compared_whole() {
+        let mut h = HeaderMap::new();
+        assert!(!authorized(&h, "abc"));
+        h.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("Bearer abc"),
+        );
+        assert!(authorized(&h, "abc"));
+        assert!(!authorized(&h, "abcd"));
+        h.insert(header::AUTHORIZATION, HeaderValue::from_static("Basic abc"));
+        assert!(!authorized(&h, "abc"));
+    }
+}

@@ -1,0 +1,126 @@
+//! A tiny blocking HTTP/1.1 client for the server tests and the serve bench: one connection per
+//! request (`Connection: close`), any method, raw bytes in and out — so tests can send what a
+//! real client library would refuse to (empty bodies, broken JSON, odd methods).
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// One answer.
+pub struct Reply {
+    /// The HTTP status.
+    pub status: u16,
+    /// The headers, names lower-cased.
+    pub headers: Vec<(String, String)>,
+    /// The body (chunked encoding undone).
+    pub body: Vec<u8>,
+}
+
+impl Reply {
+    /// The body as JSON; panics (a failed test) when it is not.
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!(
+                "not JSON ({e}), status {}: {}",
+                self.status,
+                String::from_utf8_lossy(&self.body)
+            )
+        })
+    }
+
+    /// A header's value.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.headers
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+fn dechunk(mut raw: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let Some(end) = raw.windows(2).position(|w| w == b"\r\n") else {
+            return out;
+        };
+        let size = std::str::from_utf8(&raw[..end])
+            .ok()
+            .and_then(|s| usize::from_str_radix(s.split(';').next().unwrap_or("").trim(), 16).ok())
+            .unwrap_or(0);
+        if size == 0 || raw.len() < end + 2 + size {
+            return out;
+        }
+        out.extend_from_slice(&raw[end + 2..end + 2 + size]);
+        raw = &raw[(end + 4 + size).min(raw.len())..];
+    }
+}
+
+/// Sends one request and reads the whole answer (a 120 s bound on each read).
+pub fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Reply {
+    let mut stream = TcpStream::connect(addr).expect("the server accepts connections");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(120)))
+        .unwrap();
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).unwrap();
+    // A server that answers early (a body too large) may stop reading: that is not an error here.
+    let _ = stream.write_all(body);
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or_else(|| panic!("no HTTP answer: {:?}", String::from_utf8_lossy(&raw)));
+    let head = String::from_utf8_lossy(&raw[..split]).to_string();
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok())
+        .expect("a status line");
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let rest = &raw[split + 4..];
+    let chunked = headers
+        .iter()
+        .any(|(k, v)| k == "transfer-encoding" && v.contains("chunked"));
+    let body = if chunked {
+        dechunk(rest)
+    } else {
+        rest.to_vec()
+    };
+    Reply {
+        status,
+        headers,
+        body,
+    }
+}
+
+/// `POST /playwright/command` with a JSON body.
+pub fn command(addr: SocketAddr, body: &Value) -> Reply {
+    request(
+        addr,
+        "POST",
+        "/playwright/command",
+        &[("Content-Type", "application/json")],
+        body.to_string().as_bytes(),
+    )
+}
