@@ -159,3 +159,18 @@ fn closing_the_task_stops_a_lua_recipe_that_never_ends() {
         eq(page:run_recipe{ name = "echo-args", vars = { who = "X" } }:unwrap().greeting, "hello X")
     "##);
 }
+
+#[test]
+fn a_lua_recipe_reaches_no_file_process_or_c_code() {
+    // run_recipe may come over HTTP from a remote agent: its scripts are confined to the engine.
+    run(r##"
+        local r = page:run_recipe{ name = "confined" }
+        eq(r.ok, true, tostring(r))
+        for _, k in ipairs({ "io", "execute", "files", "loadlib", "clock", "require", "memory" }) do
+          eq(r.data[k], true, k)
+        end
+        -- The engine is fine afterwards.
+        page:navigate{ url = A .. "/batch.html" }:unwrap()
+        eq(page:run_recipe{ name = "echo-args", vars = { who = "Ann" } }.data.greeting, "hello Ann")
+    "##);
+}

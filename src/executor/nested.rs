@@ -273,6 +273,9 @@ struct ScriptRun {
     printed: Rc<RefCell<Vec<String>>>,
 }
 
+/// How much memory a Lua recipe's state may take.
+const RECIPE_MEMORY: usize = 256 * 1024 * 1024;
+
 /// The script thread: a runtime, a `LocalSet`, a Lua state whose commands go back over `tx`,
 /// `browser.args` = `args` (plus `task`), `page` = the task; answers the return value.
 fn run_script_thread(run: ScriptRun) -> Result<Value, String> {
@@ -304,6 +307,7 @@ fn run_script_thread(run: ScriptRun) -> Result<Value, String> {
             }
         })
         .map_err(|e| e.to_string())?;
+        host.confine(RECIPE_MEMORY).map_err(|e| e.to_string())?;
         let lua = host.lua();
         lua.set_global_hook(
             mlua::HookTriggers::new().every_nth_instruction(1000),

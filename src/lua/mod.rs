@@ -593,6 +593,35 @@ impl LuaHost {
         Ok(LuaHost { lua })
     }
 
+    /// Confines the state to the engine, for a Lua recipe (`run_recipe` may come over HTTP from a
+    /// remote agent): no `io`, no `os` but its clock functions (`time`, `clock`, `date`,
+    /// `difftime`), no `dofile`/`loadfile`, no binary or C code (`package.loadlib`, the C
+    /// searchers; mlua's safe mode already refuses both), and at most `memory` bytes of Lua
+    /// memory. `require` still finds Lua modules on `package.path`.
+    pub fn confine(&self, memory: usize) -> mlua::Result<()> {
+        let lua = &self.lua;
+        let g = lua.globals();
+        g.set("io", LuaValue::Nil)?;
+        g.set("dofile", LuaValue::Nil)?;
+        g.set("loadfile", LuaValue::Nil)?;
+        let os: Table = g.get("os")?;
+        let clock = lua.create_table()?;
+        for key in ["time", "clock", "date", "difftime"] {
+            clock.set(key, os.get::<LuaValue>(key)?)?;
+        }
+        g.set("os", clock)?;
+        let package: Table = g.get("package")?;
+        package.set("loadlib", LuaValue::Nil)?;
+        package.set("cpath", "")?;
+        let searchers: Table = package.get("searchers")?;
+        // preload and the Lua-file searcher stay; the C and all-in-one searchers go.
+        while searchers.raw_len() > 2 {
+            searchers.raw_remove(searchers.raw_len())?;
+        }
+        lua.set_memory_limit(memory)?;
+        Ok(())
+    }
+
     /// Records every file `require` loads from `package.path` (for watch mode), by a searcher in
     /// front of the standard ones that only looks.
     pub fn track_requires(&self) -> mlua::Result<()> {
