@@ -218,8 +218,20 @@ fn issue12_password_values_never_reach_receipts_traces_or_state_files() {
             assert!(r.ok, "{method}: {:?}", r.msg);
             receipts.push(serde_json::to_string(&r.data).unwrap());
         }
+        // Typed inside a batch and a job: the batch's own trace line must not repeat it.
+        let typed = "Batch-Typed-77!";
+        let step = json!([{"input_text_by_selector": {"selector": "#pw", "text": typed}}]);
+        let b = ex
+            .execute(Some(id), "commands", json!({"commands": step.clone()}))
+            .await;
+        assert!(b.ok, "{:?}", b.msg);
+        receipts.push(serde_json::to_string(&b.data).unwrap());
         for r in &receipts {
             assert!(!r.contains(PASSWORD), "a receipt holds the password: {r}");
+            assert!(
+                !r.contains(typed),
+                "a receipt holds the typed password: {r}"
+            );
         }
         assert!(receipts[0].contains("[redacted]"), "{}", receipts[0]);
         // The page itself still holds it: the redaction is ours.
@@ -230,7 +242,7 @@ fn issue12_password_values_never_reach_receipts_traces_or_state_files() {
                 json!({"body": "document.getElementById('pw').value.length"}),
             )
             .await;
-        assert_eq!(js.data["result"], PASSWORD.len());
+        assert_eq!(js.data["result"], typed.len(), "the batch typed it");
         let _ = ex.execute(Some(id), "close", json!({})).await;
     });
     // Every file the engine wrote (trace lines, state files, evidence) under the test's dirs.
@@ -251,6 +263,10 @@ fn issue12_password_values_never_reach_receipts_traces_or_state_files() {
                 traces += usize::from(name.contains("trace"));
                 let hay = String::from_utf8_lossy(&bytes);
                 assert!(!hay.contains(PASSWORD), "{name} holds the password");
+                assert!(
+                    !hay.contains("Batch-Typed-77!"),
+                    "{name} holds the typed password"
+                );
             }
         }
     }

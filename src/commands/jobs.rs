@@ -82,7 +82,12 @@ pub const UNLISTED: &[CommandSpec] = &[Group::Jobs
           lists every executed step. async=true answers `{jobId}` at once (see get_job).",
     )
     .params(&[
-        array("commands", STEPS_DOC).req().absence_by_handler(),
+        // Masked in the batch's trace line: each step is traced as its own call, masked by its
+        // own spec (a step may type a password).
+        array("commands", STEPS_DOC)
+            .req()
+            .absence_by_handler()
+            .secret(Secrecy::Always),
         boolean("stopOnError", "stop at the first failed step").or("true"),
         boolean(
             "async",

@@ -54,7 +54,8 @@ pub const SPECS: &[CommandSpec] = &[
             object(
                 "vars",
                 "values for {{var}} placeholders, merged over the recipe's defaults",
-            ),
+            )
+            .secret(Secrecy::Always),
             boolean("stopOnError", "batch stop rule").or("true"),
         ])
         .example("local r = page:run_recipe{ name = \"close-all-modals\" }\nprint(r.data.closed)"),
