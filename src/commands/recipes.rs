@@ -304,11 +304,22 @@ fn recipe_stem(name: &str) -> Result<String, CommandError> {
     Ok(stem.to_string())
 }
 
-/// Fills `{{var}}` placeholders in the serialised `commands` (quoted first, then bare).
+/// Fills `{{var}}` placeholders in the serialised `commands` (PROTOCOL.md §12): first
+/// `"{{key}}"` with its quotes becomes the value's JSON literal (a string, a number, an
+/// object…), then a bare `{{key}}` — which in a valid recipe file can only sit inside a JSON
+/// string — becomes that literal escaped for the string it sits in, so `"return 'hi ' +
+/// {{who}}"` with `who = "Ada"` reads `return 'hi ' + "Ada"` (as `execute_js`'s own `vars` do).
 fn substitute(commands: &[Value], vars: &Map<String, Value>) -> Result<Vec<Value>, CommandError> {
-    let text = Value::Array(commands.to_vec()).to_string();
-    let (filled, _) = crate::commands::extract::apply_vars(&text, vars);
-    match serde_json::from_str::<Value>(&filled) {
+    let mut text = Value::Array(commands.to_vec()).to_string();
+    for (key, value) in vars {
+        let literal = value.to_string();
+        let escaped = Value::String(literal.clone()).to_string();
+        let inside = &escaped[1..escaped.len() - 1];
+        text = text
+            .replace(&format!("\"{{{{{key}}}}}\""), &literal)
+            .replace(&format!("{{{{{key}}}}}"), inside);
+    }
+    match serde_json::from_str::<Value>(&text) {
         Ok(Value::Array(steps)) => Ok(steps),
         _ => Err(CommandError::invalid(
             "vars",
@@ -445,6 +456,10 @@ mod tests {
         assert_eq!(out[0]["input_text_by_selector"]["text"], "Zoë \"Z\"");
         assert_eq!(out[1]["wait"]["seconds"], 2);
         assert_eq!(out[2]["execute_js"]["body"], "return 2 + 1");
+        // A bare string placeholder inside a string: its JSON literal, escaped in place.
+        let js = vec![json!({"execute_js": {"body": "return 'hi ' + {{who}}"}})];
+        let out = substitute(&js, vars.as_object().unwrap()).unwrap();
+        assert_eq!(out[0]["execute_js"]["body"], "return 'hi ' + \"Zoë \\\"Z\\\"\"");
     }
 
     #[test]
