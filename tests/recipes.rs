@@ -174,3 +174,40 @@ fn a_lua_recipe_reaches_no_file_process_or_c_code() {
         eq(page:run_recipe{ name = "echo-args", vars = { who = "Ann" } }.data.greeting, "hello Ann")
     "##);
 }
+
+#[test]
+fn a_shutdown_step_inside_a_batch_runs_to_its_end() {
+    // The shutdown closes the batch's own task, which ends the batch: the shutdown itself must
+    // not be cut off with it (the browser was left running, a task half closed).
+    use crate::support::harness::{private, test_config};
+    use moonpilot::browser::task::TaskId;
+    use serde_json::json;
+    private(test_config(), |ex| async move {
+        let a = ex.execute(None, "start", json!({})).await;
+        let b = ex.execute(None, "start", json!({})).await;
+        assert!(a.ok && b.ok, "{:?} {:?}", a.msg, b.msg);
+        let b = TaskId(b.data["id"].as_str().unwrap().parse().unwrap());
+        let steps = json!({"commands": [{"shutdown": {}}, {"get_title": {}}]});
+        let r = ex.execute(Some(b), "commands", steps).await;
+        assert!(!r.ok, "the batch's task went with the shutdown");
+        // The batch answers as its task goes; the shutdown goes on to its end meanwhile.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let tasks = loop {
+            let tasks = ex.execute(None, "list_tasks", json!({})).await;
+            if tasks.data["browser"].is_null() || std::time::Instant::now() > deadline {
+                break tasks;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        };
+        assert_eq!(tasks.data["count"], 0, "{}", tasks.data);
+        assert!(
+            tasks.data["browser"].is_null(),
+            "the browser stopped: {}",
+            tasks.data
+        );
+        // And the engine starts afresh.
+        let again = ex.execute(None, "start", json!({})).await;
+        assert!(again.ok, "{:?}", again.msg);
+        ex.execute(None, "shutdown", json!({})).await;
+    });
+}

@@ -140,20 +140,37 @@ fn start(p: &mut Params) -> Prepared<Cx> {
 fn close(_p: &mut Params) -> Prepared<TaskCx> {
     run(move |cx: TaskCx| async move {
         let task = cx.task.clone();
-        task.mark_closed();
-        cx.engine.remove_task(task.id);
-        task.close_tabs().await;
-        cx.engine.stop_browser_if_idle().await;
+        let engine = cx.engine.clone();
+        // Its own task: marking the task closed ends whatever runs on it — a batch or a
+        // recipe this close is a step of included — and that must not cut the close itself off.
+        finish(async move {
+            task.mark_closed();
+            engine.remove_task(task.id);
+            task.close_tabs().await;
+            engine.stop_browser_if_idle().await;
+        })
+        .await?;
         Ok(json!({}))
     })
 }
 
 fn shutdown(_p: &mut Params) -> Prepared<Cx> {
     run(move |cx: Cx| async move {
-        let closed = cx.engine.shutdown().await;
+        let engine = cx.engine.clone();
+        // Its own task, as `close`: a shutdown that is a batch step ends its own batch.
+        let closed = finish(async move { engine.shutdown().await }).await?;
         let ids: Vec<String> = closed.iter().map(|id| id.to_string()).collect();
         Ok(json!({"closedTasks": ids, "remainingTasks": cx.engine.tasks().len()}))
     })
+}
+
+/// Runs `work` to its end in a task of its own: dropping the caller does not stop it.
+async fn finish<T: Send + 'static>(
+    work: impl std::future::Future<Output = T> + Send + 'static,
+) -> Result<T, CommandError> {
+    tokio::spawn(work)
+        .await
+        .map_err(|e| CommandError::failed(format!("the work was lost: {e}")))
 }
 
 #[cfg(test)]

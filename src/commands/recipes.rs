@@ -459,7 +459,10 @@ mod tests {
         // A bare string placeholder inside a string: its JSON literal, escaped in place.
         let js = vec![json!({"execute_js": {"body": "return 'hi ' + {{who}}"}})];
         let out = substitute(&js, vars.as_object().unwrap()).unwrap();
-        assert_eq!(out[0]["execute_js"]["body"], "return 'hi ' + \"Zoë \\\"Z\\\"\"");
+        assert_eq!(
+            out[0]["execute_js"]["body"],
+            "return 'hi ' + \"Zoë \\\"Z\\\"\""
+        );
     }
 
     #[test]
