@@ -6,7 +6,8 @@
 -- round in which nothing closes ends the loop: clicking again could open more confirmation
 -- layers.
 local args = browser.args
-local max_rounds = math.tointeger(tonumber(args.maxRounds or 10)) or 10
+-- At most 100 rounds: each one adds an entry to the answer.
+local max_rounds = math.min(100, math.max(1, math.tointeger(tonumber(args.maxRounds or 10)) or 10))
 
 -- The top modal first; when it will not close (nothing to click on it), the first one in
 -- document order. `vars.which` replaces both.

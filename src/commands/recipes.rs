@@ -127,6 +127,10 @@ impl Recipe {
                     d[key] = v.clone();
                 }
             }
+            // A default may be a password (the listing goes to any HTTP caller).
+            if let Some(defaults) = d.get_mut("defaults") {
+                crate::redact::value(defaults);
+            }
             let commands = self.commands();
             d["stepCount"] = json!(commands.len());
             d["commands"] = json!(commands);
@@ -273,12 +277,16 @@ fn list_recipes(_p: &mut Params) -> Prepared<Cx> {
             .map(Recipe::describe)
             .collect();
         let config = &cx.engine.config;
-        let dir = config
-            .recipe_dirs
-            .iter()
-            .find(|d| d.is_dir())
-            .or(config.recipe_dirs.first())
-            .map(|d| d.display().to_string());
+        let dirs = config.recipe_dirs.clone();
+        // The first directory that exists (a file-system look: off the runtime's threads).
+        let dir = tokio::task::spawn_blocking(move || {
+            dirs.iter()
+                .find(|d| d.is_dir())
+                .or(dirs.first())
+                .map(|d| d.display().to_string())
+        })
+        .await
+        .unwrap_or_default();
         Ok(json!({
             "count": recipes.len(),
             "recipes": recipes,

@@ -257,6 +257,8 @@ impl Nested {
 
 /// Most lines of a script's `print` kept in its answer.
 const MAX_OUTPUT_LINES: usize = 200;
+/// Longest line of a Lua recipe's output kept, in characters.
+const MAX_LINE_CHARS: usize = 2000;
 
 /// What a script thread runs.
 struct ScriptRun {
@@ -303,7 +305,17 @@ fn run_script_thread(run: ScriptRun) -> Result<Value, String> {
         host.redirect_print(move |line| {
             let mut lines = printed.borrow_mut();
             if lines.len() < MAX_OUTPUT_LINES {
-                lines.push(line.to_string());
+                // A line is cut at 2000 characters (said at its end).
+                let mut line = line.to_string();
+                if let Some((cut, _)) = line.char_indices().nth(MAX_LINE_CHARS) {
+                    line.truncate(cut);
+                    line.push_str(" …[cut]");
+                }
+                lines.push(line);
+            } else if lines.len() == MAX_OUTPUT_LINES {
+                lines.push(format!(
+                    "…[more lines after {MAX_OUTPUT_LINES} were dropped]"
+                ));
             }
         })
         .map_err(|e| e.to_string())?;
