@@ -1066,3 +1066,126 @@ fn a_non_loopback_bind_answers_401_without_the_token() {
         .status();
     assert_eq!(exit_code(&mut child), Some(0));
 }
+
+/// Polls `get_job` over HTTP until the job has ended (within 20 s).
+fn settle_job(addr: SocketAddr, job: &str) -> Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let j = call(addr, Some("1001"), "get_job", json!({"jobId": job}));
+        assert_eq!(j["ok"], true, "{j}");
+        if j["data"]["status"] != "running" || std::time::Instant::now() > deadline {
+            return j;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn batches_jobs_and_recipes_over_http() {
+    let addr = open();
+    let id = task_at(addr, "batch.html");
+    let clicks = |addr| {
+        let v = call(
+            addr,
+            Some(&id),
+            "execute_js",
+            json!({"body": "return window.clicks"}),
+        );
+        v["data"]["result"].as_i64().unwrap()
+    };
+    let inc = json!({"click_element_by_selector": {"selector": "#inc"}});
+    let bad = json!({"click_element_by_selector": {"selector": "#nothing-here"}});
+    // A failing step: stopOnError (the default) stops there; false runs the rest.
+    let b = call(
+        addr,
+        Some(&id),
+        "commands",
+        json!({"commands": [inc, bad, inc]}),
+    );
+    assert_eq!(b["ok"], false, "{b}");
+    assert_eq!(b["data"]["count"], 2, "{b}");
+    assert_eq!(b["data"]["failed"], 1);
+    assert_eq!(b["data"]["stopped"], true);
+    assert_eq!(
+        b["data"]["results"][1]["error"]["code"],
+        "ELEMENT_NOT_FOUND"
+    );
+    assert_eq!(clicks(addr), 1);
+    let b = call(
+        addr,
+        Some(&id),
+        "commands",
+        json!({"stopOnError": false, "commands": [inc, bad, inc]}),
+    );
+    assert_eq!(b["data"]["count"], 3, "{b}");
+    assert_eq!(b["data"]["succeeded"], 2);
+    assert_eq!(clicks(addr), 3);
+    // A failed assertion: not a failed step.
+    let expect = json!({"get_title": {}, "expect": {"js": "window.clicks", "equals": 99}});
+    let b = call(addr, Some(&id), "commands", json!({"commands": [expect]}));
+    assert_eq!(b["ok"], false, "{b}");
+    assert_eq!(b["data"]["expectFailed"], 1);
+    assert_eq!(b["data"]["failed"], 0);
+    assert_eq!(b["data"]["results"][0]["expectResult"]["passed"], false);
+    assert_eq!(b["data"]["results"][0]["expectResult"]["actual"], 3);
+    // An async batch, polled to its end.
+    let sub = call(
+        addr,
+        Some(&id),
+        "commands",
+        json!({"async": true, "commands": [inc, inc]}),
+    );
+    assert_eq!(sub["ok"], true, "{sub}");
+    let job = sub["data"]["jobId"].as_str().unwrap().to_string();
+    assert!(job.starts_with("job-"), "{sub}");
+    let j = settle_job(addr, &job);
+    assert_eq!(j["data"]["status"], "done", "{j}");
+    assert_eq!(j["data"]["steps"], 2);
+    assert_eq!(clicks(addr), 5);
+    // One cancelled between its steps.
+    let wait = json!({"wait": {"seconds": 1}});
+    let sub = call(
+        addr,
+        Some(&id),
+        "commands",
+        json!({"async": true, "commands": [inc, wait, inc, wait, inc]}),
+    );
+    let job = sub["data"]["jobId"].as_str().unwrap().to_string();
+    std::thread::sleep(Duration::from_millis(300));
+    let c = call(addr, Some("1001"), "cancel_job", json!({"jobId": job}));
+    assert_eq!(c["data"]["cancelRequested"], true, "{c}");
+    let j = settle_job(addr, &job);
+    assert_eq!(j["data"]["status"], "cancelled", "{j}");
+    let ran = j["data"]["steps"].as_i64().unwrap();
+    assert!(ran < 5, "{j}");
+    assert!(clicks(addr) < 8, "the remaining clicks did not run");
+    let listed = call(addr, Some("1001"), "list_jobs", json!({"limit": 1}));
+    assert_eq!(listed["data"]["jobs"][0]["jobId"], job.as_str(), "{listed}");
+    // A JSON recipe (vars over defaults) and a Lua one.
+    let r = call(
+        addr,
+        Some(&id),
+        "run_recipe",
+        json!({"name": "fill-name", "vars": {"who": "Grace"}}),
+    );
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(r["data"]["recipe"], "fill-name");
+    let echo = call(
+        addr,
+        Some(&id),
+        "execute_js",
+        json!({"body": "return document.getElementById('echo').textContent"}),
+    );
+    assert_eq!(echo["data"]["result"], "Grace");
+    let r = call(
+        addr,
+        Some(&id),
+        "run_recipe",
+        json!({"name": "echo-args", "vars": {"who": "Lin"}}),
+    );
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(r["data"]["greeting"], "hello Lin");
+    let listed = call(addr, Some("1001"), "list_recipes", json!({}));
+    assert!(listed["data"]["count"].as_u64().unwrap() >= 4, "{listed}");
+    call(addr, Some(&id), "close", json!({}));
+}

@@ -20,7 +20,8 @@ fn run(body: &str) {
 fn wait_for_stable_returns_the_settled_text_after_it_settled() {
     run(r##"
         page:navigate{ url = A .. "/settling.html" }:unwrap()
-        js("start(6, 100)")
+        -- 200 ms between lines: a loaded machine still sees the content grow between looks.
+        js("start(6, 200)")
         local t0 = browser.clock()
         local r = page:wait_for_stable{ selector = "#feed", quietMs = 500 }
         eq(r.ok, true, tostring(r))
@@ -32,8 +33,8 @@ fn wait_for_stable_returns_the_settled_text_after_it_settled() {
         assert(d.length > 0 and #d.fingerprint > 0, "length and fingerprint")
         local calm = js("Date.now() - window.doneAt")
         assert(calm >= 480, "returned only after quietMs without change: " .. calm)
-        assert(took >= 1.0 and took < 3, "600 ms of growth + 500 ms quiet: " .. took)
-        assert(d.waitedMs >= 1000, "waitedMs " .. d.waitedMs)
+        assert(took >= 1.5 and took < 5, "1200 ms of growth + 500 ms quiet: " .. took)
+        assert(d.waitedMs >= 1500, "waitedMs " .. d.waitedMs)
         assert(d.seq ~= nil, "auto-captured")
         -- Nothing changes any more: one read, then quietMs.
         local again = page:wait_for_stable{ selector = "#feed", quietMs = 300 }:unwrap()
@@ -121,7 +122,7 @@ fn wait_for_load_follows_the_load_states() {
         local early = page:wait_for_load{ timeoutSeconds = 0.3 }
         eq(early.code, "ACTION_TIMEOUT"); eq(early.data.readyState, "interactive")
         assert(early.data.inflight >= 1, "the image is in flight")
-        has(early.data.inflightRequests[1].url, "/slow?ms=1500")
+        has(early.data.inflightRequests[1].url, "/slow?ms=3000")
         eq(js("document.getElementById('state').textContent"), "parsed")
         local load = page:wait_for_load{}:unwrap()
         eq(load.readyState, "complete"); eq(load.url, A .. "/slow_load.html")
