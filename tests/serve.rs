@@ -1076,7 +1076,7 @@ fn settle_job(addr: SocketAddr, job: &str) -> Value {
         if j["data"]["status"] != "running" || std::time::Instant::now() > deadline {
             return j;
         }
-        std::thread::sleep(Duration::from_millis(100));
+        load::pause(Duration::from_millis(100));
     }
 }
 
@@ -1151,7 +1151,7 @@ fn batches_jobs_and_recipes_over_http() {
         json!({"async": true, "commands": [inc, wait, inc, wait, inc]}),
     );
     let job = sub["data"]["jobId"].as_str().unwrap().to_string();
-    std::thread::sleep(Duration::from_millis(300));
+    load::pause(Duration::from_millis(300));
     let c = call(addr, Some("1001"), "cancel_job", json!({"jobId": job}));
     assert_eq!(c["data"]["cancelRequested"], true, "{c}");
     let j = settle_job(addr, &job);
