@@ -257,10 +257,33 @@ fn jobs_are_listed_newest_first_and_end_with_their_task() {
         local id = t:call("commands", { async = true, commands = {
           { wait = { seconds = 2 } }, inc, inc,
         } }).data.jobId
+        -- Other tests' jobs may hold the slots for a while: close once this one runs its step.
+        for _ = 1, 400 do
+          if browser.call("get_job", { jobId = id }):unwrap().queued == false then break end
+          browser.sleep(50)
+        end
         browser.sleep(300)
         t:close():unwrap()
         local j = settle(id)
         eq(j.status, "failed"); has(j.error, "closed"); eq(j.data.errorCode, "TASK_NOT_FOUND")
+        -- The steps done so far are in the result: the one the closing cut short.
+        eq(j.data.count, 1); eq(j.data.results[1].command, "wait")
+        eq(j.data.results[1].error.code, "TASK_NOT_FOUND")
+
+        -- A batch (not a job) whose task closes mid-step answers with its steps too.
+        local u = browser.start{}
+        u:navigate{ url = A .. "/batch.html" }:unwrap()
+        local call = browser.spawn(function()
+          return u:call("commands", { commands = { inc, { wait = { seconds = 8 } }, inc } })
+        end)
+        browser.sleep(2000)
+        local t0 = browser.clock()
+        u:close():unwrap()
+        local r = call:join()
+        eq(r.ok, false); eq(r.code, "TASK_NOT_FOUND"); has(r.msg, "closed")
+        eq(r.data.count, 2, tostring(r.msg)); eq(r.data.succeeded, 1); eq(r.data.results[1].ok, true)
+        eq(r.data.results[2].command, "wait"); eq(r.data.results[2].error.code, "TASK_NOT_FOUND")
+        assert(browser.clock() - t0 < 3, "close answers promptly")
     "##);
 }
 
@@ -272,7 +295,8 @@ fn two_jobs_run_at_once_and_a_job_waits_for_its_tasks_turn() {
         local long = page:call("commands", { async = true, commands = { { wait = { seconds = 3 } } } }).data.jobId
         -- The second job of this task waits for its task's turn, holding no slot.
         local queued = page:call("commands", { async = true, commands = { inc } }).data.jobId
-        -- So a job of another task takes the second slot at once.
+        -- So a job of another task takes the second slot (the private-engine test below checks
+        -- that it does at once; here other tests' jobs share the slots).
         local third = other:call("commands", { async = true, commands = { { wait = { seconds = 2 } } } }).data.jobId
         -- Both slots are taken: a fourth job, on a third task, waits for one.
         local fourth = more:call("commands", { async = true, commands = { { get_url = {} } } }).data.jobId
@@ -280,15 +304,12 @@ fn two_jobs_run_at_once_and_a_job_waits_for_its_tasks_turn() {
         local j4 = browser.call("get_job", { jobId = fourth }):unwrap()
         eq(j4.status, "running"); eq(j4.queued, true, "no slot yet"); eq(j4.steps, 0)
         eq(browser.call("get_job", { jobId = long }):unwrap().queued, false)
-        eq(browser.call("get_job", { jobId = third }):unwrap().queued, false, "not starved by the queued job")
         eq(browser.call("get_job", { jobId = queued }):unwrap().queued, true)
         local j1, j2, j3 = settle(long), settle(queued), settle(third)
         j4 = settle(fourth)
         eq(j1.status, "done"); eq(j2.status, "done", tostring(j2.error)); eq(j3.status, "done")
         eq(j4.status, "done")
-        assert(j3.finishedAt < j1.finishedAt, "the third ran beside the first")
         assert(j2.finishedAt >= j1.finishedAt, "the queued job ran after its task's first")
-        assert(j4.finishedAt >= j3.finishedAt, "the fourth ran after a slot was freed")
         eq(js("window.clicks"), 1, "the queued job's click ran after the lane was free")
         other:close():unwrap(); more:close():unwrap()
     "##);
@@ -337,7 +358,7 @@ fn a_batch_none_of_whose_steps_started_has_not_started() {
         -- The only step fails before acting (retryable): so does the batch, with that code.
         local r = page:call("commands", { commands = { { click_element_by_index = { index = 999 } } } })
         eq(r.ok, false); eq(r.code, "STALE_ELEMENT", tostring(r.msg)); eq(r.started, false)
-        eq(r.retryable, true)
+        eq(r.retryable, true); eq(r.data.retryAfterMs, 300)
         has(r.msg, "step 0 command click_element_by_index failed")
         eq(r.data.count, 1); eq(r.data.failed, 1); eq(r.data.results[1].error.code, "STALE_ELEMENT")
         -- The only item refused: INVALID_ARGUMENT, nothing started, not retryable.
@@ -497,6 +518,30 @@ fn jobs_wait_for_their_task_before_a_slot_and_the_registry_is_bounded() {
         let j = settle(&ex, &c1, Duration::from_secs(8)).await;
         assert_eq!(j["status"], "done", "{j}");
         assert_eq!(j["cancelRequested"], true);
+        call(&ex, None, "shutdown", json!({})).await;
+    });
+}
+
+/// With one command in flight allowed, a running batch's steps still run: they take no permit
+/// of their own inside the batch's lane (the batch holds one).
+#[test]
+fn a_batchs_steps_take_no_in_flight_permit_of_their_own() {
+    let mut config = test_config();
+    config.max_in_flight = 1;
+    private(config, |ex| async move {
+        let r = call(&ex, None, "start", json!({})).await;
+        assert!(r.ok, "{:?}", r.msg);
+        let t = TaskId(r.data["id"].as_str().unwrap().parse().unwrap());
+        let r = call(
+            &ex,
+            Some(t),
+            "commands",
+            json!({"commands": [{"get_url": {}}, {"get_title": {}}]}),
+        )
+        .await;
+        assert!(r.ok, "{:?} {}", r.msg, r.data);
+        assert_eq!(r.data["count"], 2);
+        assert_eq!(r.data["succeeded"], 2);
         call(&ex, None, "shutdown", json!({})).await;
     });
 }

@@ -523,9 +523,10 @@ pub(crate) async fn run_batch(
     let mut stop_reason: Option<String> = None;
     let mut first_failure: Option<String> = None;
     let mut first_assertion: Option<String> = None;
-    // The code of the first failed step, and whether any step started: a batch none of whose
-    // steps started has not started either (PROTOCOL.md §4), and answers that step's code.
-    let mut first_code: Option<ErrorCode> = None;
+    // The code and retryability of the first failed step, and whether any step started: a
+    // batch none of whose steps started has not started either (PROTOCOL.md §4), and answers
+    // as that step did.
+    let mut first_code: Option<(ErrorCode, Option<u64>)> = None;
     let mut any_started = false;
     let mut closed = false;
     for (index, item) in plan.steps.iter().enumerate() {
@@ -552,7 +553,7 @@ pub(crate) async fn run_batch(
                     .and_then(|m| m.keys().find(|k| *k != "expect").cloned())
                     .unwrap_or_default();
                 failed += 1;
-                first_code.get_or_insert(ErrorCode::InvalidArgument);
+                first_code.get_or_insert((ErrorCode::InvalidArgument, None));
                 first_failure
                     .get_or_insert(format!("step {index} command {command} failed: {msg}"));
                 results.push(refused_step(index, &command, msg));
@@ -587,7 +588,12 @@ pub(crate) async fn run_batch(
             }
         } else {
             failed += 1;
-            first_code.get_or_insert(receipt.code.unwrap_or(ErrorCode::ActionFailed));
+            first_code.get_or_insert((
+                receipt.code.unwrap_or(ErrorCode::ActionFailed),
+                receipt
+                    .retryable
+                    .then(|| receipt.retry_after_ms.unwrap_or(1000)),
+            ));
             first_failure.get_or_insert_with(|| {
                 format!(
                     "step {index} command {command} failed: {}",
@@ -647,7 +653,10 @@ pub(crate) async fn run_batch(
     };
     match first_code.filter(|_| !any_started) {
         // Nothing ran: the first failure's code (and so its retryability), `started:false`.
-        Some(code) => Err(CommandError::new(code, msg).with_details(data).not_sent()),
+        Some((code, retry)) => Err(CommandError::new(code, msg)
+            .with_details(data)
+            .retrying_as(retry)
+            .not_sent()),
         None => Err(CommandError::failed(msg).with_details(data)),
     }
 }
