@@ -1,6 +1,9 @@
 //! The job registry (PROTOCOL.md §11): background batches (`commands{async=true}`), kept in
-//! memory only — the newest `max` (oldest finished evicted first), at most `concurrency`
-//! running at once (the rest wait for a slot, `queued:true`, status `running`).
+//! memory only — the newest `max` (oldest finished evicted first; a new job is refused while
+//! `max` are unfinished), at most `concurrency` running at once (the rest wait, `queued:true`,
+//! status `running`: first for their task's turn — one job of a task at a time, in order — then
+//! for a slot, so a job waiting for a busy task holds none). Stored results are capped
+//! ([`MAX_RESULT_BYTES`]); a job whose future is dropped unfinished is recorded failed.
 //!
 //! A job's batch runs as an ordinary executor call of `commands`; the job reaches it through a
 //! task-local ([`scope`] / [`claim`]), so the batch checks its cancel flag before each step and
