@@ -545,3 +545,44 @@ fn a_batchs_steps_take_no_in_flight_permit_of_their_own() {
         call(&ex, None, "shutdown", json!({})).await;
     });
 }
+
+/// A job that meets its task's lane busy with another command sends its batch again; the task
+/// closed meanwhile ends it `TASK_NOT_FOUND`, not with the busy answer.
+#[test]
+fn a_job_retrying_a_busy_lane_ends_with_its_task() {
+    let mut config = test_config();
+    config.lane_wait = Duration::from_millis(200);
+    config.jobs_concurrency = 1;
+    private(config, |ex| async move {
+        let mut tasks = Vec::new();
+        for _ in 0..2 {
+            let r = call(&ex, None, "start", json!({})).await;
+            tasks.push(TaskId(r.data["id"].as_str().unwrap().parse().unwrap()));
+        }
+        let (a, b) = (tasks[0], tasks[1]);
+        // b's job holds the only slot for a second; a's job waits for it.
+        let b1 = job(&ex, b, json!([{"wait": {"seconds": 1}}])).await;
+        let a1 = job(&ex, a, json!([{"get_url": {}}])).await;
+        // Meanwhile a plain command holds a's lane past the lane wait.
+        let hold = {
+            let ex = ex.clone();
+            tokio::task::spawn_local(async move {
+                call(&ex, Some(a), "wait", json!({"seconds": 4})).await
+            })
+        };
+        settle(&ex, &b1, Duration::from_secs(5)).await;
+        // a1 has its slot now and meets the busy lane (200 ms), then retries.
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert_eq!(get(&ex, &a1).await["status"], "running");
+        let r = call(&ex, Some(a), "close", json!({})).await;
+        assert!(r.ok, "{:?}", r.msg);
+        let j = settle(&ex, &a1, Duration::from_secs(2)).await;
+        assert_eq!(j["status"], "failed", "{j}");
+        assert_eq!(j["data"]["errorCode"], "TASK_NOT_FOUND", "{j}");
+        let e = j["error"].as_str().unwrap_or_default();
+        assert!(e.contains("closed"), "{e}");
+        let held = hold.await.unwrap();
+        assert_eq!(held.code, Some(ErrorCode::TaskNotFound));
+        call(&ex, None, "shutdown", json!({})).await;
+    });
+}
