@@ -54,6 +54,12 @@ pub trait Calls: Send + Sync {
     /// `{value, output}`: the script's return value as JSON and the lines it printed. A Lua
     /// error is an `ACTION_FAILED` naming its line (`output` in its details).
     fn script(&self, path: std::path::PathBuf, args: Value) -> CommandFuture;
+    /// Whether the running command itself runs inside a lane held by the command that sent it
+    /// (a recipe's or a batch's call on their own task): work it leaves behind to take that
+    /// lane later (an async batch) would wait for its own sender.
+    fn in_inherited_lane(&self) -> bool {
+        false
+    }
 }
 
 /// The context of a command on one task: the task is always there.

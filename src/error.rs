@@ -28,6 +28,10 @@ pub struct CommandError {
     /// Set when the command refused before anything reached the browser (a capture circuit
     /// that is open): the receipt then says `started:false`, whatever the code.
     pub not_started: bool,
+    /// When set, the receipt's retryability instead of the code's default (for a failure that
+    /// did not start): `Some(ms)` retryable after `ms`, `None` not retryable. A batch none of
+    /// whose steps started answers as its first failed step did.
+    pub retry_as: Option<Option<u64>>,
 }
 
 impl CommandError {
@@ -40,6 +44,7 @@ impl CommandError {
             details: None,
             outcome_unknown: false,
             not_started: false,
+            retry_as: None,
         }
     }
 
@@ -52,6 +57,7 @@ impl CommandError {
             details: None,
             outcome_unknown: false,
             not_started: false,
+            retry_as: None,
         }
     }
 
@@ -81,6 +87,12 @@ impl CommandError {
         )
         .with_details(serde_json::json!({"outcomeUnknown": true, "pageUnresponsive": true}))
         .sent()
+    }
+
+    /// Answers with this retryability rather than the code's (see [`CommandError::retry_as`]).
+    pub fn retrying_as(mut self, retry_after_ms: Option<u64>) -> CommandError {
+        self.retry_as = Some(retry_after_ms);
+        self
     }
 
     /// Marks the failure as refused before anything reached the browser: `started:false`.

@@ -1,12 +1,15 @@
 //! The job registry (PROTOCOL.md §11): background batches (`commands{async=true}`), kept in
-//! memory only — the newest `max` (oldest finished evicted first), at most `concurrency`
-//! running at once (the rest wait for a slot, `queued:true`, status `running`).
+//! memory only — the newest `max` (oldest finished evicted first; a new job is refused while
+//! `max` are unfinished), at most `concurrency` running at once (the rest wait, `queued:true`,
+//! status `running`: first for their task's turn — one job of a task at a time, in order — then
+//! for a slot, so a job waiting for a busy task holds none). Stored results are capped
+//! ([`MAX_RESULT_BYTES`]); a job whose future is dropped unfinished is recorded failed.
 //!
 //! A job's batch runs as an ordinary executor call of `commands`; the job reaches it through a
 //! task-local ([`scope`] / [`claim`]), so the batch checks its cancel flag before each step and
 //! counts its finished steps. Pure bookkeeping: no browser, no executor.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -76,13 +79,63 @@ pub struct Job {
     claimed: AtomicBool,
     steps: AtomicU64,
     outcome: Mutex<Option<Outcome>>,
+    /// Woken by a cancel (a stored permit when nobody waits yet, so none is missed).
+    cancel_wake: tokio::sync::Notify,
+}
+
+/// Most bytes of a job's stored result (`data` serialized): past it, the step records' `data`
+/// is dropped and `resultTruncated` set (50 jobs of 200 steps must not hold gigabytes).
+pub const MAX_RESULT_BYTES: usize = 2 * 1024 * 1024;
+
+/// Keeps `data` (a batch's result) under `cap` serialized bytes: the `data` of the step records
+/// past the cap becomes `null` (`dataDropped:true` on the record) and `resultTruncated:true`
+/// is set. Answers whether anything was dropped.
+fn cap_result(data: &mut Value, cap: usize) -> bool {
+    let size = |v: &Value| serde_json::to_vec(v).map_or(0, |b| b.len());
+    if size(data) <= cap {
+        return false;
+    }
+    let Some(results) = data.get_mut("results").and_then(Value::as_array_mut) else {
+        return false;
+    };
+    // Room for the records without their data, then their data in order while it fits.
+    let mut used: usize = 0;
+    let mut sizes = Vec::with_capacity(results.len());
+    for rec in results.iter() {
+        sizes.push(rec.get("data").map_or(0, size));
+        used += size(rec);
+    }
+    let mut kept = used - sizes.iter().sum::<usize>();
+    for (rec, n) in results.iter_mut().zip(sizes) {
+        if kept + n <= cap {
+            kept += n;
+        } else {
+            rec["data"] = Value::Null;
+            rec["dataDropped"] = json!(true);
+        }
+    }
+    data["resultTruncated"] = json!(true);
+    data["resultCapBytes"] = json!(cap);
+    true
 }
 
 impl Job {
-    /// Asks the job to stop before its next step; answers whether it was still running.
+    /// Asks the job to stop before its next step (or at once while it waits for its turn);
+    /// answers whether it was still running. A job that has ended keeps its flag as it was.
     pub fn request_cancel(&self) -> bool {
+        if self.status() != Status::Running {
+            return false;
+        }
         self.cancel.store(true, Ordering::SeqCst);
-        self.status() == Status::Running
+        self.cancel_wake.notify_one();
+        true
+    }
+
+    /// Resolves once a cancel was asked for.
+    pub async fn cancelled(&self) {
+        while !self.cancel_requested() {
+            self.cancel_wake.notified().await;
+        }
     }
 
     /// Whether a cancel was asked for.
@@ -111,7 +164,8 @@ impl Job {
 
     /// Records the batch's receipt: done, failed, or cancelled (the batch stopped for the
     /// cancel). The first record wins.
-    pub fn finish(&self, receipt: Receipt) {
+    pub fn finish(&self, mut receipt: Receipt) {
+        cap_result(&mut receipt.data, MAX_RESULT_BYTES);
         let cancelled = receipt.data["stopReason"] == "cancelled";
         let status = match (cancelled, receipt.ok) {
             (true, _) => Status::Cancelled,
@@ -178,6 +232,14 @@ pub struct Jobs {
     jobs: Mutex<VecDeque<Arc<Job>>>,
     /// Slots for running jobs.
     pub slots: tokio::sync::Semaphore,
+    /// One turn per task: a job takes its task's turn before a slot, so jobs waiting for a busy
+    /// task never hold the slots other tasks' jobs need.
+    turns: Mutex<HashMap<TaskId, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+/// A job's turn on its task (see [`Jobs::turn`]); let go when dropped.
+pub struct Turn {
+    _guard: tokio::sync::OwnedMutexGuard<()>,
 }
 
 impl Jobs {
@@ -189,6 +251,24 @@ impl Jobs {
             seq: AtomicU64::new(0),
             jobs: Mutex::new(VecDeque::new()),
             slots: tokio::sync::Semaphore::new(concurrency.max(1)),
+            turns: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Waits for `task`'s turn: the jobs of one task run one after another, in submission
+    /// order, and only the one whose turn it is waits for a slot.
+    pub async fn turn(&self, task: TaskId) -> Turn {
+        let gate = {
+            let mut turns = match self.turns.lock() {
+                Ok(g) => g,
+                Err(poisoned) => poisoned.into_inner(),
+            };
+            // Gates nobody holds or waits for are dropped (closed tasks leave none behind).
+            turns.retain(|_, g| Arc::strong_count(g) > 1);
+            turns.entry(task).or_default().clone()
+        };
+        Turn {
+            _guard: gate.lock_owned().await,
         }
     }
 
@@ -211,8 +291,9 @@ impl Jobs {
     }
 
     /// Registers a new running job of `method` on `task`, evicting the oldest finished jobs
-    /// past the limit (running ones are never evicted).
-    pub fn submit(&self, task: TaskId, method: &'static str) -> Arc<Job> {
+    /// past the limit (running ones are never evicted); refused (the limit, in words) when
+    /// `max` jobs are unfinished already.
+    pub fn submit(&self, task: TaskId, method: &'static str) -> Result<Arc<Job>, String> {
         let started_at = epoch_ms();
         let seq = self.seq.fetch_add(1, Ordering::SeqCst) + 1;
         let job = Arc::new(Job {
@@ -226,8 +307,16 @@ impl Jobs {
             claimed: AtomicBool::new(false),
             steps: AtomicU64::new(0),
             outcome: Mutex::new(None),
+            cancel_wake: tokio::sync::Notify::new(),
         });
         self.with(|jobs| {
+            let unfinished = jobs.iter().filter(|j| j.status() == Status::Running).count();
+            if unfinished >= self.max {
+                return Err(format!(
+                    "{unfinished} jobs are unfinished, the limit is {} (browser.jobs.max): wait for one to end (get_job, list_jobs) or cancel one",
+                    self.max
+                ));
+            }
             jobs.push_back(job.clone());
             while jobs.len() > self.max {
                 match jobs.iter().position(|j| j.status() != Status::Running) {
@@ -237,8 +326,8 @@ impl Jobs {
                     None => break,
                 }
             }
-        });
-        job
+            Ok(job.clone())
+        })
     }
 
     /// The job `id`.
@@ -259,6 +348,26 @@ impl Jobs {
     /// Whether none is kept.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// Held by a job's background future: when that future is dropped before the job ended (a
+/// panic, its runtime shut down), the job is recorded `failed` instead of `running` forever.
+pub struct FinishOnDrop(pub Arc<Job>);
+
+impl Drop for FinishOnDrop {
+    fn drop(&mut self) {
+        self.0.finish(Receipt::failure(
+            self.0.method,
+            crate::protocol::ErrorCode::Internal,
+            format!(
+                "{}: the job's runtime ended before the job did (its outcome is unknown)",
+                self.0.method
+            ),
+            None,
+            true,
+            0.0,
+        ));
     }
 }
 
@@ -303,7 +412,7 @@ mod tests {
     #[test]
     fn ids_statuses_and_descriptions() {
         let jobs = Jobs::new(50, 2);
-        let a = jobs.submit(TaskId(7), "commands");
+        let a = jobs.submit(TaskId(7), "commands").unwrap();
         assert!(a.id.starts_with("job-"));
         assert!(a.id.ends_with("-1"));
         let d = a.describe(true);
@@ -317,11 +426,11 @@ mod tests {
         assert_eq!(d["steps"], 1);
         assert_eq!(d["data"]["count"], 1);
         assert!(a.describe(false).get("data").is_none());
-        let b = jobs.submit(TaskId(7), "commands");
+        let b = jobs.submit(TaskId(7), "commands").unwrap();
         b.finish(done(false));
         assert_eq!(b.describe(false)["status"], "failed");
         assert_eq!(b.describe(false)["error"], "step 0 failed");
-        let c = jobs.submit(TaskId(7), "commands");
+        let c = jobs.submit(TaskId(7), "commands").unwrap();
         assert!(c.request_cancel());
         let mut r = done(true);
         r.data["stopReason"] = json!("cancelled");
@@ -335,12 +444,12 @@ mod tests {
     #[test]
     fn retention_evicts_the_oldest_finished_first() {
         let jobs = Jobs::new(3, 2);
-        let running = jobs.submit(TaskId(1), "commands");
-        let old = jobs.submit(TaskId(1), "commands");
+        let running = jobs.submit(TaskId(1), "commands").unwrap();
+        let old = jobs.submit(TaskId(1), "commands").unwrap();
         old.finish(done(true));
-        let mid = jobs.submit(TaskId(1), "commands");
+        let mid = jobs.submit(TaskId(1), "commands").unwrap();
         mid.finish(done(true));
-        let new = jobs.submit(TaskId(1), "commands");
+        let new = jobs.submit(TaskId(1), "commands").unwrap();
         assert_eq!(jobs.len(), 3);
         assert!(jobs.get(&running.id).is_some(), "running jobs stay");
         assert!(jobs.get(&old.id).is_none(), "the oldest finished goes");
@@ -353,10 +462,106 @@ mod tests {
             .build()
             .unwrap();
         let jobs = Jobs::new(5, 1);
-        let job = jobs.submit(TaskId(1), "commands");
+        let job = jobs.submit(TaskId(1), "commands").unwrap();
         let (first, second) = rt.block_on(scope(job.clone(), async { (claim(), claim()) }));
         assert_eq!(first.map(|j| j.id.clone()), Some(job.id.clone()));
         assert!(second.is_none());
         assert!(claim().is_none(), "outside a job");
+    }
+
+    #[test]
+    fn unfinished_jobs_are_capped_and_refused_past_the_limit() {
+        let jobs = Jobs::new(3, 2);
+        let running: Vec<_> = (0..3)
+            .map(|_| jobs.submit(TaskId(1), "commands").unwrap())
+            .collect();
+        let e = jobs.submit(TaskId(1), "commands").unwrap_err();
+        assert!(e.contains("3 jobs are unfinished, the limit is 3"), "{e}");
+        assert_eq!(jobs.len(), 3, "nothing registered for the refused one");
+        running[0].finish(done(true));
+        assert!(jobs.submit(TaskId(1), "commands").is_ok(), "room again");
+        assert_eq!(jobs.len(), 3, "the finished one was evicted");
+    }
+
+    #[test]
+    fn a_cancel_after_the_end_changes_nothing_and_wakes_a_waiter_before() {
+        let jobs = Jobs::new(5, 1);
+        let j = jobs.submit(TaskId(1), "commands").unwrap();
+        j.finish(done(true));
+        assert!(!j.request_cancel());
+        assert!(!j.cancel_requested(), "a finished job keeps its flag");
+        assert_eq!(j.describe(false)["cancelRequested"], false);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let k = jobs.submit(TaskId(1), "commands").unwrap();
+        let k2 = k.clone();
+        let woke = rt.block_on(async move {
+            let waiter = tokio::spawn(async move { k2.cancelled().await });
+            tokio::task::yield_now().await;
+            assert!(k.request_cancel());
+            tokio::time::timeout(std::time::Duration::from_secs(1), waiter).await
+        });
+        assert!(matches!(woke, Ok(Ok(()))), "the waiter woke at once");
+    }
+
+    #[test]
+    fn stored_results_are_capped() {
+        let jobs = Jobs::new(5, 1);
+        let j = jobs.submit(TaskId(1), "commands").unwrap();
+        let big = "x".repeat(400 * 1024);
+        let results: Vec<Value> = (0..10)
+            .map(|i| json!({"index": i, "command": "get_html", "ok": true, "data": {"html": big}}))
+            .collect();
+        j.finish(Receipt::success(
+            "commands",
+            json!({"count": 10, "results": results}),
+            1.0,
+        ));
+        let d = j.describe(true);
+        let data = &d["data"];
+        assert_eq!(data["resultTruncated"], true);
+        assert!(serde_json::to_vec(data).unwrap().len() <= MAX_RESULT_BYTES + 1024);
+        let r = data["results"].as_array().unwrap();
+        assert_eq!(r.len(), 10, "every record stays");
+        assert_eq!(r[0]["data"]["html"].as_str().unwrap().len(), big.len());
+        assert_eq!(r[9]["data"], Value::Null);
+        assert_eq!(r[9]["dataDropped"], true);
+        assert_eq!(r[9]["ok"], true);
+        // Small results are kept whole.
+        let small = jobs.submit(TaskId(1), "commands").unwrap();
+        small.finish(done(true));
+        assert!(small.describe(true)["data"]
+            .get("resultTruncated")
+            .is_none());
+    }
+
+    #[test]
+    fn a_job_whose_future_is_dropped_fails() {
+        let jobs = Jobs::new(5, 1);
+        let j = jobs.submit(TaskId(1), "commands").unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let guard = FinishOnDrop(j.clone());
+        rt.spawn(async move {
+            let _guard = guard;
+            std::future::pending::<()>().await
+        });
+        rt.block_on(tokio::task::yield_now());
+        assert_eq!(j.status(), Status::Running);
+        drop(rt);
+        assert_eq!(j.status(), Status::Failed);
+        assert!(j.describe(false)["error"]
+            .as_str()
+            .unwrap()
+            .contains("runtime ended"));
+        // A job that ended keeps its record.
+        let k = jobs.submit(TaskId(1), "commands").unwrap();
+        k.finish(done(true));
+        drop(FinishOnDrop(k.clone()));
+        assert_eq!(k.status(), Status::Done);
     }
 }

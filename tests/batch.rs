@@ -2,9 +2,13 @@
 //! Lua `task:call` / `browser.call`: what the page shows afterwards (a click counter), the
 //! counts and per-step records, validation, stops, and jobs polled to their end.
 
-use crate::support::harness::{exec, lua, new_task};
+use std::time::{Duration, Instant};
+
+use crate::support::harness::{exec, lua, new_task, private, test_config};
 use moonpilot::browser::task::TaskId;
-use serde_json::json;
+use moonpilot::protocol::ErrorCode;
+use moonpilot::{Executor, Receipt};
+use serde_json::{json, Value};
 
 const HELPERS: &str = r##"
 local function js(body) return page:execute_js{ body = body }:unwrap().result end
@@ -253,33 +257,61 @@ fn jobs_are_listed_newest_first_and_end_with_their_task() {
         local id = t:call("commands", { async = true, commands = {
           { wait = { seconds = 2 } }, inc, inc,
         } }).data.jobId
+        -- Other tests' jobs may hold the slots for a while: close once this one runs its step.
+        for _ = 1, 400 do
+          if browser.call("get_job", { jobId = id }):unwrap().queued == false then break end
+          browser.sleep(50)
+        end
         browser.sleep(300)
         t:close():unwrap()
         local j = settle(id)
         eq(j.status, "failed"); has(j.error, "closed"); eq(j.data.errorCode, "TASK_NOT_FOUND")
+        -- The steps done so far are in the result: the one the closing cut short.
+        eq(j.data.count, 1); eq(j.data.results[1].command, "wait")
+        eq(j.data.results[1].error.code, "TASK_NOT_FOUND")
+
+        -- A batch (not a job) whose task closes mid-step answers with its steps too.
+        local u = browser.start{}
+        u:navigate{ url = A .. "/batch.html" }:unwrap()
+        local call = browser.spawn(function()
+          return u:call("commands", { commands = { inc, { wait = { seconds = 8 } }, inc } })
+        end)
+        browser.sleep(2000)
+        local t0 = browser.clock()
+        u:close():unwrap()
+        local r = call:join()
+        eq(r.ok, false); eq(r.code, "TASK_NOT_FOUND"); has(r.msg, "closed")
+        eq(r.data.count, 2, tostring(r.msg)); eq(r.data.succeeded, 1); eq(r.data.results[1].ok, true)
+        eq(r.data.results[2].command, "wait"); eq(r.data.results[2].error.code, "TASK_NOT_FOUND")
+        assert(browser.clock() - t0 < 3, "close answers promptly")
     "##);
 }
 
 #[test]
-fn two_jobs_run_at_once_and_a_job_waits_out_a_busy_lane() {
+fn two_jobs_run_at_once_and_a_job_waits_for_its_tasks_turn() {
     run(r##"
         page:navigate{ url = A .. "/batch.html" }:unwrap()
-        local other = browser.start{}
-        -- Longer than the 5 s lane wait: the second job of this task finds the lane busy.
-        local long = page:call("commands", { async = true, commands = { { wait = { seconds = 6 } } } }).data.jobId
+        local other, more = browser.start{}, browser.start{}
+        local long = page:call("commands", { async = true, commands = { { wait = { seconds = 3 } } } }).data.jobId
+        -- The second job of this task waits for its task's turn, holding no slot.
         local queued = page:call("commands", { async = true, commands = { inc } }).data.jobId
-        -- Both slots are taken: a third job, on another task, waits for one.
-        local third = other:call("commands", { async = true, commands = { { get_url = {} } } }).data.jobId
+        -- So a job of another task takes the second slot (the private-engine test below checks
+        -- that it does at once; here other tests' jobs share the slots).
+        local third = other:call("commands", { async = true, commands = { { wait = { seconds = 2 } } } }).data.jobId
+        -- Both slots are taken: a fourth job, on a third task, waits for one.
+        local fourth = more:call("commands", { async = true, commands = { { get_url = {} } } }).data.jobId
         browser.sleep(500)
-        local j3 = browser.call("get_job", { jobId = third }):unwrap()
-        eq(j3.status, "running"); eq(j3.queued, true, "no slot yet"); eq(j3.steps, 0)
+        local j4 = browser.call("get_job", { jobId = fourth }):unwrap()
+        eq(j4.status, "running"); eq(j4.queued, true, "no slot yet"); eq(j4.steps, 0)
         eq(browser.call("get_job", { jobId = long }):unwrap().queued, false)
-        local j1, j2 = settle(long), settle(queued)
-        j3 = settle(third)
+        eq(browser.call("get_job", { jobId = queued }):unwrap().queued, true)
+        local j1, j2, j3 = settle(long), settle(queued), settle(third)
+        j4 = settle(fourth)
         eq(j1.status, "done"); eq(j2.status, "done", tostring(j2.error)); eq(j3.status, "done")
-        assert(j3.finishedAt >= j1.finishedAt, "the third ran after a slot was freed")
+        eq(j4.status, "done")
+        assert(j2.finishedAt >= j1.finishedAt, "the queued job ran after its task's first")
         eq(js("window.clicks"), 1, "the queued job's click ran after the lane was free")
-        other:close():unwrap()
+        other:close():unwrap(); more:close():unwrap()
     "##);
 }
 
@@ -316,4 +348,241 @@ fn the_executor_takes_the_batch_and_job_commands_as_any_caller_sends_them() {
     assert_eq!(r.data["results"][0]["command"], "get_url");
     let r = exec(Some(task), "close", json!({}));
     assert!(r.ok, "{:?}", r.msg);
+}
+
+#[test]
+fn a_batch_none_of_whose_steps_started_has_not_started() {
+    run(r##"
+        page:navigate{ url = A .. "/batch.html" }:unwrap()
+        page:get_browser_state{}:unwrap()
+        -- The only step fails before acting (retryable): so does the batch, with that code.
+        local r = page:call("commands", { commands = { { click_element_by_index = { index = 999 } } } })
+        eq(r.ok, false); eq(r.code, "STALE_ELEMENT", tostring(r.msg)); eq(r.started, false)
+        eq(r.retryable, true); eq(r.data.retryAfterMs, 300)
+        has(r.msg, "step 0 command click_element_by_index failed")
+        eq(r.data.count, 1); eq(r.data.failed, 1); eq(r.data.results[1].error.code, "STALE_ELEMENT")
+        -- The only item refused: INVALID_ARGUMENT, nothing started, not retryable.
+        r = page:call("commands", { commands = { { get_title = {}, get_url = {} } } })
+        eq(r.code, "INVALID_ARGUMENT"); eq(r.started, false); eq(r.retryable, false)
+        eq(r.data.count, 1); has(r.msg, "only one key")
+        -- One step started: the batch started (and may have acted).
+        r = page:call("commands", { stopOnError = false, commands = {
+          { click_element_by_index = { index = 999 } }, inc,
+        } })
+        eq(r.code, "ACTION_FAILED"); eq(r.started, true); eq(r.retryable, false)
+        eq(r.data.results[1].error.code, "STALE_ELEMENT")
+        eq(js("window.clicks"), 1)
+    "##);
+}
+
+#[test]
+fn an_async_batch_from_inside_its_own_tasks_lane_is_refused_at_once() {
+    run(r##"
+        page:navigate{ url = A .. "/batch.html" }:unwrap()
+        local before = browser.call("list_jobs", { limit = 1000 }):unwrap().kept
+        local t0 = os.clock()
+        -- A recipe holds the task's lane: a job it submits there would wait for its recipe.
+        local r = page:run_recipe{ name = "async-own-task" }
+        eq(r.ok, true, tostring(r.msg))
+        local d = r.data
+        eq(d.ok, false); eq(d.code, "INVALID_ARGUMENT"); eq(d.started, false); eq(d.retryable, false)
+        has(d.msg, "would wait for its own lane")
+        -- Inside a batch step too (a recipe run by a batch on its own task).
+        r = page:call("commands", { commands = { { run_recipe = { name = "async-own-task" } } } })
+        eq(r.ok, true, tostring(r.msg))
+        eq(r.data.results[1].data.code, "INVALID_ARGUMENT")
+        -- A batch step that is itself a batch is refused by the batch.
+        r = page:call("commands", { commands = { { commands = { async = true, commands = { inc } } } } })
+        eq(r.code, "INVALID_ARGUMENT"); has(r.msg, "nesting commands is not supported")
+        assert(os.clock() - t0 < 5, "answered promptly")
+        eq(browser.call("list_jobs", { limit = 1000 }):unwrap().kept, before, "no job registered")
+        eq(js("window.clicks"), 0)
+    "##);
+}
+
+async fn call(ex: &Executor, task: Option<TaskId>, method: &str, params: Value) -> Receipt {
+    ex.execute(task, method, params).await
+}
+
+async fn job(ex: &Executor, task: TaskId, steps: Value) -> String {
+    let r = call(
+        ex,
+        Some(task),
+        "commands",
+        json!({"async": true, "commands": steps}),
+    )
+    .await;
+    assert!(r.ok, "{:?}", r.msg);
+    r.data["jobId"].as_str().unwrap().to_string()
+}
+
+async fn get(ex: &Executor, id: &str) -> Value {
+    let r = call(ex, None, "get_job", json!({"jobId": id})).await;
+    assert!(r.ok, "{:?}", r.msg);
+    r.data
+}
+
+/// Polls `id` until it is no longer running, `within` at most.
+async fn settle(ex: &Executor, id: &str, within: Duration) -> Value {
+    let t0 = Instant::now();
+    loop {
+        let j = get(ex, id).await;
+        if j["status"] != "running" {
+            return j;
+        }
+        assert!(t0.elapsed() < within, "{id} still running: {j}");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+/// A private engine keeping 4 jobs, 2 running at once: a job waiting for its busy task holds
+/// no slot, a cancel ends a slot wait at once, unfinished jobs past the limit are refused, and
+/// a cancel after the end changes nothing.
+#[test]
+fn jobs_wait_for_their_task_before_a_slot_and_the_registry_is_bounded() {
+    let mut config = test_config();
+    config.jobs_max = 4;
+    config.jobs_concurrency = 2;
+    private(config, |ex| async move {
+        let mut tasks = Vec::new();
+        for _ in 0..3 {
+            let r = call(&ex, None, "start", json!({})).await;
+            tasks.push(TaskId(r.data["id"].as_str().unwrap().parse().unwrap()));
+        }
+        let (a, b, c) = (tasks[0], tasks[1], tasks[2]);
+        let long = json!([{"wait": {"seconds": 4}}]);
+        let quick = json!([{"get_url": {}}]);
+        let a1 = job(&ex, a, long.clone()).await;
+        let a2 = job(&ex, a, quick.clone()).await;
+        let b1 = job(&ex, b, quick.clone()).await;
+        // The second job of the busy task waits for its turn, not in a slot: b's job runs now.
+        let j = settle(&ex, &b1, Duration::from_secs(3)).await;
+        assert_eq!(j["status"], "done", "{j}");
+        assert_eq!(
+            get(&ex, &a1).await["status"],
+            "running",
+            "b1 did not wait for a1"
+        );
+        assert_eq!(get(&ex, &a2).await["queued"], true);
+        // A cancel after the end: nothing changes, and the answer says so.
+        let r = call(&ex, None, "cancel_job", json!({"jobId": b1})).await;
+        assert!(r.ok);
+        assert_eq!(r.data["cancelRequested"], false);
+        assert_eq!(r.data["status"], "done");
+        assert_eq!(get(&ex, &b1).await["cancelRequested"], false);
+
+        // Both slots taken (a1, c1): a job of b waits for one; a cancel ends that wait at once.
+        let c1 = job(&ex, c, long.clone()).await;
+        let b2 = job(&ex, b, quick.clone()).await;
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let j = get(&ex, &b2).await;
+        assert_eq!(j["queued"], true, "{j}");
+        let r = call(&ex, None, "cancel_job", json!({"jobId": b2})).await;
+        assert_eq!(r.data["cancelRequested"], true);
+        let j = settle(&ex, &b2, Duration::from_millis(300)).await;
+        assert_eq!(j["status"], "cancelled", "{j}");
+        assert_eq!(j["steps"], 0);
+        assert_eq!(j["data"]["stopReason"], "cancelled");
+
+        // a1, a2, c1 unfinished; one more fits the limit of 4, the next is refused.
+        let b3 = job(&ex, b, long.clone()).await;
+        let r = call(
+            &ex,
+            Some(b),
+            "commands",
+            json!({"async": true, "commands": quick}),
+        )
+        .await;
+        assert_eq!(r.code, Some(ErrorCode::TaskBusy), "{:?}", r.msg);
+        assert!(!r.started && r.retryable);
+        let msg = r.msg.unwrap_or_default();
+        assert!(
+            msg.contains("4 jobs are unfinished, the limit is 4"),
+            "{msg}"
+        );
+        let kept = call(&ex, None, "list_jobs", json!({})).await.data;
+        assert_eq!(kept["kept"], 4, "{kept}");
+
+        for id in [&b3, &c1, &a2] {
+            call(&ex, None, "cancel_job", json!({"jobId": id})).await;
+        }
+        // Waiting ones end at once; a running one after its running step (its last: done).
+        for id in [&a2, &b3] {
+            let j = settle(&ex, id, Duration::from_millis(300)).await;
+            assert_eq!(j["status"], "cancelled", "{id}: {j}");
+        }
+        assert_eq!(
+            settle(&ex, &a1, Duration::from_secs(8)).await["status"],
+            "done"
+        );
+        let j = settle(&ex, &c1, Duration::from_secs(8)).await;
+        assert_eq!(j["status"], "done", "{j}");
+        assert_eq!(j["cancelRequested"], true);
+        call(&ex, None, "shutdown", json!({})).await;
+    });
+}
+
+/// With one command in flight allowed, a running batch's steps still run: they take no permit
+/// of their own inside the batch's lane (the batch holds one).
+#[test]
+fn a_batchs_steps_take_no_in_flight_permit_of_their_own() {
+    let mut config = test_config();
+    config.max_in_flight = 1;
+    private(config, |ex| async move {
+        let r = call(&ex, None, "start", json!({})).await;
+        assert!(r.ok, "{:?}", r.msg);
+        let t = TaskId(r.data["id"].as_str().unwrap().parse().unwrap());
+        let r = call(
+            &ex,
+            Some(t),
+            "commands",
+            json!({"commands": [{"get_url": {}}, {"get_title": {}}]}),
+        )
+        .await;
+        assert!(r.ok, "{:?} {}", r.msg, r.data);
+        assert_eq!(r.data["count"], 2);
+        assert_eq!(r.data["succeeded"], 2);
+        call(&ex, None, "shutdown", json!({})).await;
+    });
+}
+
+/// A job that meets its task's lane busy with another command sends its batch again; the task
+/// closed meanwhile ends it `TASK_NOT_FOUND`, not with the busy answer.
+#[test]
+fn a_job_retrying_a_busy_lane_ends_with_its_task() {
+    let mut config = test_config();
+    config.lane_wait = Duration::from_millis(200);
+    config.jobs_concurrency = 1;
+    private(config, |ex| async move {
+        let mut tasks = Vec::new();
+        for _ in 0..2 {
+            let r = call(&ex, None, "start", json!({})).await;
+            tasks.push(TaskId(r.data["id"].as_str().unwrap().parse().unwrap()));
+        }
+        let (a, b) = (tasks[0], tasks[1]);
+        // b's job holds the only slot for a second; a's job waits for it.
+        let b1 = job(&ex, b, json!([{"wait": {"seconds": 1}}])).await;
+        let a1 = job(&ex, a, json!([{"get_url": {}}])).await;
+        // Meanwhile a plain command holds a's lane past the lane wait.
+        let hold = {
+            let ex = ex.clone();
+            tokio::task::spawn_local(async move {
+                call(&ex, Some(a), "wait", json!({"seconds": 4})).await
+            })
+        };
+        settle(&ex, &b1, Duration::from_secs(5)).await;
+        // a1 has its slot now and meets the busy lane (200 ms), then retries.
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert_eq!(get(&ex, &a1).await["status"], "running");
+        let r = call(&ex, Some(a), "close", json!({})).await;
+        assert!(r.ok, "{:?}", r.msg);
+        let j = settle(&ex, &a1, Duration::from_secs(2)).await;
+        assert_eq!(j["status"], "failed", "{j}");
+        assert_eq!(j["data"]["errorCode"], "TASK_NOT_FOUND", "{j}");
+        let e = j["error"].as_str().unwrap_or_default();
+        assert!(e.contains("closed"), "{e}");
+        let held = hold.await.unwrap();
+        assert_eq!(held.code, Some(ErrorCode::TaskNotFound));
+        call(&ex, None, "shutdown", json!({})).await;
+    });
 }

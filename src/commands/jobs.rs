@@ -195,7 +195,7 @@ fn commands(p: &mut Params) -> Prepared<TaskCx> {
     let plan = Plan::new(steps, stop_on_error, stop_on_expect, max_duration_ms)?;
     run(move |cx: TaskCx| async move {
         if background {
-            return Ok(submit(&cx, plan));
+            return submit(&cx, plan);
         }
         let job = crate::jobs::claim();
         run_batch(&cx, plan, job).await
@@ -203,8 +203,28 @@ fn commands(p: &mut Params) -> Prepared<TaskCx> {
 }
 
 /// Registers the batch as a job and starts it in the background; answers the job's id.
-fn submit(cx: &TaskCx, plan: Plan) -> Value {
-    let job = cx.engine.jobs.submit(cx.task.id, "commands");
+///
+/// Refused (`INVALID_ARGUMENT`, nothing registered) from a command that runs inside a lane its
+/// sender holds on this task (a recipe's or a batch's call): the job would wait for that lane,
+/// so for its own submitter. Refused (`TASK_BUSY`, retryable) when the registry's limit of
+/// unfinished jobs is reached.
+fn submit(cx: &TaskCx, plan: Plan) -> Result<Value, CommandError> {
+    if cx.calls.in_inherited_lane() {
+        return Err(CommandError::invalid(
+            "async",
+            "not executed: async=true from inside a command that holds this task's lane (a recipe or a batch step) would wait for its own lane: run the batch synchronously (async=false) or submit it from outside",
+        )
+        .not_sent());
+    }
+    let job = cx
+        .engine
+        .jobs
+        .submit(cx.task.id, "commands")
+        .map_err(|why| {
+            CommandError::new(ErrorCode::TaskBusy, format!("not executed: {why}"))
+                .with_details(json!({"jobsMax": cx.engine.jobs.max()}))
+                .not_sent()
+        })?;
     let (engine, task, calls, j) = (
         cx.engine.clone(),
         cx.task.clone(),
@@ -213,67 +233,111 @@ fn submit(cx: &TaskCx, plan: Plan) -> Value {
     );
     let params = plan.to_params();
     tokio::spawn(async move {
-        j.set_queued(true);
-        // A slot (at most `jobs_concurrency` run at once), not longer than a batch may run.
-        let slot = tokio::select! {
-            biased;
-            _ = task.closed() => Err("the task was closed before the job could start"),
-            p = tokio::time::timeout(engine.config.long_command_timeout, engine.jobs.slots.acquire()) => {
-                match p {
-                    Ok(Ok(permit)) => Ok(permit),
-                    _ => Err("no job slot became free in time"),
-                }
-            }
-        };
-        j.set_queued(false);
-        let receipt = match slot {
-            Err(why) => Receipt::failure(
-                "commands",
-                ErrorCode::TaskNotFound,
-                format!("commands: not executed: {why}"),
-                None,
-                false,
-                0.0,
-            ),
-            Ok(_permit) => {
-                // The batch queues behind the task's lane like any call; a `TASK_BUSY` answer
-                // means it never ran, so it is sent again (another command or job of the task
-                // runs longer than the lane wait) until the job's bound, a cancel or the
-                // task's end.
-                let t0 = Instant::now();
-                loop {
-                    let r = crate::jobs::scope(
-                        j.clone(),
-                        calls.detached(Some(task.id), "commands", params.clone()),
-                    )
-                    .await;
-                    let busy = r.code == Some(ErrorCode::TaskBusy) && !r.started;
-                    if !busy
-                        || task.is_closed()
-                        || t0.elapsed() >= engine.config.long_command_timeout
-                    {
-                        break r;
-                    }
-                    if j.cancel_requested() {
-                        let data = json!({"count": 0, "succeeded": 0, "failed": 0,
-                            "expectFailed": 0, "stopped": true, "stopReason": "cancelled",
-                            "results": [], "jobId": j.id,
-                            "note": "cancelled while waiting for the task's lane"});
-                        break Receipt::success("commands", data, 0.0);
-                    }
-                    tokio::time::sleep(JOB_LANE_RETRY).await;
-                }
-            }
-        };
+        // Dropped unfinished (a panic, the runtime's end): recorded failed, not running forever.
+        let _record = crate::jobs::FinishOnDrop(j.clone());
+        let receipt = run_job(&engine, &task, calls.as_ref(), &j, params).await;
         j.finish(receipt);
     });
-    json!({
+    Ok(json!({
         "jobId": job.id,
         "status": "running",
         "browserId": cx.task.id.to_string(),
         "stepCount": plan.len(),
         "hint": "poll get_job{jobId} for status and result; cancel_job{jobId} stops it before its next step; other commands of this task wait while it runs",
-    })
+    }))
+}
+
+/// A job that ran no step: cancelled while it waited.
+fn cancelled_before_start(j: &Job, why: &str) -> Receipt {
+    let data = json!({"count": 0, "succeeded": 0, "failed": 0,
+        "expectFailed": 0, "stopped": true, "stopReason": "cancelled",
+        "results": [], "jobId": j.id, "note": why});
+    Receipt::success("commands", data, 0.0)
+}
+
+/// A job that ran no step: its task closed while it waited.
+fn closed_before_start() -> Receipt {
+    Receipt::failure(
+        "commands",
+        ErrorCode::TaskNotFound,
+        "commands: not executed: the task was closed before the job could start".into(),
+        None,
+        false,
+        0.0,
+    )
+}
+
+/// The job's life: its task's turn (jobs of one task run in order), then a slot (at most
+/// `jobs_concurrency` run at once) — in that order, so jobs waiting for a busy task never hold
+/// the slots other tasks' jobs need — then the batch, sent again while the task's lane is busy
+/// with other commands. A cancel or the task's closing ends any wait at once; all of it within
+/// the long-command bound.
+async fn run_job(
+    engine: &crate::engine::Engine,
+    task: &crate::browser::task::Task,
+    calls: &dyn Calls,
+    j: &Arc<Job>,
+    params: Value,
+) -> Receipt {
+    let bound = engine.config.long_command_timeout;
+    let deadline = tokio::time::Instant::now() + bound;
+    j.set_queued(true);
+    let turn_and_slot = async {
+        let turn = engine.jobs.turn(task.id).await;
+        let slot = engine.jobs.slots.acquire().await;
+        slot.ok().map(|s| (turn, s))
+    };
+    let waited = tokio::select! {
+        biased;
+        _ = task.closed() => Err(closed_before_start()),
+        _ = j.cancelled() => Err(cancelled_before_start(j, "cancelled while waiting for a slot")),
+        got = tokio::time::timeout_at(deadline, turn_and_slot) => match got {
+            Ok(Some(held)) => Ok(held),
+            _ => {
+                let mut r = Receipt::failure(
+                    "commands",
+                    ErrorCode::TaskBusy,
+                    format!("commands: not executed: no job slot became free within {} s", bound.as_secs()),
+                    Some(json!({"jobsConcurrency": engine.jobs.concurrency()})),
+                    false,
+                    0.0,
+                );
+                r.set_retryable(1000);
+                Err(r)
+            }
+        },
+    };
+    j.set_queued(false);
+    let _held = match waited {
+        Ok(held) => held,
+        Err(receipt) => return receipt,
+    };
+    // The batch queues behind the task's lane like any call; a `TASK_BUSY` answer means it
+    // never ran, so it is sent again (another command of the task runs longer than the lane
+    // wait) until the job's bound, a cancel or the task's end.
+    loop {
+        let r = crate::jobs::scope(
+            j.clone(),
+            calls.detached(Some(task.id), "commands", params.clone()),
+        )
+        .await;
+        let busy = r.code == Some(ErrorCode::TaskBusy) && !r.started;
+        if !busy {
+            return r;
+        }
+        if task.is_closed() {
+            return closed_before_start();
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return r;
+        }
+        tokio::select! {
+            biased;
+            _ = task.closed() => return closed_before_start(),
+            _ = j.cancelled() => return cancelled_before_start(j, "cancelled while waiting for the task's lane"),
+            _ = tokio::time::sleep(JOB_LANE_RETRY) => {}
+        }
+    }
 }
 
 /// One step, read from its item: the command, its params, its assertion.
@@ -464,6 +528,11 @@ pub(crate) async fn run_batch(
     let mut stop_reason: Option<String> = None;
     let mut first_failure: Option<String> = None;
     let mut first_assertion: Option<String> = None;
+    // The code and retryability of the first failed step, and whether any step started: a
+    // batch none of whose steps started has not started either (PROTOCOL.md §4), and answers
+    // as that step did.
+    let mut first_code: Option<(ErrorCode, Option<u64>)> = None;
+    let mut any_started = false;
     let mut closed = false;
     for (index, item) in plan.steps.iter().enumerate() {
         // A closed task ends the batch (its steps could only fail).
@@ -489,6 +558,7 @@ pub(crate) async fn run_batch(
                     .and_then(|m| m.keys().find(|k| *k != "expect").cloned())
                     .unwrap_or_default();
                 failed += 1;
+                first_code.get_or_insert((ErrorCode::InvalidArgument, None));
                 first_failure
                     .get_or_insert(format!("step {index} command {command} failed: {msg}"));
                 results.push(refused_step(index, &command, msg));
@@ -503,6 +573,7 @@ pub(crate) async fn run_batch(
         };
         let receipt = cx.calls.step(&command, params).await;
         let mut record = step_record(index, &command, &receipt);
+        any_started |= receipt.started;
         let mut assertion_failed = false;
         if receipt.ok {
             succeeded += 1;
@@ -522,6 +593,12 @@ pub(crate) async fn run_batch(
             }
         } else {
             failed += 1;
+            first_code.get_or_insert((
+                receipt.code.unwrap_or(ErrorCode::ActionFailed),
+                receipt
+                    .retryable
+                    .then(|| receipt.retry_after_ms.unwrap_or(1000)),
+            ));
             first_failure.get_or_insert_with(|| {
                 format!(
                     "step {index} command {command} failed: {}",
@@ -579,7 +656,14 @@ pub(crate) async fn run_batch(
         }
         (None, None) => "the batch failed".to_string(),
     };
-    Err(CommandError::failed(msg).with_details(data))
+    match first_code.filter(|_| !any_started) {
+        // Nothing ran: the first failure's code (and so its retryability), `started:false`.
+        Some((code, retry)) => Err(CommandError::new(code, msg)
+            .with_details(data)
+            .retrying_as(retry)
+            .not_sent()),
+        None => Err(CommandError::failed(msg).with_details(data)),
+    }
 }
 
 fn get_job(p: &mut Params) -> Prepared<Cx> {
@@ -609,12 +693,17 @@ fn cancel_job(p: &mut Params) -> Prepared<Cx> {
         let Some(job) = cx.engine.jobs.get(&id) else {
             return Err(unknown_job(&cx, &id));
         };
-        job.request_cancel();
+        let running = job.request_cancel();
+        let note = if running {
+            "cancellation is cooperative: takes effect before the next step (the running step finishes)"
+        } else {
+            "the job has already ended: nothing to cancel"
+        };
         Ok(json!({
             "jobId": job.id,
-            "cancelRequested": true,
+            "cancelRequested": job.cancel_requested(),
             "status": job.status().as_str(),
-            "note": "cancellation is cooperative: takes effect before the next step (the running step finishes)",
+            "note": note,
         }))
     })
 }

@@ -136,8 +136,13 @@ impl Executor {
                 ms_since(t0),
             )
         };
-        // Overload is answered at once, never queued: nothing ran, resending later is safe.
-        let permit = if spec.way_out {
+        // A call of a running command on that command's own task (a batch step) runs inside the
+        // lane that command holds: waiting for it would wait for itself.
+        let inherited = within.filter(|w| w.shares_lane(task_id));
+        // Overload is answered at once, never queued: nothing ran, resending later is safe. A
+        // step inside its sender's lane takes no permit of its own: the sender holds one (a
+        // running batch must not meet "concurrency full" halfway).
+        let permit = if spec.way_out || inherited.is_some() {
             None
         } else {
             Some(self.engine.in_flight.try_acquire())
@@ -192,9 +197,6 @@ impl Executor {
             }
             return receipt;
         }
-        // A call of a running command on that command's own task (a batch step) runs inside the
-        // lane that command holds: waiting for it would wait for itself.
-        let inherited = within.filter(|w| Some(w.task) == task_id);
         let _lane = match &task {
             Some(_) if spec.needs_task() && inherited.is_some() => Some(LaneHold::Inherited),
             Some(t) if spec.needs_task() && spec.lane == Lane::Queued => {
@@ -274,7 +276,7 @@ impl Executor {
                             task: task.clone(),
                             spec,
                             deadline: t_run + bound,
-                            calls: nested::Nested::handle(self, task.id, within),
+                            calls: nested::Nested::handle(self, task.id, within, _lane.is_some()),
                         })
                     }),
                     // Unreachable: a task command without its task was answered above.

@@ -37,12 +37,21 @@ use crate::protocol::{ErrorCode, Receipt};
 /// Nesting deeper than this (a recipe running a recipe running ...) is refused.
 const MAX_DEPTH: u32 = 4;
 
-/// The scope of a call made by a running command: the task whose lane it holds, and how deep
-/// the nesting is.
+/// The scope of a call made by a running command: the task it runs on, whether it holds that
+/// task's lane (a background job's batch does not: it takes the lane itself), and how deep the
+/// nesting is.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Within {
     pub task: TaskId,
     pub depth: u32,
+    pub holds_lane: bool,
+}
+
+impl Within {
+    /// Whether a call on `task` runs inside the lane this scope holds.
+    pub fn shares_lane(&self, task: Option<TaskId>) -> bool {
+        self.holds_lane && Some(self.task) == task
+    }
 }
 
 /// The [`Calls`] of one running task command.
@@ -50,18 +59,41 @@ pub(super) struct Within {
 pub(super) struct Nested {
     executor: Executor,
     within: Within,
+    /// The command runs inside a lane its sender holds.
+    inherited: bool,
 }
 
 impl Nested {
-    /// The calls of a command on `task`, itself sent from `parent` (if any).
-    pub fn handle(executor: &Executor, task: TaskId, parent: Option<Within>) -> Arc<dyn Calls> {
-        Arc::new(Nested {
+    /// The calls of a command on `task` (holding its lane or not), itself sent from `parent`
+    /// (if any).
+    pub fn handle(
+        executor: &Executor,
+        task: TaskId,
+        parent: Option<Within>,
+        holds_lane: bool,
+    ) -> Arc<dyn Calls> {
+        Arc::new(Nested::new(executor, task, parent, holds_lane))
+    }
+
+    fn new(executor: &Executor, task: TaskId, parent: Option<Within>, holds_lane: bool) -> Nested {
+        Nested {
             executor: executor.clone(),
             within: Within {
                 task,
                 depth: parent.map_or(0, |p| p.depth) + 1,
+                holds_lane,
             },
-        })
+            inherited: parent.is_some_and(|p| p.shares_lane(Some(task))),
+        }
+    }
+
+    /// The scope of a background call: as deep as this command (a job does not reset the
+    /// nesting bound), holding no lane.
+    fn detached_within(&self) -> Within {
+        Within {
+            holds_lane: false,
+            ..self.within
+        }
     }
 
     fn too_deep(&self, method: &str) -> Option<Receipt> {
@@ -101,9 +133,21 @@ impl Calls for Nested {
     }
 
     fn detached(&self, task: Option<TaskId>, method: &str, params: Value) -> ReceiptFuture {
-        let executor = self.executor.clone();
+        let this = self.clone();
         let method = method.to_string();
-        Box::pin(async move { executor.execute(task, &method, params).await })
+        Box::pin(async move {
+            if let Some(r) = this.too_deep(&method) {
+                return r;
+            }
+            let within = Some(this.detached_within());
+            this.executor
+                .execute_in(task, &method, params, within)
+                .await
+        })
+    }
+
+    fn in_inherited_lane(&self) -> bool {
+        self.inherited
     }
 
     fn script(&self, path: PathBuf, args: Value) -> CommandFuture {
@@ -357,4 +401,38 @@ fn run_script_thread(run: ScriptRun) -> Result<Value, String> {
         host.abort_jobs();
         res
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{Engine, EngineConfig};
+
+    #[test]
+    fn a_background_call_keeps_the_nesting_depth_and_no_lane() {
+        let ex = Executor::new(Engine::new(EngineConfig::default()));
+        let mut parent = None;
+        let mut n = Nested::new(&ex, TaskId(1), parent, true);
+        for _ in 0..3 {
+            parent = Some(n.within);
+            n = Nested::new(&ex, TaskId(1), parent, true);
+        }
+        assert_eq!(n.within.depth, 4);
+        assert!(n.inherited, "a step on its sender's task shares its lane");
+        let job = n.detached_within();
+        assert_eq!(job.depth, 4, "a job does not start the count again");
+        assert!(
+            !job.shares_lane(Some(TaskId(1))),
+            "a job takes the lane itself"
+        );
+        let batch = Nested::new(&ex, TaskId(1), Some(job), true);
+        assert!(!batch.inherited);
+        assert_eq!(batch.within.depth, 5);
+        assert!(
+            batch.too_deep("get_title").is_some(),
+            "the bound holds across a job"
+        );
+        let top = Nested::new(&ex, TaskId(1), None, true);
+        assert!(!top.inherited && top.too_deep("get_title").is_none());
+    }
 }

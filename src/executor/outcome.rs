@@ -52,6 +52,11 @@ impl Executor {
             started,
             0.0,
         );
+        match e.retry_as.filter(|_| !started) {
+            Some(Some(ms)) => receipt.set_retryable(ms),
+            Some(None) => receipt.set_not_retryable(),
+            None => {}
+        }
         if started && !spec.retry_safe {
             // The command began and may have acted (clicked, typed, submitted): resending is
             // safe only for retry-safe commands (PROTOCOL.md §4: started:true implies

@@ -53,6 +53,9 @@ impl Executor {
                 "the task was closed while this command ran",
             )
         };
+        // `biased`, the command first: when its task closes, a command that answers the closing
+        // itself in the same poll wins — a batch's steps race the closing too, so the batch
+        // returns its partial results (PROTOCOL.md §10) instead of the bare error below.
         let res = tokio::select! {
             biased;
             res = run => match res {
