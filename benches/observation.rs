@@ -20,19 +20,20 @@
 #[allow(dead_code)]
 mod figures;
 
+#[path = "peer.rs"]
+mod peer;
+
 #[path = "../tests/support/server.rs"]
 #[allow(dead_code)]
 mod server;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Stdio;
 
 use moonpilot::lua::LuaHost;
 use moonpilot::Executor;
+use peer::Peer;
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 /// The pages the issue names, by name and path on the fixture server (site A). `frames` marks
 /// the page whose target is held against `ai` with `includeFrames = true`.
@@ -61,73 +62,6 @@ return function(url, vx, frames, show)
 end
 "#;
 
-/// The Playwright child process (`benches/node/aria.mjs`), one request per line.
-struct Peer {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    ready: Value,
-}
-
-impl Peer {
-    /// Starts the peer, or says why it cannot and returns None.
-    async fn start() -> Option<Peer> {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/node");
-        if !dir.join("node_modules/playwright-core").is_dir() {
-            println!("observation bench skipped: playwright-core is missing (run `npm install` in benches/node)");
-            return None;
-        }
-        let mut child = Command::new("node")
-            .arg(dir.join("aria.mjs"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| println!("observation bench skipped: node did not start: {e}"))
-            .ok()?;
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut peer = Peer {
-            child,
-            stdin,
-            stdout,
-            ready: Value::Null,
-        };
-        let ready = peer.read().await;
-        if ready["ok"] != true {
-            println!("observation bench skipped: the Playwright peer did not start: {ready}");
-            return None;
-        }
-        peer.ready = ready;
-        Some(peer)
-    }
-
-    async fn read(&mut self) -> Value {
-        let mut text = String::new();
-        match self.stdout.read_line(&mut text).await {
-            Ok(_) => serde_json::from_str(&text).unwrap_or(Value::Null),
-            Err(_) => Value::Null,
-        }
-    }
-
-    /// Sends one request and waits for its answer.
-    async fn ask(&mut self, req: Value) -> Value {
-        self.stdin
-            .write_all(format!("{req}\n").as_bytes())
-            .await
-            .unwrap();
-        self.stdin.flush().await.unwrap();
-        let answer = self.read().await;
-        assert!(answer["ok"] == true, "peer failed: {answer}");
-        answer
-    }
-
-    async fn close(mut self) {
-        self.ask(json!({"op": "close"})).await;
-        let _ = self.child.wait().await;
-    }
-}
-
 fn main() {
     let show = std::env::var("MOONPILOT_BENCH_SHOW").is_ok_and(|v| v == "1");
     let write = std::env::var("MOONPILOT_BENCH_WRITE_BASELINE").is_ok_and(|v| v == "1");
@@ -137,7 +71,7 @@ fn main() {
         .unwrap();
     let local = tokio::task::LocalSet::new();
     local.block_on(&rt, async move {
-        let Some(mut peer) = Peer::start().await else {
+        let Some(mut peer) = Peer::start("aria.mjs", "observation bench skipped").await else {
             return;
         };
         let fixtures = server::Fixtures::start().await.unwrap();
