@@ -21,82 +21,20 @@
 #[path = "figures.rs"]
 mod figures;
 
+#[path = "peer.rs"]
+mod peer;
+
 #[path = "../tests/support/server.rs"]
 #[allow(dead_code)]
 mod server;
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
-
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use figures::{env_or, line, stats};
 use moonpilot::browser::task::TaskId;
 use moonpilot::Executor;
+use peer::Peer;
 use serde_json::{json, Value};
-
-/// The Playwright child process, one request per line. Its pipes are async: the fixture server
-/// runs on this runtime and must keep serving while the peer waits for a page.
-struct Peer {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-}
-
-impl Peer {
-    async fn start() -> Option<Peer> {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/node");
-        if !dir.join("node_modules/playwright-core").is_dir() {
-            println!("(Playwright line skipped: run `npm install` in benches/node)");
-            return None;
-        }
-        let mut child = Command::new("node")
-            .arg(dir.join("peer.mjs"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| println!("(Playwright line skipped: node did not start: {e})"))
-            .ok()?;
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut peer = Peer {
-            child,
-            stdin,
-            stdout,
-        };
-        let ready = peer.read().await;
-        if ready["ok"] != true {
-            println!("(Playwright line skipped: {ready})");
-            return None;
-        }
-        Some(peer)
-    }
-
-    async fn read(&mut self) -> Value {
-        let mut text = String::new();
-        self.stdout.read_line(&mut text).await.unwrap();
-        serde_json::from_str(&text).unwrap_or(Value::Null)
-    }
-
-    /// Sends one request and waits for its answer.
-    async fn ask(&mut self, req: Value) -> Value {
-        self.stdin
-            .write_all(format!("{req}\n").as_bytes())
-            .await
-            .unwrap();
-        self.stdin.flush().await.unwrap();
-        let answer = self.read().await;
-        assert!(answer["ok"] == true, "peer failed: {answer}");
-        answer
-    }
-
-    async fn close(mut self) {
-        self.ask(json!({"op": "close"})).await;
-        let _ = self.child.wait().await;
-    }
-}
 
 /// Prints the step lines: ours (step, back to back, click, read) and Playwright's (step, click,
 /// snapshot; empty when the peer did not run).
@@ -155,7 +93,7 @@ fn main() {
         let url = format!("{}/basic.html", fixtures.a);
         let r = ex.execute(Some(id), "navigate", json!({"url": url})).await;
         assert!(r.ok, "{:?}", r.msg);
-        let mut peer = Peer::start().await;
+        let mut peer = Peer::start("peer.mjs", "(Playwright line skipped)").await;
         if let Some(p) = peer.as_mut() {
             p.ask(json!({"op": "open", "url": url})).await;
         }

@@ -27,6 +27,7 @@ mod modals;
 mod mouse;
 mod navigation;
 mod network;
+mod observation;
 mod page_data;
 mod page_state;
 mod read_element;
