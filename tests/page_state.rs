@@ -119,7 +119,7 @@ fn pages_that_patch_builtins_cannot_break_the_probes() {
         page:navigate{ url = A .. "/hostile.html" }:unwrap()
         eq(page:get_title().data.title, "Hostile")
         local s = page:get_browser_state{}:unwrap()
-        eq(s.text, "[0]<button >Button/>\n[1]<input name='q' value='' editable='true'/>")
+        eq(s.text, "[0]<button >Button/>\n[1]<input name='q'/>")
         eq(s.indicesUsable, true)
         local c = page:click_element_by_index{ index = 0 }:unwrap()
         eq(c.changed, true)
@@ -308,5 +308,39 @@ fn issue_10_page_text_is_bounded_in_the_page_and_the_receipt_says_what_was_cut()
         page:navigate{ url = A .. "/basic.html" }:unwrap()
         local b = page:get_browser_state{}:unwrap()
         eq(b.textTruncated, false); eq(b.textLimit, nil); eq(b.textHint, nil)
+    "#);
+}
+
+// Issue 14, scope 3 (noise out): what a line leaves out, and that nothing it says is lost.
+
+#[test]
+fn issue_14_lines_leave_out_editable_empty_values_and_toggle_values() {
+    lua(r#"
+        page:navigate{ url = A .. "/widgets.html" }:unwrap()
+        local s = page:get_browser_state{ highlight = false }:unwrap()
+        hasnt(s.text, "editable=", "no editable")
+        hasnt(s.text, "value=''", "no empty value")
+        hasnt(s.text, "value='on'", "no checkbox value")
+        has(s.text, "\n[2]<input name='focus-me' placeholder='focus target'/>\n", "empty field")
+        has(s.text, "\n[4]<textarea name='notes'/>\n", "empty textarea")
+        has(s.text, "\n\t[6]<input type='checkbox' checked='false' name='agree'/>\n", "checkbox")
+        has(s.text, "\n\t[10]<input type='radio' checked='true' name='size'/>\n", "radio")
+        has(s.text, "\n[15]<input type='file' name='file'/>\n", "file input")
+        -- The catalogue still carries what the line leaves out.
+        local agree
+        for _, el in ipairs(s.elements) do if el.name == "agree" then agree = el end end
+        assert(agree, "agree is indexed"); eq(agree.index, 6)
+        -- A value that says something stays; typing shows it.
+        page:input_text{ index = 2, text = "typed" }:unwrap()
+        local t = page:get_browser_state{ highlight = false }:unwrap()
+        has(t.text, "\n[2]<input name='focus-me' value='typed' placeholder='focus target'/>\n")
+        eq(t.elementCount, s.elementCount, "same elements")
+        page:navigate{ url = A .. "/form_errors.html" }:unwrap()
+        local f = page:get_browser_state{ highlight = false }:unwrap()
+        has(f.text, "\t[1]<input type='email' name='email' value='not-an-email'/>\n", "kept value")
+        has(f.text, "\n\t[3]<input name='nick'/>\n", "empty value out")
+        has(f.text, "\n\t[8]<input name='country' readonly=''/>\n", "read-only field")
+        has(f.text, "\n\t<input type='checkbox' checked='true' name='agree' disabled=''/>\n",
+            "disabled checkbox")
     "#);
 }

@@ -148,7 +148,7 @@ fn element_line(el: &ElementNode, indent: usize, text: &str) -> String {
 }
 
 /// `key='value'` pairs of the whitelisted attributes in whitelist order (§2.2), with password
-/// masking (§2.3).
+/// masking (§2.3), leaving out what tells an agent nothing ([`is_noise`]).
 fn format_attributes(el: &ElementNode) -> String {
     let password = el
         .attribute("type")
@@ -158,6 +158,9 @@ fn format_attributes(el: &ElementNode) -> String {
         let Some(raw) = el.attribute(key) else {
             continue;
         };
+        if is_noise(el, key, raw) {
+            continue;
+        }
         let value = if key == "value" && password {
             "[redacted]".to_string()
         } else if CAPPED.contains(&key) {
@@ -168,6 +171,33 @@ fn format_attributes(el: &ElementNode) -> String {
         out.push(format!("{key}='{}'", escape(&value)));
     }
     out.join(" ")
+}
+
+/// Whether attribute `key='raw'` of `el` is noise that the line leaves out:
+/// - `editable`: an input or textarea that is not disabled or read-only takes typing anyway;
+/// - an empty `value` (an empty field, a select on its empty option);
+/// - the `value` of a checkbox or radio (`on` by default): its `checked` state is what an agent
+///   acts on; kept only for a nameless one whose value says something (`value='yes'`);
+/// - the `type` of a `<button>` (`button`/`submit`), and `type='text'` of an input (the default).
+fn is_noise(el: &ElementNode, key: &str, raw: &str) -> bool {
+    let input_type = || {
+        (el.tag == "input")
+            .then(|| el.attribute("type"))
+            .flatten()
+            .map(str::to_ascii_lowercase)
+    };
+    match key {
+        "editable" => true,
+        "value" => {
+            if raw.is_empty() {
+                return true;
+            }
+            let toggle = input_type().is_some_and(|t| t == "checkbox" || t == "radio");
+            toggle && (el.attribute("name").is_some_and(|n| !n.is_empty()) || raw == "on")
+        }
+        "type" => el.tag == "button" || (el.tag == "input" && raw.eq_ignore_ascii_case("text")),
+        _ => false,
+    }
 }
 
 /// Caps a value at [`CAP_CHARS`] characters, appending `...` when something was cut.
@@ -358,11 +388,9 @@ mod tests {
             element_line(&el("div", Some(17), &[]), 0, " "),
             "[17]<div > />"
         );
+        // A button's `type` is not echoed (`button`/`submit` tell an agent nothing).
         let with_text = el("button", Some(2), &[("type", "button")]);
-        assert_eq!(
-            element_line(&with_text, 1, "Go"),
-            "\t[2]<button type='button'>Go/>"
-        );
+        assert_eq!(element_line(&with_text, 1, "Go"), "\t[2]<button >Go/>");
     }
 
     #[test]
@@ -396,7 +424,7 @@ mod tests {
         );
         assert_eq!(
             format_attributes(&e),
-            "title='t' type='text' name='n' value='v' editable='true' selected-text='S'"
+            "title='t' name='n' value='v' selected-text='S'"
         );
     }
 
@@ -437,8 +465,8 @@ mod tests {
             &[("type", "PassWord"), ("value", "hunter2")],
         );
         assert_eq!(format_attributes(&e), "type='PassWord' value='[redacted]'");
-        let plain = el("input", Some(3), &[("type", "text"), ("value", "hunter2")]);
-        assert_eq!(format_attributes(&plain), "type='text' value='hunter2'");
+        let plain = el("input", Some(3), &[("type", "email"), ("value", "hunter2")]);
+        assert_eq!(format_attributes(&plain), "type='email' value='hunter2'");
     }
 
     #[test]
@@ -516,7 +544,7 @@ mod tests {
             "\t[0]<input name='a'/>",
             "\t\t\t\t\t\t[1]<a >Deep/>",
             "\t\t\t\t\t\tCell",
-            "<input type='text' disabled=''/>",
+            "<input disabled=''/>",
         ];
         assert_eq!(dom.render(), want.join("\n"));
     }
@@ -531,6 +559,88 @@ mod tests {
             [1, "div", 0, 3, -1],
         ]));
         assert_eq!(dom.render(), "<button disabled=''>Disabled/>\nDisabled");
+    }
+
+    #[test]
+    fn noise_attributes_are_left_out() {
+        let line = |tag: &str, attrs: &[(&str, &str)]| format_attributes(&el(tag, Some(0), attrs));
+        // `editable`, an empty value, the default `type='text'`.
+        assert_eq!(
+            line(
+                "input",
+                &[
+                    ("type", "text"),
+                    ("name", "q"),
+                    ("value", ""),
+                    ("editable", "true")
+                ]
+            ),
+            "name='q'"
+        );
+        assert_eq!(
+            line(
+                "textarea",
+                &[("name", "notes"), ("value", ""), ("editable", "true")]
+            ),
+            "name='notes'"
+        );
+        assert_eq!(
+            line(
+                "select",
+                &[
+                    ("name", "c"),
+                    ("value", ""),
+                    ("selected-text", "-- choose --")
+                ]
+            ),
+            "name='c' selected-text='-- choose --'"
+        );
+        // A checkbox or radio shows its state, not its value...
+        assert_eq!(
+            line(
+                "input",
+                &[
+                    ("type", "checkbox"),
+                    ("checked", "true"),
+                    ("name", "agree"),
+                    ("value", "on")
+                ]
+            ),
+            "type='checkbox' checked='true' name='agree'"
+        );
+        assert_eq!(
+            line(
+                "input",
+                &[
+                    ("type", "RADIO"),
+                    ("checked", "false"),
+                    ("name", "size"),
+                    ("value", "l")
+                ]
+            ),
+            "type='RADIO' checked='false' name='size'"
+        );
+        // ...unless it has no name and its value is not the default `on`.
+        assert_eq!(
+            line("input", &[("type", "checkbox"), ("value", "yes")]),
+            "type='checkbox' value='yes'"
+        );
+        assert_eq!(
+            line("input", &[("type", "checkbox"), ("value", "on")]),
+            "type='checkbox'"
+        );
+        // Values that say something stay: a typed text, a submit button's caption.
+        assert_eq!(
+            line("input", &[("type", "submit"), ("value", "Search")]),
+            "type='submit' value='Search'"
+        );
+        assert_eq!(
+            line("input", &[("name", "q"), ("value", "x")]),
+            "name='q' value='x'"
+        );
+        // A button's type is not echoed; an input's non-default type is kept.
+        assert_eq!(line("button", &[("type", "submit")]), "");
+        assert_eq!(line("input", &[("type", "email")]), "type='email'");
     }
 
     #[test]
