@@ -344,3 +344,14 @@ fn issue_14_lines_leave_out_editable_empty_values_and_toggle_values() {
             "disabled checkbox")
     "#);
 }
+
+#[test]
+fn issue_14_an_unindexed_disabled_button_has_no_duplicate_text_line() {
+    lua(r#"
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        page:execute_js{ body = "const b = document.createElement('button'); b.disabled = true; b.type = 'submit'; b.textContent = 'Off duty'; document.body.appendChild(b)" }
+        local s = page:get_browser_state{ highlight = false }:unwrap()
+        eq(s.text, "Basic page\nready\n[0]<a >Go to second/>\n[1]<button >Press me/>\n<button disabled=''>Off duty/>")
+        eq(s.elementCount, 2, "the disabled button has no index")
+    "#);
+}

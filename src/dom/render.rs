@@ -85,10 +85,12 @@ fn render_nodes(nodes: &[DomNode]) -> String {
                 } else {
                     indent
                 };
+                // A line element's text is on its own line already (an unindexed disabled
+                // button too): its text nodes do not repeat it below.
                 open.push((
                     node.depth,
                     child_indent,
-                    indexed_above || el.index.is_some(),
+                    indexed_above || renders_line(el),
                     el.visible && el.top,
                 ));
             }
@@ -558,7 +560,8 @@ mod tests {
             [1, "option", 0, 1, -1, {"selected": ""}],
             [1, "div", 0, 3, -1],
         ]));
-        assert_eq!(dom.render(), "<button disabled=''>Disabled/>\nDisabled");
+        // The unindexed line carries its text; the text is not repeated as a line of its own.
+        assert_eq!(dom.render(), "<button disabled=''>Disabled/>");
     }
 
     #[test]
