@@ -355,3 +355,17 @@ fn issue_14_an_unindexed_disabled_button_has_no_duplicate_text_line() {
         eq(s.elementCount, 2, "the disabled button has no index")
     "#);
 }
+
+#[test]
+fn issue_14_table_rows_and_cells_are_not_indented() {
+    lua(r#"
+        page:navigate{ url = A .. "/table?rows=2" }:unwrap()
+        local s = page:get_browser_state{ highlight = false, viewportExpansion = -1 }:unwrap()
+        eq(s.text, table.concat({
+            "row 0", "[0]<input name='q0' value='v0'/>", "[1]<button >go 0/>", "[2]<a >link 0/>",
+            "row 1", "[3]<input name='q1' value='v1'/>", "[4]<button >go 1/>", "[5]<a >link 1/>",
+        }, "\n"))
+        eq(s.elementCount, 6)
+        hasnt(s.text, "\t", "no tab at all")
+    "#);
+}

@@ -37,10 +37,11 @@ const CAP_CHARS: usize = 160;
 /// Tags that render a line without an index when they are visible and top-most (§2.1).
 const LINE_TAGS: [&str; 5] = ["input", "textarea", "select", "option", "button"];
 
-/// Tags that indent their children (§2.1), besides indexed elements.
-const INDENT_TAGS: [&str; 14] = [
-    "form", "fieldset", "table", "thead", "tbody", "tr", "td", "th", "ul", "ol", "li", "nav",
-    "section", "dialog",
+/// Tags that indent their children (§2.1), besides indexed elements. Table parts (`table`,
+/// `tbody`, `tr`, `td`, …) do not: a cell sits four levels inside its table, and those tabs were
+/// an eighth of a long table's text while telling nothing the row order does not.
+const INDENT_TAGS: [&str; 8] = [
+    "form", "fieldset", "ul", "ol", "li", "nav", "section", "dialog",
 ];
 
 /// Indentation stops growing once the indent reaches this many characters (tabs).
@@ -644,6 +645,26 @@ mod tests {
         // A button's type is not echoed; an input's non-default type is kept.
         assert_eq!(line("button", &[("type", "submit")]), "");
         assert_eq!(line("input", &[("type", "email")]), "type='email'");
+    }
+
+    #[test]
+    fn table_parts_do_not_indent() {
+        let dom = frame(json!([
+            [0, "body", 0, 0, -1],
+            [1, "table", 0, 3, -1],
+            [2, "tbody", 0, 3, -1],
+            [3, "tr", 0, 3, -1],
+            [4, "th", 0, 3, -1],
+            [5, "North"],
+            [4, "td", 0, 3, -1],
+            [5, "a", 0, 3, 0, {}, [null, null, [0, 0, 1, 1]]],
+            [6, "10"],
+            [1, "ul", 0, 3, -1],
+            [2, "li", 0, 3, -1],
+            [3, "Item"],
+        ]));
+        // Lists still indent; table parts do not.
+        assert_eq!(dom.render(), "North\n[0]<a >10/>\n\t\tItem");
     }
 
     #[test]
