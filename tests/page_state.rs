@@ -369,3 +369,19 @@ fn issue_14_table_rows_and_cells_are_not_indented() {
         hasnt(s.text, "\t", "no tab at all")
     "#);
 }
+
+#[test]
+fn issue_14_a_select_lists_its_options_separated_by_bars() {
+    lua(r#"
+        page:navigate{ url = A .. "/widgets.html" }:unwrap()
+        local s = page:get_browser_state{ highlight = false }:unwrap()
+        has(s.text, "\n[14]<select name='country' selected-text='-- choose --'>-- choose -- | Germany | France | Japan/>\n")
+        -- The catalogue's text is the select's own text, unchanged.
+        local select
+        for _, el in ipairs(s.elements) do if el.index == 14 then select = el end end
+        eq(select.tag, "SELECT"); eq(select.text, "-- choose -- Germany France Japan")
+        page:select_dropdown_option{ index = 14, text = "France" }:unwrap()
+        local t = page:get_browser_state{ highlight = false }:unwrap()
+        has(t.text, "\n[14]<select name='country' value='fr' selected-text='France'>-- choose -- | Germany | France | Japan/>\n")
+    "#);
+}

@@ -78,7 +78,12 @@ fn render_nodes(nodes: &[DomNode]) -> String {
             }
             NodeKind::Element(el) => {
                 if renders_line(el) {
-                    lines.push(element_line(el, indent, &element_text(nodes, pos)));
+                    let text = if el.tag == "select" {
+                        options_text(nodes, pos)
+                    } else {
+                        element_text(nodes, pos)
+                    };
+                    lines.push(element_line(el, indent, &text));
                 }
                 let grows = el.index.is_some() || INDENT_TAGS.contains(&el.tag.as_str());
                 let child_indent = if grows && indent < MAX_INDENT {
@@ -103,6 +108,46 @@ fn render_nodes(nodes: &[DomNode]) -> String {
 /// Whether an element emits a line: it has an index, or it is a visible, top-most form control.
 fn renders_line(el: &ElementNode) -> bool {
     el.index.is_some() || (el.visible && el.top && LINE_TAGS.contains(&el.tag.as_str()))
+}
+
+/// Most options a select's line lists before it says how many more there are.
+const MAX_OPTIONS: usize = 12;
+
+/// How many options a select's line lists when it has more than [`MAX_OPTIONS`].
+const SHOWN_OPTIONS: usize = 10;
+
+/// The text of the select at `pos`: its options' texts joined by ` | `
+/// (`Standard | Express | Overnight`), options without text left out; past [`MAX_OPTIONS`] the
+/// first [`SHOWN_OPTIONS`] and `… N more`. A select without option elements in the tree keeps
+/// the plain [`element_text`].
+fn options_text(nodes: &[DomNode], pos: usize) -> String {
+    let Some(node) = nodes.get(pos) else {
+        return String::new();
+    };
+    let end = node.subtree_end.min(nodes.len());
+    let mut options: Vec<String> = Vec::new();
+    let mut at = pos + 1;
+    while at < end {
+        match &nodes[at].kind {
+            NodeKind::Element(el) if el.tag == "option" => {
+                let text = element_text(nodes, at);
+                if !text.is_empty() {
+                    options.push(text);
+                }
+                at = nodes[at].subtree_end.max(at + 1);
+            }
+            _ => at += 1,
+        }
+    }
+    if options.is_empty() {
+        return element_text(nodes, pos);
+    }
+    if options.len() > MAX_OPTIONS {
+        let more = options.len() - SHOWN_OPTIONS;
+        options.truncate(SHOWN_OPTIONS);
+        options.push(format!("\u{2026} {more} more"));
+    }
+    options.join(" | ")
 }
 
 /// The text of the element at `pos`: its text-node descendants, not entering other indexed
@@ -665,6 +710,41 @@ mod tests {
         ]));
         // Lists still indent; table parts do not.
         assert_eq!(dom.render(), "North\n[0]<a >10/>\n\t\tItem");
+    }
+
+    #[test]
+    fn a_select_lists_its_options_separated_by_bars() {
+        let dom = frame(json!([
+            [0, "body", 0, 0, -1],
+            [1, "select", 0, 3, 0, {"name": "ship"}, [null, "ship", [0, 0, 1, 1]]],
+            [2, "option", 0, 0, -1],
+            [3, " Standard "],
+            [2, "option", 0, 0, -1],
+            [3, "Express"],
+            [2, "option", 0, 0, -1],
+            [2, "optgroup", 0, 0, -1],
+            [3, "option", 0, 0, -1],
+            [4, "Overnight"],
+        ]));
+        assert_eq!(dom.elements[0].text, "Standard Express Overnight");
+        assert_eq!(
+            dom.render(),
+            "[0]<select name='ship'>Standard | Express | Overnight/>"
+        );
+        // More than twelve: the first ten and how many more.
+        let mut tree = vec![
+            json!([0, "body", 0, 0, -1]),
+            json!([1, "select", 0, 3, 0, {}, [null, null, [0, 0, 1, 1]]]),
+        ];
+        for i in 0..13 {
+            tree.push(json!([2, "option", 0, 0, -1]));
+            tree.push(json!([3, format!("o{i}")]));
+        }
+        let dom = frame(serde_json::Value::Array(tree));
+        assert_eq!(
+            dom.render(),
+            "[0]<select >o0 | o1 | o2 | o3 | o4 | o5 | o6 | o7 | o8 | o9 | \u{2026} 3 more/>"
+        );
     }
 
     #[test]
