@@ -385,3 +385,40 @@ fn issue_14_a_select_lists_its_options_separated_by_bars() {
         has(t.text, "\n[14]<select name='country' value='fr' selected-text='France'>-- choose -- | Germany | France | Japan/>\n")
     "#);
 }
+
+#[test]
+fn issue_14_new_marks_compare_within_one_document_only() {
+    lua(r#"
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        page:get_browser_state{ highlight = false }:unwrap()
+        -- Another document: nothing is new (before, every element of it was).
+        page:navigate{ url = A .. "/second.html" }:unwrap()
+        local s = page:get_browser_state{ highlight = false }:unwrap()
+        assert(s.elementCount > 0, "second page has elements")
+        hasnt(s.text, "*[", "no marks after a navigation")
+        -- The same URL loaded again is another document as well.
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        page:get_browser_state{ highlight = false }:unwrap()
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        local again = page:get_browser_state{ highlight = false }:unwrap()
+        eq(again.text, "Basic page\nready\n[0]<a >Go to second/>\n[1]<button >Press me/>", "reload")
+        -- Within the document, an added element is marked and the others are not.
+        page:execute_js{ body = "const b = document.createElement('button'); b.textContent = 'Fresh'; document.body.appendChild(b)" }
+        local fresh = page:get_browser_state{ highlight = false }:unwrap()
+        eq(fresh.text, "Basic page\nready\n[0]<a >Go to second/>\n[1]<button >Press me/>\n*[2]<button >Fresh/>")
+        -- A frame that the previous read skipped is not all new when it is first read.
+        page:navigate{ url = A .. "/frames.html" }:unwrap()
+        local plain = page:get_browser_state{ highlight = false }:unwrap()
+        hasnt(plain.text, "*[", "first read of frames.html")
+        local incl = page:get_browser_state{ highlight = false, includeFrames = true }:unwrap()
+        eq(incl.elementCount, 5)
+        hasnt(incl.text, "*[", "the cross-site frame read for the first time")
+        has(incl.text, "\n[3]<button >Child button/>\n", "cross-site button")
+        -- The frame read before: an element added inside it is marked.
+        page:execute_js{ body = "const b = document.createElement('button'); b.textContent = 'Late'; document.body.appendChild(b)", frame = 1 }:unwrap()
+        local late = page:get_browser_state{ highlight = false, includeFrames = true }:unwrap()
+        has(late.text, "*[3]<button >Late/>", "new in a read frame")
+        has(late.text, "\n[1]<button >Child button/>\n", "old in a read frame")
+        has(late.text, "\n[4]<button >Child button/>\n", "cross-site frame, seen before")
+    "#);
+}
