@@ -119,7 +119,7 @@ fn pages_that_patch_builtins_cannot_break_the_probes() {
         page:navigate{ url = A .. "/hostile.html" }:unwrap()
         eq(page:get_title().data.title, "Hostile")
         local s = page:get_browser_state{}:unwrap()
-        eq(s.text, "[0]<button >Button/>\n[1]<input name='q' value='' editable='true'/>")
+        eq(s.text, "[0]<button >Button/>\n[1]<input name='q'/>")
         eq(s.indicesUsable, true)
         local c = page:click_element_by_index{ index = 0 }:unwrap()
         eq(c.changed, true)
@@ -308,5 +308,117 @@ fn issue_10_page_text_is_bounded_in_the_page_and_the_receipt_says_what_was_cut()
         page:navigate{ url = A .. "/basic.html" }:unwrap()
         local b = page:get_browser_state{}:unwrap()
         eq(b.textTruncated, false); eq(b.textLimit, nil); eq(b.textHint, nil)
+    "#);
+}
+
+// Issue 14, scope 3 (noise out): what a line leaves out, and that nothing it says is lost.
+
+#[test]
+fn issue_14_lines_leave_out_editable_empty_values_and_toggle_values() {
+    lua(r#"
+        page:navigate{ url = A .. "/widgets.html" }:unwrap()
+        local s = page:get_browser_state{ highlight = false }:unwrap()
+        hasnt(s.text, "editable=", "no editable")
+        hasnt(s.text, "value=''", "no empty value")
+        hasnt(s.text, "value='on'", "no checkbox value")
+        has(s.text, "\n[2]<input name='focus-me' placeholder='focus target'/>\n", "empty field")
+        has(s.text, "\n[4]<textarea name='notes'/>\n", "empty textarea")
+        has(s.text, "\n\t[6]<input type='checkbox' checked='false' name='agree'/>\n", "checkbox")
+        has(s.text, "\n\t[10]<input type='radio' checked='true' name='size'/>\n", "radio")
+        has(s.text, "\n[15]<input type='file' name='file'/>\n", "file input")
+        -- The catalogue still carries what the line leaves out.
+        local agree
+        for _, el in ipairs(s.elements) do if el.name == "agree" then agree = el end end
+        assert(agree, "agree is indexed"); eq(agree.index, 6)
+        -- A value that says something stays; typing shows it.
+        page:input_text{ index = 2, text = "typed" }:unwrap()
+        local t = page:get_browser_state{ highlight = false }:unwrap()
+        has(t.text, "\n[2]<input name='focus-me' value='typed' placeholder='focus target'/>\n")
+        eq(t.elementCount, s.elementCount, "same elements")
+        page:navigate{ url = A .. "/form_errors.html" }:unwrap()
+        local f = page:get_browser_state{ highlight = false }:unwrap()
+        has(f.text, "\t[1]<input type='email' name='email' value='not-an-email'/>\n", "kept value")
+        has(f.text, "\n\t[3]<input name='nick'/>\n", "empty value out")
+        has(f.text, "\n\t[8]<input name='country' readonly=''/>\n", "read-only field")
+        has(f.text, "\n\t<input type='checkbox' checked='true' name='agree' disabled=''/>\n",
+            "disabled checkbox")
+    "#);
+}
+
+#[test]
+fn issue_14_an_unindexed_disabled_button_has_no_duplicate_text_line() {
+    lua(r#"
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        page:execute_js{ body = "const b = document.createElement('button'); b.disabled = true; b.type = 'submit'; b.textContent = 'Off duty'; document.body.appendChild(b)" }
+        local s = page:get_browser_state{ highlight = false }:unwrap()
+        eq(s.text, "Basic page\nready\n[0]<a >Go to second/>\n[1]<button >Press me/>\n<button disabled=''>Off duty/>")
+        eq(s.elementCount, 2, "the disabled button has no index")
+    "#);
+}
+
+#[test]
+fn issue_14_table_rows_and_cells_are_not_indented() {
+    lua(r#"
+        page:navigate{ url = A .. "/table?rows=2" }:unwrap()
+        local s = page:get_browser_state{ highlight = false, viewportExpansion = -1 }:unwrap()
+        eq(s.text, table.concat({
+            "row 0", "[0]<input name='q0' value='v0'/>", "[1]<button >go 0/>", "[2]<a >link 0/>",
+            "row 1", "[3]<input name='q1' value='v1'/>", "[4]<button >go 1/>", "[5]<a >link 1/>",
+        }, "\n"))
+        eq(s.elementCount, 6)
+        hasnt(s.text, "\t", "no tab at all")
+    "#);
+}
+
+#[test]
+fn issue_14_a_select_lists_its_options_separated_by_bars() {
+    lua(r#"
+        page:navigate{ url = A .. "/widgets.html" }:unwrap()
+        local s = page:get_browser_state{ highlight = false }:unwrap()
+        has(s.text, "\n[14]<select name='country' selected-text='-- choose --'>-- choose -- | Germany | France | Japan/>\n")
+        -- The catalogue's text is the select's own text, unchanged.
+        local select
+        for _, el in ipairs(s.elements) do if el.index == 14 then select = el end end
+        eq(select.tag, "SELECT"); eq(select.text, "-- choose -- Germany France Japan")
+        page:select_dropdown_option{ index = 14, text = "France" }:unwrap()
+        local t = page:get_browser_state{ highlight = false }:unwrap()
+        has(t.text, "\n[14]<select name='country' value='fr' selected-text='France'>-- choose -- | Germany | France | Japan/>\n")
+    "#);
+}
+
+#[test]
+fn issue_14_new_marks_compare_within_one_document_only() {
+    lua(r#"
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        page:get_browser_state{ highlight = false }:unwrap()
+        -- Another document: nothing is new (before, every element of it was).
+        page:navigate{ url = A .. "/second.html" }:unwrap()
+        local s = page:get_browser_state{ highlight = false }:unwrap()
+        assert(s.elementCount > 0, "second page has elements")
+        hasnt(s.text, "*[", "no marks after a navigation")
+        -- The same URL loaded again is another document as well.
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        page:get_browser_state{ highlight = false }:unwrap()
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        local again = page:get_browser_state{ highlight = false }:unwrap()
+        eq(again.text, "Basic page\nready\n[0]<a >Go to second/>\n[1]<button >Press me/>", "reload")
+        -- Within the document, an added element is marked and the others are not.
+        page:execute_js{ body = "const b = document.createElement('button'); b.textContent = 'Fresh'; document.body.appendChild(b)" }
+        local fresh = page:get_browser_state{ highlight = false }:unwrap()
+        eq(fresh.text, "Basic page\nready\n[0]<a >Go to second/>\n[1]<button >Press me/>\n*[2]<button >Fresh/>")
+        -- A frame that the previous read skipped is not all new when it is first read.
+        page:navigate{ url = A .. "/frames.html" }:unwrap()
+        local plain = page:get_browser_state{ highlight = false }:unwrap()
+        hasnt(plain.text, "*[", "first read of frames.html")
+        local incl = page:get_browser_state{ highlight = false, includeFrames = true }:unwrap()
+        eq(incl.elementCount, 5)
+        hasnt(incl.text, "*[", "the cross-site frame read for the first time")
+        has(incl.text, "\n[3]<button >Child button/>\n", "cross-site button")
+        -- The frame read before: an element added inside it is marked.
+        page:execute_js{ body = "const b = document.createElement('button'); b.textContent = 'Late'; document.body.appendChild(b)", frame = 1 }:unwrap()
+        local late = page:get_browser_state{ highlight = false, includeFrames = true }:unwrap()
+        has(late.text, "*[3]<button >Late/>", "new in a read frame")
+        has(late.text, "\n[1]<button >Child button/>\n", "old in a read frame")
+        has(late.text, "\n[4]<button >Child button/>\n", "cross-site frame, seen before")
     "#);
 }

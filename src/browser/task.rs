@@ -73,6 +73,8 @@ pub struct SnapFrame {
     pub url: String,
     /// Name at snapshot time.
     pub name: String,
+    /// Whether its document was read (a skipped cross-origin frame was not).
+    pub read: bool,
 }
 
 /// The task's index snapshot: what `[index]` numbers mean until the next `get_browser_state`.
@@ -88,6 +90,9 @@ pub struct Snapshot {
     pub elements: Vec<SnapElement>,
     /// The main document's total mutation count when it was taken.
     pub mutations: u64,
+    /// The main document's identity (`snapshot_watch.js` documentId) when it was taken; empty
+    /// when it could not be read. New-element marks compare only within one document.
+    pub document_id: String,
 }
 
 impl Snapshot {

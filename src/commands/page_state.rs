@@ -241,6 +241,8 @@ pub struct SnapshotRead {
     last_mutation: Value,
     main_mutations_total: u64,
     document_loading: bool,
+    /// The main document's identity before the read; empty when the probe failed.
+    document_id: String,
 }
 
 /// The reply of `snapshot_watch.js`: the main document's identity and mutation counters.
@@ -482,6 +484,7 @@ async fn read_once(
         }
         _ => issues.push("document_probe_failed".into()),
     }
+    let document_id = before.map(|b| b.document_id).unwrap_or_default();
     Ok(SnapshotRead {
         frames: reads,
         issues,
@@ -490,6 +493,7 @@ async fn read_once(
         last_mutation,
         main_mutations_total: total,
         document_loading,
+        document_id,
     })
 }
 
@@ -522,10 +526,16 @@ pub async fn read_snapshot(tab: &Tab, opts: SnapshotOptions) -> Result<SnapshotR
 }
 
 impl SnapshotRead {
-    /// Marks elements that the previous snapshot of the same tab did not hold (rendered `*[i]`):
-    /// same frame, tag and locator count as seen, where `x[1]` and `x` are the same step (a
-    /// positional path gains `[1]` when a same-tag sibling is added after the element).
+    /// Marks elements that the previous snapshot of the same document did not hold (rendered
+    /// `*[i]`): same frame, tag and locator count as seen, where `x[1]` and `x` are the same
+    /// step (a positional path gains `[1]` when a same-tag sibling is added after the element).
+    /// A different main document (a navigation, a reload) or an unknown identity marks nothing:
+    /// everything would be new. A sub-frame is compared only when the previous snapshot read
+    /// the same frame (frame id and URL) too; otherwise its elements are not marked.
     pub fn mark_new(&mut self, previous: &Snapshot) {
+        if self.document_id.is_empty() || previous.document_id != self.document_id {
+            return;
+        }
         fn step_key(locator: &str) -> String {
             locator
                 .split('/')
@@ -540,6 +550,13 @@ impl SnapshotRead {
             .collect();
         for read in &mut self.frames {
             let ordinal = read.frame.ordinal;
+            let compared = read.frame.is_main()
+                || previous.frames.iter().any(|f| {
+                    f.read && f.frame_id == read.frame.frame_id && f.url == read.frame.url
+                });
+            if !compared {
+                continue;
+            }
             if let Some(dom) = &mut read.dom {
                 dom.mark_new(|el| seen.contains(&(ordinal, step_key(&el.xpath), el.tag.as_str())));
             }
@@ -585,6 +602,7 @@ impl SnapshotRead {
                 frame_id: read.frame.frame_id.clone(),
                 url: read.frame.url.clone(),
                 name: read.frame.name.clone(),
+                read: read.dom.is_some(),
             });
             if let Some(dom) = &read.dom {
                 for el in &dom.elements {
@@ -606,6 +624,7 @@ impl SnapshotRead {
             frames,
             elements,
             mutations: self.main_mutations_total,
+            document_id: self.document_id.clone(),
         }
     }
 

@@ -37,10 +37,11 @@ const CAP_CHARS: usize = 160;
 /// Tags that render a line without an index when they are visible and top-most (§2.1).
 const LINE_TAGS: [&str; 5] = ["input", "textarea", "select", "option", "button"];
 
-/// Tags that indent their children (§2.1), besides indexed elements.
-const INDENT_TAGS: [&str; 14] = [
-    "form", "fieldset", "table", "thead", "tbody", "tr", "td", "th", "ul", "ol", "li", "nav",
-    "section", "dialog",
+/// Tags that indent their children (§2.1), besides indexed elements. Table parts (`table`,
+/// `tbody`, `tr`, `td`, …) do not: a cell sits four levels inside its table, and those tabs were
+/// an eighth of a long table's text while telling nothing the row order does not.
+const INDENT_TAGS: [&str; 8] = [
+    "form", "fieldset", "ul", "ol", "li", "nav", "section", "dialog",
 ];
 
 /// Indentation stops growing once the indent reaches this many characters (tabs).
@@ -77,7 +78,12 @@ fn render_nodes(nodes: &[DomNode]) -> String {
             }
             NodeKind::Element(el) => {
                 if renders_line(el) {
-                    lines.push(element_line(el, indent, &element_text(nodes, pos)));
+                    let text = if el.tag == "select" {
+                        options_text(nodes, pos)
+                    } else {
+                        element_text(nodes, pos)
+                    };
+                    lines.push(element_line(el, indent, &text));
                 }
                 let grows = el.index.is_some() || INDENT_TAGS.contains(&el.tag.as_str());
                 let child_indent = if grows && indent < MAX_INDENT {
@@ -85,10 +91,12 @@ fn render_nodes(nodes: &[DomNode]) -> String {
                 } else {
                     indent
                 };
+                // A line element's text is on its own line already (an unindexed disabled
+                // button too): its text nodes do not repeat it below.
                 open.push((
                     node.depth,
                     child_indent,
-                    indexed_above || el.index.is_some(),
+                    indexed_above || renders_line(el),
                     el.visible && el.top,
                 ));
             }
@@ -100,6 +108,46 @@ fn render_nodes(nodes: &[DomNode]) -> String {
 /// Whether an element emits a line: it has an index, or it is a visible, top-most form control.
 fn renders_line(el: &ElementNode) -> bool {
     el.index.is_some() || (el.visible && el.top && LINE_TAGS.contains(&el.tag.as_str()))
+}
+
+/// Most options a select's line lists before it says how many more there are.
+const MAX_OPTIONS: usize = 12;
+
+/// How many options a select's line lists when it has more than [`MAX_OPTIONS`].
+const SHOWN_OPTIONS: usize = 10;
+
+/// The text of the select at `pos`: its options' texts joined by ` | `
+/// (`Standard | Express | Overnight`), options without text left out; past [`MAX_OPTIONS`] the
+/// first [`SHOWN_OPTIONS`] and `… N more`. A select without option elements in the tree keeps
+/// the plain [`element_text`].
+fn options_text(nodes: &[DomNode], pos: usize) -> String {
+    let Some(node) = nodes.get(pos) else {
+        return String::new();
+    };
+    let end = node.subtree_end.min(nodes.len());
+    let mut options: Vec<String> = Vec::new();
+    let mut at = pos + 1;
+    while at < end {
+        match &nodes[at].kind {
+            NodeKind::Element(el) if el.tag == "option" => {
+                let text = element_text(nodes, at);
+                if !text.is_empty() {
+                    options.push(text);
+                }
+                at = nodes[at].subtree_end.max(at + 1);
+            }
+            _ => at += 1,
+        }
+    }
+    if options.is_empty() {
+        return element_text(nodes, pos);
+    }
+    if options.len() > MAX_OPTIONS {
+        let more = options.len() - SHOWN_OPTIONS;
+        options.truncate(SHOWN_OPTIONS);
+        options.push(format!("\u{2026} {more} more"));
+    }
+    options.join(" | ")
 }
 
 /// The text of the element at `pos`: its text-node descendants, not entering other indexed
@@ -148,7 +196,7 @@ fn element_line(el: &ElementNode, indent: usize, text: &str) -> String {
 }
 
 /// `key='value'` pairs of the whitelisted attributes in whitelist order (§2.2), with password
-/// masking (§2.3).
+/// masking (§2.3), leaving out what tells an agent nothing ([`is_noise`]).
 fn format_attributes(el: &ElementNode) -> String {
     let password = el
         .attribute("type")
@@ -158,6 +206,9 @@ fn format_attributes(el: &ElementNode) -> String {
         let Some(raw) = el.attribute(key) else {
             continue;
         };
+        if is_noise(el, key, raw) {
+            continue;
+        }
         let value = if key == "value" && password {
             "[redacted]".to_string()
         } else if CAPPED.contains(&key) {
@@ -168,6 +219,33 @@ fn format_attributes(el: &ElementNode) -> String {
         out.push(format!("{key}='{}'", escape(&value)));
     }
     out.join(" ")
+}
+
+/// Whether attribute `key='raw'` of `el` is noise that the line leaves out:
+/// - `editable`: an input or textarea that is not disabled or read-only takes typing anyway;
+/// - an empty `value` (an empty field, a select on its empty option);
+/// - the `value` of a checkbox or radio (`on` by default): its `checked` state is what an agent
+///   acts on; kept only for a nameless one whose value says something (`value='yes'`);
+/// - the `type` of a `<button>` (`button`/`submit`), and `type='text'` of an input (the default).
+fn is_noise(el: &ElementNode, key: &str, raw: &str) -> bool {
+    let input_type = || {
+        (el.tag == "input")
+            .then(|| el.attribute("type"))
+            .flatten()
+            .map(str::to_ascii_lowercase)
+    };
+    match key {
+        "editable" => true,
+        "value" => {
+            if raw.is_empty() {
+                return true;
+            }
+            let toggle = input_type().is_some_and(|t| t == "checkbox" || t == "radio");
+            toggle && (el.attribute("name").is_some_and(|n| !n.is_empty()) || raw == "on")
+        }
+        "type" => el.tag == "button" || (el.tag == "input" && raw.eq_ignore_ascii_case("text")),
+        _ => false,
+    }
 }
 
 /// Caps a value at [`CAP_CHARS`] characters, appending `...` when something was cut.
@@ -358,11 +436,9 @@ mod tests {
             element_line(&el("div", Some(17), &[]), 0, " "),
             "[17]<div > />"
         );
+        // A button's `type` is not echoed (`button`/`submit` tell an agent nothing).
         let with_text = el("button", Some(2), &[("type", "button")]);
-        assert_eq!(
-            element_line(&with_text, 1, "Go"),
-            "\t[2]<button type='button'>Go/>"
-        );
+        assert_eq!(element_line(&with_text, 1, "Go"), "\t[2]<button >Go/>");
     }
 
     #[test]
@@ -396,7 +472,7 @@ mod tests {
         );
         assert_eq!(
             format_attributes(&e),
-            "title='t' type='text' name='n' value='v' editable='true' selected-text='S'"
+            "title='t' name='n' value='v' selected-text='S'"
         );
     }
 
@@ -437,8 +513,8 @@ mod tests {
             &[("type", "PassWord"), ("value", "hunter2")],
         );
         assert_eq!(format_attributes(&e), "type='PassWord' value='[redacted]'");
-        let plain = el("input", Some(3), &[("type", "text"), ("value", "hunter2")]);
-        assert_eq!(format_attributes(&plain), "type='text' value='hunter2'");
+        let plain = el("input", Some(3), &[("type", "email"), ("value", "hunter2")]);
+        assert_eq!(format_attributes(&plain), "type='email' value='hunter2'");
     }
 
     #[test]
@@ -516,7 +592,7 @@ mod tests {
             "\t[0]<input name='a'/>",
             "\t\t\t\t\t\t[1]<a >Deep/>",
             "\t\t\t\t\t\tCell",
-            "<input type='text' disabled=''/>",
+            "<input disabled=''/>",
         ];
         assert_eq!(dom.render(), want.join("\n"));
     }
@@ -530,7 +606,145 @@ mod tests {
             [1, "option", 0, 1, -1, {"selected": ""}],
             [1, "div", 0, 3, -1],
         ]));
-        assert_eq!(dom.render(), "<button disabled=''>Disabled/>\nDisabled");
+        // The unindexed line carries its text; the text is not repeated as a line of its own.
+        assert_eq!(dom.render(), "<button disabled=''>Disabled/>");
+    }
+
+    #[test]
+    fn noise_attributes_are_left_out() {
+        let line = |tag: &str, attrs: &[(&str, &str)]| format_attributes(&el(tag, Some(0), attrs));
+        // `editable`, an empty value, the default `type='text'`.
+        assert_eq!(
+            line(
+                "input",
+                &[
+                    ("type", "text"),
+                    ("name", "q"),
+                    ("value", ""),
+                    ("editable", "true")
+                ]
+            ),
+            "name='q'"
+        );
+        assert_eq!(
+            line(
+                "textarea",
+                &[("name", "notes"), ("value", ""), ("editable", "true")]
+            ),
+            "name='notes'"
+        );
+        assert_eq!(
+            line(
+                "select",
+                &[
+                    ("name", "c"),
+                    ("value", ""),
+                    ("selected-text", "-- choose --")
+                ]
+            ),
+            "name='c' selected-text='-- choose --'"
+        );
+        // A checkbox or radio shows its state, not its value...
+        assert_eq!(
+            line(
+                "input",
+                &[
+                    ("type", "checkbox"),
+                    ("checked", "true"),
+                    ("name", "agree"),
+                    ("value", "on")
+                ]
+            ),
+            "type='checkbox' checked='true' name='agree'"
+        );
+        assert_eq!(
+            line(
+                "input",
+                &[
+                    ("type", "RADIO"),
+                    ("checked", "false"),
+                    ("name", "size"),
+                    ("value", "l")
+                ]
+            ),
+            "type='RADIO' checked='false' name='size'"
+        );
+        // ...unless it has no name and its value is not the default `on`.
+        assert_eq!(
+            line("input", &[("type", "checkbox"), ("value", "yes")]),
+            "type='checkbox' value='yes'"
+        );
+        assert_eq!(
+            line("input", &[("type", "checkbox"), ("value", "on")]),
+            "type='checkbox'"
+        );
+        // Values that say something stay: a typed text, a submit button's caption.
+        assert_eq!(
+            line("input", &[("type", "submit"), ("value", "Search")]),
+            "type='submit' value='Search'"
+        );
+        assert_eq!(
+            line("input", &[("name", "q"), ("value", "x")]),
+            "name='q' value='x'"
+        );
+        // A button's type is not echoed; an input's non-default type is kept.
+        assert_eq!(line("button", &[("type", "submit")]), "");
+        assert_eq!(line("input", &[("type", "email")]), "type='email'");
+    }
+
+    #[test]
+    fn table_parts_do_not_indent() {
+        let dom = frame(json!([
+            [0, "body", 0, 0, -1],
+            [1, "table", 0, 3, -1],
+            [2, "tbody", 0, 3, -1],
+            [3, "tr", 0, 3, -1],
+            [4, "th", 0, 3, -1],
+            [5, "North"],
+            [4, "td", 0, 3, -1],
+            [5, "a", 0, 3, 0, {}, [null, null, [0, 0, 1, 1]]],
+            [6, "10"],
+            [1, "ul", 0, 3, -1],
+            [2, "li", 0, 3, -1],
+            [3, "Item"],
+        ]));
+        // Lists still indent; table parts do not.
+        assert_eq!(dom.render(), "North\n[0]<a >10/>\n\t\tItem");
+    }
+
+    #[test]
+    fn a_select_lists_its_options_separated_by_bars() {
+        let dom = frame(json!([
+            [0, "body", 0, 0, -1],
+            [1, "select", 0, 3, 0, {"name": "ship"}, [null, "ship", [0, 0, 1, 1]]],
+            [2, "option", 0, 0, -1],
+            [3, " Standard "],
+            [2, "option", 0, 0, -1],
+            [3, "Express"],
+            [2, "option", 0, 0, -1],
+            [2, "optgroup", 0, 0, -1],
+            [3, "option", 0, 0, -1],
+            [4, "Overnight"],
+        ]));
+        assert_eq!(dom.elements[0].text, "Standard Express Overnight");
+        assert_eq!(
+            dom.render(),
+            "[0]<select name='ship'>Standard | Express | Overnight/>"
+        );
+        // More than twelve: the first ten and how many more.
+        let mut tree = vec![
+            json!([0, "body", 0, 0, -1]),
+            json!([1, "select", 0, 3, 0, {}, [null, null, [0, 0, 1, 1]]]),
+        ];
+        for i in 0..13 {
+            tree.push(json!([2, "option", 0, 0, -1]));
+            tree.push(json!([3, format!("o{i}")]));
+        }
+        let dom = frame(serde_json::Value::Array(tree));
+        assert_eq!(
+            dom.render(),
+            "[0]<select >o0 | o1 | o2 | o3 | o4 | o5 | o6 | o7 | o8 | o9 | \u{2026} 3 more/>"
+        );
     }
 
     #[test]
