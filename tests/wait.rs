@@ -244,7 +244,8 @@ fn wait_for_function_polls_until_truthy() {
         local f = page:wait_for_function{ expression = "() => document.querySelector('#late').offsetHeight > 0" }
         eq(f.ok, true, tostring(f)); eq(f.data.result, true)
         assert(js("window.shownAt") ~= nil)
-        local never = page:wait_for_function{ expression = "window.never", timeoutSeconds = 0.4 }
+        -- 1 s: room for two looks on a loaded machine (0.4 s flaked under the full suite).
+        local never = page:wait_for_function{ expression = "window.never", timeoutSeconds = 1 }
         eq(never.code, "ACTION_TIMEOUT"); eq(never.data.lastResult, nil); assert(never.data.polls >= 2)
         local thr = page:wait_for_function{ expression = "missing.value", timeoutSeconds = 0.3 }
         eq(thr.code, "ACTION_TIMEOUT"); has(thr.data.lastError, "missing is not defined")
