@@ -4,7 +4,7 @@
 //! read, and the whole page with `viewportExpansion = -1`; the frames page also with
 //! `includeFrames = true`) against Playwright's ARIA snapshot of the same page on the same
 //! Chromium (`page.ariaSnapshot()`, refs-free, and `page.ariaSnapshot({mode:'ai'})`, which also
-//! reads frame content), measured by `benches/node/aria.mjs` (`npm install` in `benches/node`
+//! reads frame content), measured by `benches/node/peer.mjs` (`npm install` in `benches/node`
 //! first). Lengths are Unicode scalar values on both sides (Lua `utf8.len`, JS `[...s].length`).
 //!
 //! The target: the text at `viewportExpansion = -1` is ≤ 0.8× `aria` on pages without
@@ -71,7 +71,7 @@ fn main() {
         .unwrap();
     let local = tokio::task::LocalSet::new();
     local.block_on(&rt, async move {
-        let Some(mut peer) = Peer::start("aria.mjs", "observation bench skipped").await else {
+        let Some(mut peer) = Peer::start("peer.mjs", "observation bench skipped").await else {
             return;
         };
         let fixtures = server::Fixtures::start().await.unwrap();

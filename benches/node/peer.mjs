@@ -1,25 +1,35 @@
-// Playwright peer for benches/step.rs: one Chromium launched by playwright-core from the same
-// binary and with the same flags as moonpilot's, driven one request at a time over stdin/stdout
-// so the Rust bench can interleave its own calls with these in one run.
+// Playwright peer for benches/step.rs and benches/observation.rs: one Chromium launched by
+// playwright-core from the same binary and with the same flags as moonpilot's, driven one request
+// at a time over stdin/stdout so the Rust bench can interleave its own calls with these in one run.
 //
 // Requests (one JSON object per line):
 //   {"op":"open","url":U}                 open U in a fresh page (1280x800, as moonpilot's tabs)
 //   {"op":"step","selector":S}            locator(S).click() then locator('body').ariaSnapshot()
 //   {"op":"shot","params":P}              Page.captureScreenshot(P) over a CDP session, timed
+//   {"op":"measure","url":U,"show":false} goto U, wait for load, then
+//        page.ariaSnapshot()               the refs-free text (what the issue 14 target is held to)
+//        page.ariaSnapshot({mode:'ai'})    the text for agents, with refs; reads frame content
+//      answer {"ok":true,"ariaChars":N,"aiChars":N} (+ "aria","ai" texts with "show":true)
 //   {"op":"close"}                        close the browser and exit
-// Every answer is one JSON line: {"ok":true, ...timings in ms} or {"ok":false,"error":...}.
+// Every answer is one JSON line: {"ok":true, ...timings in ms} or {"ok":false,"error":...}. The
+// first line says {"ok":true,"ready":true,"version":V,"playwright":P}.
 
 import { chromium } from 'playwright-core';
 import { createInterface } from 'node:readline';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, dirname } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { createRequire } from 'node:module';
 
 const executablePath = process.env.MOONPILOT_CHROMIUM || '/usr/bin/chromium';
 // Extra Chromium flags for the peer, space-separated, to measure what a flag does to the same
 // calls (for example chromiumoxide's default `--enable-features=NetworkService,NetworkServiceInProcess`,
 // which replaces Playwright's own `--enable-features=CDPScreenshotNewSurface`).
 const extraArgs = (process.env.MOONPILOT_BENCH_PEER_ARGS || '').split(' ').filter(Boolean);
+const here = dirname(fileURLToPath(import.meta.url));
+const require = createRequire(pathToFileURL(join(here, 'package.json')));
+const playwright = JSON.parse(readFileSync(require.resolve('playwright-core/package.json'), 'utf8')).version;
 const profile = mkdtempSync(join(tmpdir(), 'moonpilot-bench-pw-'));
 const context = await chromium.launchPersistentContext(profile, {
   executablePath,
@@ -36,7 +46,7 @@ const say = (obj) => process.stdout.write(JSON.stringify(obj) + '\n');
 const now = () => performance.now();
 
 const lines = createInterface({ input: process.stdin });
-say({ ok: true, ready: true, version: context.browser()?.version() ?? null });
+say({ ok: true, ready: true, version: context.browser()?.version() ?? null, playwright });
 for await (const line of lines) {
   let req;
   try {
@@ -61,6 +71,13 @@ for await (const line of lines) {
       const t0 = now();
       const r = await cdp.send('Page.captureScreenshot', req.params);
       say({ ok: true, ms: now() - t0, bytes: Math.floor(r.data.length * 3 / 4) });
+    } else if (req.op === 'measure') {
+      await page.goto(req.url, { waitUntil: 'load' });
+      const aria = await page.ariaSnapshot();
+      const ai = await page.ariaSnapshot({ mode: 'ai' });
+      const answer = { ok: true, ariaChars: aria.length, aiChars: ai.length };
+      if (req.show) Object.assign(answer, { aria, ai });
+      say(answer);
     } else if (req.op === 'close') {
       await context.close();
       rmSync(profile, { recursive: true, force: true });
