@@ -201,7 +201,7 @@ pub struct Tab {
     /// [`Tab::navigate`]); attached on first use.
     nav_session: tokio::sync::OnceCell<String>,
     /// The task's event-fed state (dialogs).
-    pub(super) events: TabEvents,
+    events: TabEvents,
     /// The mouse as the mouse commands left it (locked only to copy or replace).
     pointer: Mutex<Pointer>,
     /// The page session's requests in flight.

@@ -49,7 +49,9 @@ fn redact_url_echoes(value: &mut Value) {
                     // A script's own value (`execute_js`) is the caller's data, not an echo.
                     _ if k == "result" => {}
                     // Request headers (`set_headers`' echo, recorded requests) and bodies.
-                    Value::Object(_) if k.ends_with("eaders") => crate::redact::value(v),
+                    Value::Object(_) if k == "headers" || k.ends_with("Headers") => {
+                        crate::redact::value(v)
+                    }
                     Value::String(s) if k == "postData" => {
                         if let std::borrow::Cow::Owned(masked) = crate::redact::body(s) {
                             *s = masked;
