@@ -102,11 +102,15 @@ fn a_response_body_is_read_after_the_page_navigated_away() {
         js("get('net_data.js')")
         until_(function() return out():find("payload", 1, true) end, "the fetch")
         local id = page:get_requests{ filter = "net_data" }:unwrap().requests[1].requestId
-        page:navigate{ url = A .. "/basic.html" }:unwrap()
-        local b = until_(function()
+        -- The copy is made when the response arrives, a moment after the page has it: wait for
+        -- it, then leave the page.
+        until_(function()
           local r = page:get_response_body{ filter = "net_data" }
-          return r.ok and r.data.bodyFromCache and r or nil
-        end, "the cached body").data
+          return r.ok and r.data.bodyFromCache
+        end, "the copy")
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        local b = page:get_response_body{ filter = "net_data" }:unwrap()
+        eq(b.bodyFromCache, true, "read from the copy")
         has(b.body, "payload-42"); eq(b.status, 200); eq(b.requestId, id)
         eq(b.bodyAvailable, true); eq(b.truncated, false); eq(b.bodyLength, #b.body)
         has(b.url, "/net_data.js"); eq(b.request.method, "GET")
