@@ -1,18 +1,8 @@
-//! What an agent reads on the issue 14 fixture pages (checkout, shop, listener-only): the pages
-//! load and `get_browser_state` indexes the controls a person can act on that moonpilot already
-//! indexes. The character figures against Playwright's ARIA snapshot are measured by
-//! `benches/observation.rs` (not part of the suite: it needs node and playwright-core); today's
-//! figures are in `benches/observation_baseline.json`.
-//!
-//! Not indexed yet (the coverage target of issue 14), so not asserted here:
-//! - checkout.html: the hidden `<input type=file>` itself (today its label is indexed instead,
-//!   which is what the issue asks for); the labels Email / Full name / Shipping / I accept the
-//!   terms are indexed today beside their controls, which the issue removes, so their indices
-//!   are not asserted either.
-//! - listener_only.html: the drawing pad `<canvas>` (pointerdown only), the `role=link` span
-//!   without tabindex, the clickable `div` with the default cursor (`#plain-tile`) and the
-//!   React-like `#react-tile`; only the `cursor:pointer` tile is indexed today. `#wipe` is
-//!   indexed today although `#cover` lies over it (the issue wants it unindexed, `covered-by`).
+//! What an agent reads (issue 14): every control a person can act on has an index and carries
+//! its name and state on its own line; labels speak through their controls; a scripted agent
+//! that reads only the text completes the checkout. The character figures against Playwright's
+//! ARIA snapshot are measured by `benches/observation.rs` (not part of the suite: it needs node
+//! and playwright-core); its last figures are in `benches/observation_baseline.json`.
 
 use crate::support::harness::lua;
 
@@ -21,6 +11,24 @@ local function by_id(s)
   local m = {}
   for _, el in ipairs(s.elements) do if el.id and el.id ~= "" then m[el.id] = el end end
   return m
+end
+-- The positional XPath of the first element matching `css` (JS-PROBES.md §1.9), or nil.
+local XPATH = [[
+  const el = document.querySelector(%q);
+  if (!el) return null;
+  const segs = [];
+  for (let cur = el; cur && cur.nodeType === 1; cur = cur.parentNode) {
+    const p = cur.parentNode; let pos = 0, total = 0;
+    if (p && p.nodeType === 1) for (let s = p.firstElementChild; s; s = s.nextElementSibling) {
+      if (s.localName === cur.localName) { total++; if (s === cur) pos = total; }
+    }
+    segs.push(total > 1 ? cur.localName + '[' + pos + ']' : cur.localName);
+  }
+  return segs.reverse().join('/');
+]]
+local function xpath_of(css, frame)
+  local r = page:execute_js{ body = XPATH:format(css), frame = frame }:unwrap()
+  return r.result
 end
 local function count(s, pred)
   local n = 0
@@ -47,6 +55,7 @@ fn checkout_indexes_its_controls_and_places_an_order_by_index() {
         eq(m.attachment, nil, "the hidden file input has no index of its own")
         eq(count(s, function(el) return el.tag == "LABEL" and el.text == "Attach document" end), 1,
           "its label is indexed instead")
+        eq(count(s, function(el) return el.tag == "LABEL" end), 1, "no other label has an index")
         eq(count(s, function(el) return el.tag == "A" end), 4, "the footer links below the spacer")
         -- The default read is the viewport: the footer 2,000 px down is not indexed.
         local vp = page:get_browser_state{ highlight = false }:unwrap()
@@ -121,4 +130,126 @@ fn listener_only_page_loads_and_indexes_the_pointer_tile() {
         -- The click went to the tile only: the pad's pointerdown listener counted no stroke.
         eq(page:execute_js{ body = "document.getElementById('strokes').textContent" }:unwrap().result, "0")
     "#);
+}
+
+/// The coverage target: every element a person could click or type into, per fixture page, has
+/// an index (cross-site frame content with `includeFrames`), and each disabled or hidden one
+/// has none.
+#[test]
+fn every_actionable_element_has_an_index() {
+    run(r##"
+        local pages = {
+          { "/checkout.html", { "#email", "#fullname", "#shipping", "summary", "label[for=attachment]",
+            "#terms", "#place", "#remove-promo", "footer a:nth-of-type(1)", "footer a:nth-of-type(4)" },
+            { "#attachment", "label[for=email]", "details" } },
+          { "/shop.html", { "input[name=q]", "select[name=category]", "#cart", "#accept-cookies", "#logo" },
+            {} },
+          { "/form_errors.html", { "#email", "#nick", "#pw", "#code", "#city", "#search" },
+            { "#gone", "#agree", "label[for=email]" } },
+          { "/widgets.html", { "#dbl", "#hov", "#focus-me", "#secret", "#notes", "#agree", "#news",
+            "#size-s", "#size-l", "#fancy", "#country", "#file", "#pick-label", "#deaf", "#knob",
+            "#zone", "#box" },
+            { "#fancy-box", "#pick-file" } },
+          { "/listener_only.html", { "#pad", "#help-link", "#plain-tile", "#react-tile", "#pointer-tile" },
+            { "#wipe" } },
+        }
+        for _, p in ipairs(pages) do
+          page:navigate{ url = A .. p[1] }:unwrap()
+          local s = page:get_browser_state{ viewportExpansion = -1, highlight = false, maxElements = 1000 }:unwrap()
+          local by_xpath = {}
+          for _, el in ipairs(s.elements) do by_xpath[el.xpath] = el end
+          for _, css in ipairs(p[2]) do
+            local x = xpath_of(css)
+            assert(x, p[1] .. ": no element " .. css)
+            assert(by_xpath[x], p[1] .. ": " .. css .. " (" .. x .. ") has no index in:\n" .. s.text)
+          end
+          for _, css in ipairs(p[3]) do
+            local x = xpath_of(css)
+            assert(x, p[1] .. ": no element " .. css)
+            eq(by_xpath[x], nil, p[1] .. ": " .. css .. " has no index")
+          end
+        end
+        -- Controls in a cross-site frame: read with includeFrames, and said to be skipped without.
+        page:navigate{ url = A .. "/frames.html" }:unwrap()
+        local plain = page:get_browser_state{ highlight = false }:unwrap()
+        has(plain.text, "not read: includeFrames=true", "the skipped frame is said in the text")
+        local all = page:get_browser_state{ highlight = false, includeFrames = true }:unwrap()
+        local in_cross = 0
+        for _, el in ipairs(all.elements) do
+          if el.frameUrl:find("localhost", 1, true) and (el.xpath == "html/body/button" or el.xpath == "html/body/input") then
+            in_cross = in_cross + 1
+          end
+        end
+        eq(in_cross, 2, "the cross-site frame's button and input")
+    "##);
+}
+
+/// The lines of the checkout form: each control's name, state and target on its own line, no
+/// label line beside it, the error said once, on the field.
+#[test]
+fn checkout_lines_carry_names_states_and_targets() {
+    run(r##"
+        page:navigate{ url = A .. "/checkout.html" }:unwrap()
+        local s = page:get_browser_state{ viewportExpansion = -1, highlight = false }:unwrap()
+        local t = s.text
+        has(t, "# Checkout\n", "the page heading")
+        has(t, "\t## Contact\n", "a section heading, at its form's indent")
+        has(t, "\t[0]<input type='email' label='Email' required/>\n")
+        has(t, "\t[1]<input label='Full name' required/>\n")
+        has(t, "\t[2]<select label='Shipping' value='Standard'>Standard | Express | Overnight/>\n")
+        has(t, "\t[3]<summary expanded='false'>Delivery terms/>\n")
+        hasnt(t, "Orders placed before 14:00", "a closed details shows its summary only")
+        has(t, "\t[4]<label for='file'>Attach document/>\n", "the label stands in for the hidden file input")
+        has(t, "\t[5]<input type='checkbox' label='I accept the terms'/>\n", "the label after its checkbox")
+        hasnt(t, "\tI accept the terms\n", "no label line")
+        has(t, "[7]<button label='Remove promo code'>×/>", "an icon button says its name")
+        has(t, "<a href='/basic.html#privacy'>Privacy/>", "same-origin links are paths")
+        -- After a failed order the error is on the field, once.
+        page:click_element_by_index{ index = 6 }:unwrap()
+        local bad = page:get_browser_state{ viewportExpansion = -1, highlight = false }:unwrap()
+        has(bad.text, "[0]<input type='email' label='Email' required invalid='Enter a valid email address'/>")
+        local _, times = bad.text:gsub("Enter a valid email address", "")
+        eq(times, 1, "the error text once")
+        -- Open details: its text shows and the summary says so.
+        page:click_element_by_index{ index = 3 }:unwrap()
+        local open = page:get_browser_state{ viewportExpansion = -1, highlight = false }:unwrap()
+        has(open.text, "<summary expanded>Delivery terms/>"); has(open.text, "Orders placed before 14:00")
+    "##);
+}
+
+/// An agent with fixed decisions (no model) completes the checkout from the text alone: the
+/// element list is never asked for, and it takes 8 commands.
+#[test]
+fn scripted_agent_checks_out_from_the_text() {
+    run(r##"
+        local commands = 0
+        local function call(method, params)
+          commands = commands + 1
+          return page[method](page, params):unwrap()
+        end
+        local function index_of(text, pattern)
+          local i = text:match(pattern)
+          assert(i, "no line matches " .. pattern .. " in:\n" .. text)
+          return tonumber(i)
+        end
+        call("navigate", { url = A .. "/checkout.html" })
+        local s = call("get_browser_state", { includeElements = false, highlight = false })
+        eq(s.elements, nil, "the agent does not get the element list")
+        local t = s.text
+        local email = index_of(t, "%[(%d+)%]<input type='email' label='Email'")
+        local name = index_of(t, "%[(%d+)%]<input label='Full name'")
+        local ship = index_of(t, "%[(%d+)%]<select label='Shipping'[^\n]*Express")
+        local terms = index_of(t, "%[(%d+)%]<input type='checkbox' label='I accept the terms'")
+        local place = index_of(t, "%[(%d+)%]<button >Place order/>")
+        call("input_text", { index = email, text = "ann@example.com" })
+        call("input_text", { index = name, text = "Ann Example" })
+        call("select_dropdown_option", { index = ship, text = "Express" })
+        call("click_element_by_index", { index = terms })
+        call("click_element_by_index", { index = place })
+        local done = call("get_browser_state", { includeElements = false, highlight = false })
+        has(done.text, "Order placed #1042")
+        has(done.text, "label='Shipping' value='Express'", "the chosen option is on the line")
+        has(done.text, "<input type='checkbox' label='I accept the terms' checked/>", "checked")
+        eq(commands, 8, "commands")
+    "##);
 }

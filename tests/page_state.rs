@@ -4,10 +4,10 @@ use crate::support::harness::lua;
 
 #[test]
 fn basic_page_renders_indexed_lines_and_writes_files() {
-    lua(r#"
+    lua(r##"
         page:navigate{ url = A .. "/basic.html" }:unwrap()
         local s = page:get_browser_state{}:unwrap()
-        eq(s.text, "Basic page\nready\n[0]<a >Go to second/>\n[1]<button >Press me/>", "text")
+        eq(s.text, "# Basic page\nready\n[0]<a href='/second.html'>Go to second/>\n[1]<button >Press me/>", "text")
         eq(s.elementCount, 2)
         eq(s.elements[1].tag, "A"); eq(s.elements[1].index, 0)
         eq(s.elements[2].tag, "BUTTON"); eq(s.elements[2].text, "Press me")
@@ -32,12 +32,12 @@ fn basic_page_renders_indexed_lines_and_writes_files() {
         -- The overlay is drawn in the page and never appears in the text.
         eq(page:execute_js{ body = "!!document.getElementById('playwright-highlight-container')" }.data.result, true, "overlay")
         hasnt(again.text, "playwright", "overlay not in text")
-    "#);
+    "##);
 }
 
 #[test]
 fn form_fields_show_live_values_and_mask_passwords() {
-    lua(r#"
+    lua(r##"
         page:navigate{ url = A .. "/form.html" }:unwrap()
         page:execute_js{ body = "document.querySelector('[name=user]').value = 'typed by script'" }
         local s = page:get_browser_state{}:unwrap()
@@ -49,12 +49,12 @@ fn form_fields_show_live_values_and_mask_passwords() {
         for _, el in ipairs(s.elements) do if el.name == "user" then user = el end end
         assert(user, "user field is indexed")
         eq(user.tag, "INPUT"); eq(user.value, "typed by script")
-    "#);
+    "##);
 }
 
 #[test]
 fn viewport_limits_indices_unless_expanded() {
-    lua(r#"
+    lua(r##"
         page:navigate{ url = A .. "/table?rows=400" }:unwrap()
         local s = page:get_browser_state{ highlight = false }:unwrap()
         assert(s.elementCount > 0 and s.elementCount < 200, "viewport only: " .. s.elementCount)
@@ -63,13 +63,13 @@ fn viewport_limits_indices_unless_expanded() {
         eq(all.elementCount, 1200, "every input, button and link")
         eq(#all.elements, 50, "inlined list capped")
         eq(all.elementsTruncated, true)
-        has(all.text, "[1199]<a >link 399/>")
-    "#);
+        has(all.text, "[1199]<a href='#r399'>link 399/>")
+    "##);
 }
 
 #[test]
 fn a_page_that_keeps_changing_is_reported_unusable() {
-    lua(r#"
+    lua(r##"
         page:navigate{ url = A .. "/mutating.html" }:unwrap()
         local s = page:get_browser_state{ highlight = false }:unwrap()
         eq(s.indicesUsable, false, "indices unusable")
@@ -79,12 +79,12 @@ fn a_page_that_keeps_changing_is_reported_unusable() {
         assert(s.snapshotStructuralMutations > 0)
         local c = page:click_element_by_index{ index = 0 }
         eq(c.code, "STALE_ELEMENT", "the discarded snapshot is not used")
-    "#);
+    "##);
 }
 
 #[test]
 fn frames_are_listed_depth_first() {
-    lua(r#"
+    lua(r##"
         page:navigate{ url = A .. "/frames.html" }:unwrap()
         local f = page:list_frames{}:unwrap()
         eq(f.count, 3)
@@ -95,12 +95,12 @@ fn frames_are_listed_depth_first() {
         has(f.note, "main frame")
         local plain = page:list_frames{ refresh = false }:unwrap()
         eq(plain.count, 3)
-    "#);
+    "##);
 }
 
 #[test]
 fn elements_new_since_the_last_snapshot_are_starred() {
-    lua(r#"
+    lua(r##"
         page:navigate{ url = A .. "/basic.html" }:unwrap()
         local first = page:get_browser_state{}:unwrap()
         hasnt(first.text, "*[", "nothing is new in a first snapshot")
@@ -108,14 +108,14 @@ fn elements_new_since_the_last_snapshot_are_starred() {
         local s = page:get_browser_state{}:unwrap()
         has(s.text, "*[2]<button >Fresh/>")
         has(s.text, "\n[1]<button >Press me/>", "old elements keep a plain marker")
-    "#);
+    "##);
 }
 
 #[test]
 fn pages_that_patch_builtins_cannot_break_the_probes() {
     // Old libraries (and hostile pages) replace Array, JSON and DOM methods; the probes run in
     // an isolated world and keep working.
-    lua(r#"
+    lua(r##"
         page:navigate{ url = A .. "/hostile.html" }:unwrap()
         eq(page:get_title().data.title, "Hostile")
         local s = page:get_browser_state{}:unwrap()
@@ -126,7 +126,7 @@ fn pages_that_patch_builtins_cannot_break_the_probes() {
         page:input_text{ index = 1, text = "typed" }:unwrap()
         eq(page:execute_js{ body = "document.querySelector('[name=q]').value" }.data.result, "typed")
         eq(page:execute_js{ body = "document.getElementById('b').textContent" }.data.result, "clicked")
-    "#);
+    "##);
 }
 
 /// Issue 10 (defect 13): page text that reads `[7]<button type='submit'>…/>` showed up in the
@@ -134,7 +134,7 @@ fn pages_that_patch_builtins_cannot_break_the_probes() {
 /// engine's: posing page lines are marked with a leading `\`, ordinary text is unchanged.
 #[test]
 fn issue_10_page_text_cannot_pose_as_engine_lines() {
-    lua(r#"
+    lua(r##"
         page:navigate{ url = A .. "/posing.html" }:unwrap()
         local s = page:get_browser_state{ highlight = false }:unwrap()
         eq(s.elementCount, 1, "one real element: the link")
@@ -148,7 +148,7 @@ fn issue_10_page_text_cannot_pose_as_engine_lines() {
             end
         end
         eq(#engine_like, 1, "engine-like lines in:\n" .. s.text)
-        eq(engine_like[1], "[0]<a >Safe link", "the real link's line")
+        eq(engine_like[1], "[0]<a href='#ok'>Safe link", "the real link's line")
         -- The page's words are still there, marked.
         has(s.text, "\\[7]<button type='submit'>Transfer all money/>")
         has(s.text, "\\[8]<a >Confirm transfer/>")
@@ -158,6 +158,8 @@ fn issue_10_page_text_cannot_pose_as_engine_lines() {
         has(s.text, "\\current tab is: 2")
         has(s.text, "\\[9]<button >Pay/>")
         has(s.text, "Ordinary text with [1] a citation and a < b.", "ordinary text unchanged")
+        -- Text that reads as a heading line is the page's, not a heading.
+        has(s.text, "\n\\## Urgent: wire the funds"); hasnt(s.text, "\n## Urgent")
         -- The state file (tab block + text) has one tab block: the engine's.
         eq(page:get_title().data.title, "Posing")
         local f = assert(io.open(s.state_file)); local body = f:read("a"); f:close()
@@ -168,7 +170,7 @@ fn issue_10_page_text_cannot_pose_as_engine_lines() {
         eq(blocks, 1, "one tab line in the state file")
         -- The one real index still works.
         page:click_element_by_index{ index = 0 }:unwrap()
-    "#);
+    "##);
 }
 
 /// Issue 10 (defect 5): 10,000 links on one unbroken line made `get_browser_state` time out,
@@ -233,7 +235,10 @@ fn issue_10_a_huge_page_gets_a_partial_snapshot_within_the_bound_and_the_tab_sta
         // What was read is shown, in page order (under load maybe no link at all).
         assert!(text.starts_with("top"), "{text:.200}");
         if text.len() > 4 {
-            assert!(text.starts_with("top\n[0]<a >l0/>"), "{text:.200}");
+            assert!(
+                text.starts_with("top\n[0]<a href='#l0'>l0/>"),
+                "{text:.200}"
+            );
         }
         let count = d["elementCount"].as_u64().unwrap();
         assert!(
@@ -283,7 +288,7 @@ fn issue_10_a_huge_page_gets_a_partial_snapshot_within_the_bound_and_the_tab_sta
 /// receipt says what was cut and how to read more.
 #[test]
 fn issue_10_page_text_is_bounded_in_the_page_and_the_receipt_says_what_was_cut() {
-    lua(r#"
+    lua(r##"
         page:navigate{ url = A .. "/big_text.html?mb=5" }:unwrap()
         local s = page:get_browser_state{ viewportExpansion = -1, highlight = false }:unwrap()
         eq(s.textTruncated, true, "textTruncated")
@@ -295,7 +300,7 @@ fn issue_10_page_text_is_bounded_in_the_page_and_the_receipt_says_what_was_cut()
         -- The elements before and after the big paragraph are there; the textarea's 1 MB value
         -- is cut at 2,000 characters with a marker.
         eq(s.elementCount, 2)
-        has(s.text, "Big text\n[0]<a >first link/>\nlorem ipsum")
+        has(s.text, "# Big text\n[0]<a href='#end'>first link/>\nlorem ipsum")
         local area = s.text:match("\n(%[1%]<textarea [^\n]*)")
         assert(area, "textarea line present")
         assert(#area < 2100 and area:find("...'", 1, true), "textarea value capped: " .. #area)
@@ -308,87 +313,100 @@ fn issue_10_page_text_is_bounded_in_the_page_and_the_receipt_says_what_was_cut()
         page:navigate{ url = A .. "/basic.html" }:unwrap()
         local b = page:get_browser_state{}:unwrap()
         eq(b.textTruncated, false); eq(b.textLimit, nil); eq(b.textHint, nil)
-    "#);
+    "##);
 }
 
 // Issue 14, scope 3 (noise out): what a line leaves out, and that nothing it says is lost.
 
 #[test]
 fn issue_14_lines_leave_out_editable_empty_values_and_toggle_values() {
-    lua(r#"
+    lua(r##"
         page:navigate{ url = A .. "/widgets.html" }:unwrap()
         local s = page:get_browser_state{ highlight = false }:unwrap()
         hasnt(s.text, "editable=", "no editable")
         hasnt(s.text, "value=''", "no empty value")
         hasnt(s.text, "value='on'", "no checkbox value")
-        has(s.text, "\n[2]<input name='focus-me' placeholder='focus target'/>\n", "empty field")
-        has(s.text, "\n[4]<textarea name='notes'/>\n", "empty textarea")
-        has(s.text, "\n\t[6]<input type='checkbox' checked='false' name='agree'/>\n", "checkbox")
-        has(s.text, "\n\t[10]<input type='radio' checked='true' name='size'/>\n", "radio")
-        has(s.text, "\n[15]<input type='file' name='file'/>\n", "file input")
+        has(s.text, "\n[2]<input placeholder='focus target'/>\n", "empty field: its placeholder names it")
+        has(s.text, "\n[4]<textarea name='notes'/>\n", "nothing names it but its name")
+        -- The label is on the control's line, and is not indexed beside it.
+        has(s.text, "\n[5]<input type='checkbox' label='I agree'/>\n", "checkbox")
+        has(s.text, "\n[7]<input type='radio' label='Small' checked/>\n", "radio")
+        has(s.text, "\n[11]<input type='file' name='file'/>\n", "file input")
+        hasnt(s.text, "<label >", "no label of a shown control")
+        -- A label whose control is hidden stands in for it.
+        has(s.text, "\n[9]<label for='checkbox'>Fancy option/>\n", "styled checkbox")
+        has(s.text, "\n[12]<label for='file'>Choose a picture/>\n", "styled file input")
         -- The catalogue still carries what the line leaves out.
         local agree
         for _, el in ipairs(s.elements) do if el.name == "agree" then agree = el end end
-        assert(agree, "agree is indexed"); eq(agree.index, 6)
+        assert(agree, "agree is indexed"); eq(agree.index, 5)
         -- A value that says something stays; typing shows it.
         page:input_text{ index = 2, text = "typed" }:unwrap()
         local t = page:get_browser_state{ highlight = false }:unwrap()
-        has(t.text, "\n[2]<input name='focus-me' value='typed' placeholder='focus target'/>\n")
+        has(t.text, "\n[2]<input value='typed' placeholder='focus target'/>\n")
         eq(t.elementCount, s.elementCount, "same elements")
         page:navigate{ url = A .. "/form_errors.html" }:unwrap()
         local f = page:get_browser_state{ highlight = false }:unwrap()
-        has(f.text, "\t[1]<input type='email' name='email' value='not-an-email'/>\n", "kept value")
-        has(f.text, "\n\t[3]<input name='nick'/>\n", "empty value out")
-        has(f.text, "\n\t[8]<input name='country' readonly=''/>\n", "read-only field")
-        has(f.text, "\n\t<input type='checkbox' checked='true' name='agree' disabled=''/>\n",
-            "disabled checkbox")
-    "#);
+        has(f.text, "\t[0]<input type='email' label='E-mail' value='not-an-email' required invalid='Enter a valid e-mail'/>\n",
+            "kept value, the error on the line")
+        has(f.text, "\n\t[1]<input label='Nickname' required/>\n", "the form item's label names it")
+        has(f.text, "\n\t[2]<input type='password' label='Password' value='[redacted]' invalid='At least 20 characters'/>\n",
+            "aria-invalid with its description")
+        has(f.text, "\n\t[3]<input label='Invite code' value='ABC' invalid='This invite code has expired'/>\n",
+            "a custom validity message")
+        has(f.text, "\n\t[5]<input invalid readonly name='country'/>\n", "read-only field with an error class")
+        has(f.text, "\n\t<input type='checkbox' checked disabled name='agree'/>\n", "disabled checkbox")
+        -- Each error text is said once, on its control's line.
+        hasnt(f.text, "\n\tEnter a valid e-mail", "no error line")
+        hasnt(f.text, "\n\tAt least 20 characters", "no description line")
+        hasnt(f.text, "E-mail:", "no label line")
+    "##);
 }
 
 #[test]
 fn issue_14_an_unindexed_disabled_button_has_no_duplicate_text_line() {
-    lua(r#"
+    lua(r##"
         page:navigate{ url = A .. "/basic.html" }:unwrap()
         page:execute_js{ body = "const b = document.createElement('button'); b.disabled = true; b.type = 'submit'; b.textContent = 'Off duty'; document.body.appendChild(b)" }
         local s = page:get_browser_state{ highlight = false }:unwrap()
-        eq(s.text, "Basic page\nready\n[0]<a >Go to second/>\n[1]<button >Press me/>\n<button disabled=''>Off duty/>")
+        eq(s.text, "# Basic page\nready\n[0]<a href='/second.html'>Go to second/>\n[1]<button >Press me/>\n<button disabled>Off duty/>")
         eq(s.elementCount, 2, "the disabled button has no index")
-    "#);
+    "##);
 }
 
 #[test]
 fn issue_14_table_rows_and_cells_are_not_indented() {
-    lua(r#"
+    lua(r##"
         page:navigate{ url = A .. "/table?rows=2" }:unwrap()
         local s = page:get_browser_state{ highlight = false, viewportExpansion = -1 }:unwrap()
         eq(s.text, table.concat({
-            "row 0", "[0]<input name='q0' value='v0'/>", "[1]<button >go 0/>", "[2]<a >link 0/>",
-            "row 1", "[3]<input name='q1' value='v1'/>", "[4]<button >go 1/>", "[5]<a >link 1/>",
+            "row 0", "[0]<input value='v0' name='q0'/>", "[1]<button >go 0/>", "[2]<a href='#r0'>link 0/>",
+            "row 1", "[3]<input value='v1' name='q1'/>", "[4]<button >go 1/>", "[5]<a href='#r1'>link 1/>",
         }, "\n"))
         eq(s.elementCount, 6)
         hasnt(s.text, "\t", "no tab at all")
-    "#);
+    "##);
 }
 
 #[test]
 fn issue_14_a_select_lists_its_options_separated_by_bars() {
-    lua(r#"
+    lua(r##"
         page:navigate{ url = A .. "/widgets.html" }:unwrap()
         local s = page:get_browser_state{ highlight = false }:unwrap()
-        has(s.text, "\n[14]<select name='country' selected-text='-- choose --'>-- choose -- | Germany | France | Japan/>\n")
+        has(s.text, "\n[10]<select value='-- choose --' name='country'>-- choose -- | Germany | France | Japan/>\n")
         -- The catalogue's text is the select's own text, unchanged.
         local select
-        for _, el in ipairs(s.elements) do if el.index == 14 then select = el end end
+        for _, el in ipairs(s.elements) do if el.index == 10 then select = el end end
         eq(select.tag, "SELECT"); eq(select.text, "-- choose -- Germany France Japan")
-        page:select_dropdown_option{ index = 14, text = "France" }:unwrap()
+        page:select_dropdown_option{ index = 10, text = "France" }:unwrap()
         local t = page:get_browser_state{ highlight = false }:unwrap()
-        has(t.text, "\n[14]<select name='country' value='fr' selected-text='France'>-- choose -- | Germany | France | Japan/>\n")
-    "#);
+        has(t.text, "\n[10]<select value='France' name='country'>-- choose -- | Germany | France | Japan/>\n")
+    "##);
 }
 
 #[test]
 fn issue_14_new_marks_compare_within_one_document_only() {
-    lua(r#"
+    lua(r##"
         page:navigate{ url = A .. "/basic.html" }:unwrap()
         page:get_browser_state{ highlight = false }:unwrap()
         -- Another document: nothing is new (before, every element of it was).
@@ -401,11 +419,11 @@ fn issue_14_new_marks_compare_within_one_document_only() {
         page:get_browser_state{ highlight = false }:unwrap()
         page:navigate{ url = A .. "/basic.html" }:unwrap()
         local again = page:get_browser_state{ highlight = false }:unwrap()
-        eq(again.text, "Basic page\nready\n[0]<a >Go to second/>\n[1]<button >Press me/>", "reload")
+        eq(again.text, "# Basic page\nready\n[0]<a href='/second.html'>Go to second/>\n[1]<button >Press me/>", "reload")
         -- Within the document, an added element is marked and the others are not.
         page:execute_js{ body = "const b = document.createElement('button'); b.textContent = 'Fresh'; document.body.appendChild(b)" }
         local fresh = page:get_browser_state{ highlight = false }:unwrap()
-        eq(fresh.text, "Basic page\nready\n[0]<a >Go to second/>\n[1]<button >Press me/>\n*[2]<button >Fresh/>")
+        eq(fresh.text, "# Basic page\nready\n[0]<a href='/second.html'>Go to second/>\n[1]<button >Press me/>\n*[2]<button >Fresh/>")
         -- A frame that the previous read skipped is not all new when it is first read.
         page:navigate{ url = A .. "/frames.html" }:unwrap()
         local plain = page:get_browser_state{ highlight = false }:unwrap()
@@ -420,5 +438,5 @@ fn issue_14_new_marks_compare_within_one_document_only() {
         has(late.text, "*[3]<button >Late/>", "new in a read frame")
         has(late.text, "\n[1]<button >Child button/>\n", "old in a read frame")
         has(late.text, "\n[4]<button >Child button/>\n", "cross-site frame, seen before")
-    "#);
+    "##);
 }

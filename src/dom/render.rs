@@ -6,33 +6,46 @@
 
 use super::{DomNode, ElementNode, FrameDom, FrameHeader, NodeKind};
 
-/// The attribute whitelist of §2.2, in rendering order.
-const WHITELIST: [&str; 18] = [
-    "title",
+/// The attributes a line shows (§2.2, moonpilot), in rendering order: what the element is,
+/// its name, its value, where it leads, then the state an agent acts on. The page's own
+/// `aria-*` attributes are not echoed: the probe turns them into `label`, `checked`,
+/// `selected`, `expanded`, `required`, `invalid` and `disabled`.
+const WHITELIST: [&str; 20] = [
     "type",
-    "checked",
-    "name",
     "role",
+    "label",
     "value",
     "placeholder",
-    "data-date-format",
+    "href",
     "alt",
-    "aria-label",
-    "aria-expanded",
-    "data-state",
-    "aria-checked",
+    "title",
+    "checked",
+    "selected",
+    "expanded",
+    "required",
+    "invalid",
     "readonly",
     "disabled",
-    "editable",
-    "selected",
-    "selected-text",
+    "for",
+    "covered-by",
+    "data-state",
+    "data-date-format",
+    "name",
+];
+
+/// States rendered bare when the probe sends them empty: `required`, not `required=''`.
+const BARE: [&str; 7] = [
+    "checked", "selected", "expanded", "required", "invalid", "readonly", "disabled",
 ];
 
 /// Attributes whose values are capped at [`CAP_CHARS`] characters plus `...`.
-const CAPPED: [&str; 5] = ["title", "placeholder", "alt", "aria-label", "selected-text"];
+const CAPPED: [&str; 5] = ["title", "placeholder", "alt", "label", "invalid"];
 
 /// Cap for free-text attribute values (§2.2), in characters.
 const CAP_CHARS: usize = 160;
+
+/// Tags whose accessible name is not their text: their line always shows `label`.
+const NAMED_TAGS: [&str; 3] = ["input", "textarea", "select"];
 
 /// Tags that render a line without an index when they are visible and top-most (§2.1).
 const LINE_TAGS: [&str; 5] = ["input", "textarea", "select", "option", "button"];
@@ -77,7 +90,14 @@ fn render_nodes(nodes: &[DomNode]) -> String {
                 }
             }
             NodeKind::Element(el) => {
-                if renders_line(el) {
+                if let Some(level) = heading_level(el) {
+                    let text = element_text(nodes, pos);
+                    if !text.is_empty() {
+                        let hashes = "#".repeat(level);
+                        let tabs = "\t".repeat(indent);
+                        lines.push(format!("{tabs}{hashes} {}", page_text(&text)));
+                    }
+                } else if renders_line(el) {
                     let text = if el.tag == "select" {
                         options_text(nodes, pos)
                     } else {
@@ -105,9 +125,22 @@ fn render_nodes(nodes: &[DomNode]) -> String {
     lines.join("\n")
 }
 
-/// Whether an element emits a line: it has an index, or it is a visible, top-most form control.
+/// Whether an element emits a line: it has an index, or it is a visible, top-most form control
+/// or heading.
 fn renders_line(el: &ElementNode) -> bool {
-    el.index.is_some() || (el.visible && el.top && LINE_TAGS.contains(&el.tag.as_str()))
+    el.index.is_some()
+        || (el.visible
+            && el.top
+            && (LINE_TAGS.contains(&el.tag.as_str()) || el.attribute("level").is_some()))
+}
+
+/// The level (1–6) of an unindexed heading, which renders as `## Text` rather than as a tag.
+fn heading_level(el: &ElementNode) -> Option<usize> {
+    if el.index.is_some() || !renders_line(el) {
+        return None;
+    }
+    let level: usize = el.attribute("level")?.parse().ok()?;
+    Some(level.clamp(1, 6))
 }
 
 /// Most options a select's line lists before it says how many more there are.
@@ -186,7 +219,7 @@ fn element_line(el: &ElementNode, indent: usize, text: &str) -> String {
     // Exactly one space follows the tag: before the attributes, or as the tail's own space when
     // there are none (`<a >News/>`, `<input type='submit'/>`).
     let mut line = format!("{}{marker}<{} ", "\t".repeat(indent), el.tag);
-    line.push_str(&format_attributes(el));
+    line.push_str(&format_attributes(el, text));
     if !text.is_empty() {
         line.push('>');
         line.push_str(&page_text(text));
@@ -195,9 +228,10 @@ fn element_line(el: &ElementNode, indent: usize, text: &str) -> String {
     line
 }
 
-/// `key='value'` pairs of the whitelisted attributes in whitelist order (§2.2), with password
-/// masking (§2.3), leaving out what tells an agent nothing ([`is_noise`]).
-fn format_attributes(el: &ElementNode) -> String {
+/// `key='value'` pairs of the whitelisted attributes in whitelist order (§2.2), states bare,
+/// with password masking (§2.3), leaving out what tells an agent nothing ([`is_noise`]). `text`
+/// is the element's own text on the line.
+fn format_attributes(el: &ElementNode, text: &str) -> String {
     let password = el
         .attribute("type")
         .is_some_and(|t| t.eq_ignore_ascii_case("password"));
@@ -206,7 +240,11 @@ fn format_attributes(el: &ElementNode) -> String {
         let Some(raw) = el.attribute(key) else {
             continue;
         };
-        if is_noise(el, key, raw) {
+        if is_noise(el, key, raw, text) {
+            continue;
+        }
+        if raw.is_empty() && BARE.contains(&key) {
+            out.push(key.to_string());
             continue;
         }
         let value = if key == "value" && password {
@@ -221,21 +259,28 @@ fn format_attributes(el: &ElementNode) -> String {
     out.join(" ")
 }
 
-/// Whether attribute `key='raw'` of `el` is noise that the line leaves out:
-/// - `editable`: an input or textarea that is not disabled or read-only takes typing anyway;
-/// - an empty `value` (an empty field, a select on its empty option);
+/// Whether attribute `key='raw'` of `el` (whose line text is `text`) is noise that the line
+/// leaves out:
+/// - an empty `value` (an empty field, a select on its empty option), an empty `label`;
 /// - the `value` of a checkbox or radio (`on` by default): its `checked` state is what an agent
 ///   acts on; kept only for a nameless one whose value says something (`value='yes'`);
-/// - the `type` of a `<button>` (`button`/`submit`), and `type='text'` of an input (the default).
-fn is_noise(el: &ElementNode, key: &str, raw: &str) -> bool {
+/// - the `type` of a `<button>` (`button`/`submit`), and `type='text'` of an input (the default);
+/// - the `label` of an element named by its text (a button, a link) whose text says something:
+///   it is kept where the text is empty or a symbol (`<button label='Close'>×/>`);
+/// - a `placeholder` or `title` that repeats the label;
+/// - `name` where a label or placeholder names the control already.
+fn is_noise(el: &ElementNode, key: &str, raw: &str, text: &str) -> bool {
     let input_type = || {
         (el.tag == "input")
             .then(|| el.attribute("type"))
             .flatten()
             .map(str::to_ascii_lowercase)
     };
+    let shown_label = || {
+        el.attribute("label")
+            .filter(|l| !l.is_empty() && !is_noise(el, "label", l, text))
+    };
     match key {
-        "editable" => true,
         "value" => {
             if raw.is_empty() {
                 return true;
@@ -244,8 +289,35 @@ fn is_noise(el: &ElementNode, key: &str, raw: &str) -> bool {
             toggle && (el.attribute("name").is_some_and(|n| !n.is_empty()) || raw == "on")
         }
         "type" => el.tag == "button" || (el.tag == "input" && raw.eq_ignore_ascii_case("text")),
+        "label" => {
+            raw.is_empty()
+                || (!NAMED_TAGS.contains(&el.tag.as_str())
+                    && el.attribute("role").is_none_or(|r| !named_role(r))
+                    && text.chars().any(char::is_alphanumeric))
+        }
+        "placeholder" | "title" => shown_label().is_some_and(|l| l == raw),
+        "name" => {
+            shown_label().is_some() || el.attribute("placeholder").is_some_and(|p| !p.is_empty())
+        }
         _ => false,
     }
+}
+
+/// Roles whose accessible name is not their content (the probe's `NAMED_ROLES`).
+fn named_role(role: &str) -> bool {
+    matches!(
+        role,
+        "textbox"
+            | "searchbox"
+            | "combobox"
+            | "slider"
+            | "spinbutton"
+            | "listbox"
+            | "scrollbar"
+            | "switch"
+            | "checkbox"
+            | "radio"
+    )
 }
 
 /// Caps a value at [`CAP_CHARS`] characters, appending `...` when something was cut.
@@ -326,9 +398,16 @@ fn poses_as_engine_line(line: &str) -> bool {
     index_line(line)
         || line.strip_prefix('*').is_some_and(index_line)
         || control_line
+        || is_heading_line(line)
         || line.starts_with("--- frame[")
         || line.starts_with("Browser tab: ")
         || line.starts_with("current tab is: ")
+}
+
+/// Whether `line` reads as a heading line of the rendering: one to six `#` and a space.
+fn is_heading_line(line: &str) -> bool {
+    let hashes = line.len() - line.trim_start_matches('#').len();
+    (1..=6).contains(&hashes) && line[hashes..].starts_with(' ')
 }
 
 /// The header line of a frame section (§2.4).
@@ -471,8 +550,27 @@ mod tests {
             ],
         );
         assert_eq!(
-            format_attributes(&e),
-            "title='t' name='n' value='v' selected-text='S'"
+            format_attributes(&e, ""),
+            "value='v' href='/h' title='t' name='n'"
+        );
+        let states = el(
+            "input",
+            Some(1),
+            &[
+                ("disabled", ""),
+                ("invalid", "Too short"),
+                ("required", ""),
+                ("checked", "mixed"),
+                ("label", "Code"),
+                ("type", "checkbox"),
+                ("aria-label", "raw"),
+                ("aria-expanded", "true"),
+            ],
+        );
+        // States are bare when they carry no value; the page's aria-* attributes are not echoed.
+        assert_eq!(
+            format_attributes(&states, ""),
+            "type='checkbox' label='Code' checked='mixed' required invalid='Too short' disabled"
         );
     }
 
@@ -480,7 +578,7 @@ mod tests {
     fn attribute_values_are_escaped() {
         let e = el("input", Some(1), &[("value", "a&b 'q' <t>\r\n\tz")]);
         assert_eq!(
-            format_attributes(&e),
+            format_attributes(&e, ""),
             "value='a&amp;b &#39;q&#39; &lt;t&gt;\\r\\n\\tz'"
         );
     }
@@ -498,7 +596,7 @@ mod tests {
                 ("value", long.as_str()),
             ],
         );
-        let rendered = format_attributes(&e);
+        let rendered = format_attributes(&e, "");
         assert!(rendered.contains(&format!("title='{}...'", "é".repeat(160))));
         assert!(rendered.contains(&format!("placeholder='{exact}'")));
         // `value` is not a capped attribute.
@@ -512,9 +610,15 @@ mod tests {
             Some(3),
             &[("type", "PassWord"), ("value", "hunter2")],
         );
-        assert_eq!(format_attributes(&e), "type='PassWord' value='[redacted]'");
+        assert_eq!(
+            format_attributes(&e, ""),
+            "type='PassWord' value='[redacted]'"
+        );
         let plain = el("input", Some(3), &[("type", "email"), ("value", "hunter2")]);
-        assert_eq!(format_attributes(&plain), "type='email' value='hunter2'");
+        assert_eq!(
+            format_attributes(&plain, ""),
+            "type='email' value='hunter2'"
+        );
     }
 
     #[test]
@@ -592,7 +696,7 @@ mod tests {
             "\t[0]<input name='a'/>",
             "\t\t\t\t\t\t[1]<a >Deep/>",
             "\t\t\t\t\t\tCell",
-            "<input disabled=''/>",
+            "<input disabled/>",
         ];
         assert_eq!(dom.render(), want.join("\n"));
     }
@@ -607,12 +711,13 @@ mod tests {
             [1, "div", 0, 3, -1],
         ]));
         // The unindexed line carries its text; the text is not repeated as a line of its own.
-        assert_eq!(dom.render(), "<button disabled=''>Disabled/>");
+        assert_eq!(dom.render(), "<button disabled>Disabled/>");
     }
 
     #[test]
     fn noise_attributes_are_left_out() {
-        let line = |tag: &str, attrs: &[(&str, &str)]| format_attributes(&el(tag, Some(0), attrs));
+        let line =
+            |tag: &str, attrs: &[(&str, &str)]| format_attributes(&el(tag, Some(0), attrs), "");
         // `editable`, an empty value, the default `type='text'`.
         assert_eq!(
             line(
@@ -634,15 +739,8 @@ mod tests {
             "name='notes'"
         );
         assert_eq!(
-            line(
-                "select",
-                &[
-                    ("name", "c"),
-                    ("value", ""),
-                    ("selected-text", "-- choose --")
-                ]
-            ),
-            "name='c' selected-text='-- choose --'"
+            line("select", &[("name", "c"), ("value", "-- choose --")]),
+            "value='-- choose --' name='c'"
         );
         // A checkbox or radio shows its state, not its value...
         assert_eq!(
@@ -685,7 +783,7 @@ mod tests {
         );
         assert_eq!(
             line("input", &[("name", "q"), ("value", "x")]),
-            "name='q' value='x'"
+            "value='x' name='q'"
         );
         // A button's type is not echoed; an input's non-default type is kept.
         assert_eq!(line("button", &[("type", "submit")]), "");
@@ -956,5 +1054,89 @@ mod tests {
             frame_header(&h),
             "--- frame[1] http://x/ name=\"a\\\" elements=0 ---\\n[1]<a />\" elements=0 ---"
         );
+    }
+
+    #[test]
+    fn a_label_names_controls_always_and_other_elements_only_without_words() {
+        let line = |tag: &str, attrs: &[(&str, &str)], text: &str| {
+            element_line(&el(tag, Some(0), attrs), 0, text)
+        };
+        assert_eq!(
+            line(
+                "input",
+                &[("label", "Email"), ("type", "email"), ("name", "email")],
+                ""
+            ),
+            "[0]<input type='email' label='Email'/>",
+            "a named control drops its name attribute"
+        );
+        assert_eq!(
+            line("input", &[("placeholder", "City"), ("name", "city")], ""),
+            "[0]<input placeholder='City'/>"
+        );
+        assert_eq!(
+            line(
+                "input",
+                &[("label", "Search"), ("placeholder", "Search")],
+                ""
+            ),
+            "[0]<input label='Search'/>",
+            "a placeholder that repeats the label"
+        );
+        assert_eq!(
+            line("textarea", &[("name", "notes")], ""),
+            "[0]<textarea name='notes'/>"
+        );
+        assert_eq!(
+            line("button", &[("label", "Remove promo code")], "×"),
+            "[0]<button label='Remove promo code'>×/>",
+            "a symbol says nothing"
+        );
+        assert_eq!(
+            line("button", &[("label", "Send the form")], "Send"),
+            "[0]<button >Send/>",
+            "words say enough"
+        );
+        assert_eq!(
+            line("div", &[("role", "slider"), ("label", "Volume")], "40"),
+            "[0]<div role='slider' label='Volume'>40/>",
+            "a slider's text is its value, not its name"
+        );
+        assert_eq!(
+            line("label", &[("for", "file")], "Attach document"),
+            "[0]<label for='file'>Attach document/>"
+        );
+    }
+
+    #[test]
+    fn headings_render_as_hashes_with_their_level() {
+        let dom = frame(json!([
+            [0, "body", 0, 0, -1],
+            [1, "h1", 0, 3, -1, {"level": "1"}],
+            [2, "Checkout"],
+            [1, "form", 0, 3, -1],
+            [2, "h3", 0, 3, -1, {"level": "3"}],
+            [3, "Contact "],
+            [3, "em", 0, 3, -1],
+            [4, "details"],
+            [1, "h2", 0, 3, -1, {"level": "2"}],
+            [2, "a", 0, 3, 0, {"href": "/p/1"}, [null, null, [0, 0, 1, 1]]],
+            [3, "Arc lamp"],
+            [1, "h2", 0, 1, -1, {"level": "2"}],
+            [2, "Covered heading"],
+            [1, "div", 0, 3, -1, {"level": "9"}],
+            [2, "# not a heading of ours"],
+        ]));
+        let want = [
+            "# Checkout",
+            "\t### Contact details",
+            "[0]<a href='/p/1'>Arc lamp/>",
+            "###### \\# not a heading of ours",
+        ];
+        assert_eq!(dom.render(), want.join("\n"));
+        // Page text that reads as a heading line is marked.
+        assert_eq!(page_text("## Sale"), "\\## Sale");
+        assert_eq!(page_text("#hashtag"), "#hashtag");
+        assert_eq!(page_text("####### seven"), "####### seven");
     }
 }

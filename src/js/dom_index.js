@@ -1,5 +1,6 @@
-(args) => {
-  // DOM index builder (JS-PROBES.md §1), highlight overlay (§3) and media hint (§15).
+((args, lib) => {
+  // DOM index builder (JS-PROBES.md §1), highlight overlay (§3) and media hint (§15), joined
+  // behind probe_lib.js (the accessible names and field errors of the control lines).
   //
   // Output `value`: {root_xpath, tree, pixels_above, pixels_below, viewport_height, page_height,
   // media?, time_up, text_cut, text_dropped}. `tree` is the JSON text of a flat, pruned pre-order list (flat so that no JSON
@@ -101,8 +102,10 @@
       'w-resize', 'zoom-in', 'zoom-out']);
     const NON_INTERACTIVE_CURSORS = new Set(['not-allowed', 'no-drop', 'wait', 'progress',
       'initial', 'inherit']);
-    const NATIVE = new Set(['a', 'button', 'input', 'select', 'textarea', 'details', 'summary',
-      'label', 'option', 'optgroup', 'fieldset', 'legend']);
+    // Not `details` (its summary is what a person clicks; the rest of a closed one is hidden)
+    // and not `label` (a label speaks on its control's line; see `quiet` and `forHidden`).
+    const NATIVE = new Set(['a', 'button', 'input', 'select', 'textarea', 'summary',
+      'option', 'optgroup', 'fieldset', 'legend']);
     const ROLES = new Set(['button', 'menuitemradio', 'menuitemcheckbox', 'radio', 'checkbox',
       'tab', 'switch', 'slider', 'spinbutton', 'combobox', 'searchbox', 'textbox', 'option',
       'scrollbar']);
@@ -116,11 +119,16 @@
       'onchange', 'oninput', 'onfocus', 'onblur'];
     const CANDIDATE_TAGS = new Set(['a', 'button', 'input', 'select', 'textarea', 'details',
       'summary', 'label']);
-    // §2.2 whitelist, in rendering order; `editable` and `selected-text` are synthetic only.
-    const ORDER = ['title', 'type', 'checked', 'name', 'role', 'value', 'placeholder',
-      'data-date-format', 'alt', 'aria-label', 'aria-expanded', 'data-state', 'aria-checked',
-      'readonly', 'disabled', 'editable', 'selected', 'selected-text'];
-    const PLAIN = new Set(ORDER.filter((n) => n !== 'editable' && n !== 'selected-text'));
+    // §2.2 (moonpilot): the attributes copied as the page wrote them. The live ones (label,
+    // value, href, checked, selected, expanded, required, invalid, readonly, disabled, for) are
+    // computed in captureAttrs; the renderer orders them all.
+    const PLAIN = new Set(['type', 'role', 'placeholder', 'alt', 'title', 'data-state',
+      'data-date-format', 'name']);
+    const HEADING = /^h[1-6]$/;
+    // Roles whose name is not their content: their line carries `label`.
+    const NAMED_ROLES = new Set(['textbox', 'searchbox', 'combobox', 'slider', 'spinbutton',
+      'listbox', 'scrollbar', 'switch', 'checkbox', 'radio']);
+    const HAS_WORD = /[\p{L}\p{N}]/u;
     const FORM_CONTROLS = new Set(['input', 'textarea', 'select', 'button', 'fieldset',
       'optgroup', 'option']);
     const NO_TYPING = new Set(['checkbox', 'radio', 'button', 'submit', 'reset', 'file',
@@ -225,7 +233,37 @@
       || el.hasAttribute('onclick') || el.hasAttribute('role') || el.hasAttribute('tabindex')
       || el.hasAttribute('data-action') || el.getAttribute('contenteditable') === 'true';
 
-    // §1.8 + §2.2: only what the renderer can show, in whitelist order, with live form state.
+    // The accessible name of a control line, trailing `:` and `*` cut ('E-mail:' → 'E-mail'):
+    // aria-labelledby, aria-label, its <label>s (lib.labelsOf, what `find_element{label}`
+    // matches), else the label of its form item.
+    const stripLabel = (t) => t.replace(/[:：*\s]+$/u, '');
+    const nameOf = (el) => {
+      const labels = lib.labelsOf(el);
+      if (labels.length > 0) return stripLabel(labels[0]);
+      const f = fields.get(el);
+      return f && f.itemLabel ? f.itemLabel : '';
+    };
+    // A link's target as an agent needs it: `#frag` within this document, the path on this
+    // origin, else the URL (capped at 100 characters); nothing for `javascript:`.
+    const hrefOf = (el) => {
+      const raw = el.getAttribute('href');
+      if (raw === null || /^\s*javascript:/i.test(raw)) return undefined;
+      let u;
+      try {
+        u = new URL(el.href);
+      } catch (e) {
+        return capAttr(raw);
+      }
+      if (u.origin !== 'null' && u.origin === location.origin) {
+        if (u.hash && u.pathname === location.pathname && u.search === location.search) return u.hash;
+        return capAttr(u.pathname + u.search + u.hash);
+      }
+      const full = u.href;
+      return full.length > 100 ? full.slice(0, 99) + '…' : full;
+    };
+    const ariaTrue = (el, name) => String(el.getAttribute(name) || '').toLowerCase() === 'true';
+
+    // §1.8 + §2.2 (moonpilot): what an agent acts on, live. Booleans are '' (rendered bare).
     const captureAttrs = (el, tag) => {
       const a = {};
       if (isCandidate(el, tag)) {
@@ -235,47 +273,107 @@
           if (PLAIN.has(at.name)) a[at.name] = capAttr(at.value);
         }
       }
-      const isForm = FORM_CONTROLS.has(tag);
-      if (isForm) {
-        const disabled = el.disabled === true || el.getAttribute('aria-disabled') === 'true';
-        if (disabled) a.disabled = ''; else delete a.disabled;
-        if (tag === 'input' || tag === 'textarea') {
-          const ro = el.readOnly === true || el.getAttribute('aria-readonly') === 'true';
-          if (ro) a.readonly = ''; else delete a.readonly;
+      const role = el.getAttribute('role');
+      const control = tag === 'input' || tag === 'textarea' || tag === 'select';
+      if (control || NAMED_ROLES.has(role)) {
+        const name = nameOf(el);
+        if (name) a.label = capAttr(name);
+      } else if (tag === 'a' || tag === 'button' || tag === 'summary' || role !== null) {
+        // Named by content: the renderer shows `label` only when the text says nothing (×).
+        const labels = lib.labelsOf(el);
+        if (labels.length > 0) a.label = capAttr(labels[0]);
+        else {
+          const img = el.querySelector('img[alt]');
+          if (img && img.getAttribute('alt').trim()) a.label = capAttr(img.getAttribute('alt').trim());
         }
+      }
+      if (FORM_CONTROLS.has(tag)) {
+        if (el.disabled === true || ariaTrue(el, 'aria-disabled')) a.disabled = '';
+        if ((tag === 'input' || tag === 'textarea') && (el.readOnly === true || ariaTrue(el, 'aria-readonly'))) {
+          a.readonly = '';
+        }
+      } else if (ariaTrue(el, 'aria-disabled')) {
+        a.disabled = '';
       }
       const type = tag === 'input' ? String(el.type || '').toLowerCase() : '';
       if (tag === 'input' || tag === 'textarea') {
         a.value = type === 'password' ? '[redacted]' : capAttr(String(el.value));
       } else if (tag === 'select') {
-        const picked = [];
+        // What the select shows: the text of its chosen option(s), the form select_dropdown_option takes.
         const texts = [];
-        for (const o of el.selectedOptions || []) {
-          picked.push(o.value);
-          texts.push(o.text.replace(/\s+/g, ' ').trim());
+        for (const o of el.selectedOptions || []) texts.push(o.text.replace(/\s+/g, ' ').trim());
+        if (texts.length) a.value = capAttr(texts.join(', '));
+      }
+      if (control) {
+        if (el.required === true || ariaTrue(el, 'aria-required')) a.required = '';
+        const f = fields.get(el);
+        const err = f ? f.err : lib.fieldError(el, lib.fieldItem(el));
+        if (err.invalid) {
+          // A password's browser message may tell its length: only the page's own text is said.
+          a.invalid = err.error !== null && !(type === 'password' && err.from === null)
+            ? capAttr(err.error) : '';
         }
-        a.value = capAttr(el.multiple ? JSON.stringify(picked) : String(el.value));
-        if (texts.length) a['selected-text'] = capAttr(texts.join(', '));
-        else delete a['selected-text'];
+      } else if (ariaTrue(el, 'aria-required')) {
+        a.required = '';
       }
       if (tag === 'input' && (type === 'checkbox' || type === 'radio')) {
-        a.checked = el.checked ? 'true' : 'false';
+        if (el.indeterminate === true) a.checked = 'mixed';
+        else if (el.checked) a.checked = '';
+      } else {
+        const ac = String(el.getAttribute('aria-checked') || '').toLowerCase();
+        if (ac === 'true') a.checked = '';
+        else if (ac === 'mixed') a.checked = 'mixed';
       }
-      if (tag === 'option') {
-        if (el.selected) a.selected = ''; else delete a.selected;
+      if (tag === 'option' ? el.selected : ariaTrue(el, 'aria-selected')) a.selected = '';
+      const ex = String(el.getAttribute('aria-expanded') || '').toLowerCase();
+      if (ex === 'true') a.expanded = '';
+      else if (ex === 'false') a.expanded = 'false';
+      else if (tag === 'summary' && el.parentElement && el.parentElement.localName === 'details') {
+        a.expanded = el.parentElement.open ? '' : 'false';
       }
-      let textEntry = false;
-      if (tag === 'input') textEntry = !NO_TYPING.has(type);
-      else if (tag === 'textarea' || el.isContentEditable) textEntry = true;
-      delete a.editable;
-      if (textEntry && !(isForm && (a.disabled !== undefined || a.readonly !== undefined))) {
-        a.editable = 'true';
+      if (tag === 'a') {
+        const href = hrefOf(el);
+        if (href !== undefined) a.href = href;
       }
-      // Keep the whitelist order: rebuild the object when live keys were added out of order.
-      const ordered = {};
-      for (const n of ORDER) if (a[n] !== undefined) ordered[n] = a[n];
-      return ordered;
+      if (tag === 'label' && forHidden.has(el)) a.for = forHidden.get(el);
+      if (HEADING.test(tag)) a.level = tag.slice(1);
+      else if (role === 'heading') a.level = String(parseInt(el.getAttribute('aria-level'), 10) || 2);
+      return a;
     };
+
+    // Names and errors said on a control's own line, found before the walk (a label comes
+    // before its control): the labels of visible controls and the error texts of invalid ones
+    // are `quiet` (no index, no text lines: their words are on the control's line); a label whose
+    // control is hidden (a styled file input or checkbox) is indexed in its place, with `for`.
+    const quiet = new Set();
+    const forHidden = new Map();
+    const fields = new Map();
+    {
+      const MAX_FIELDS = 2000;
+      let seen = 0;
+      for (const c of document.querySelectorAll('input, textarea, select')) {
+        if (++seen > MAX_FIELDS || outOfTime(false)) break;
+        const type = c.localName === 'input' ? String(c.type || '').toLowerCase() : c.localName;
+        if (type === 'hidden') continue;
+        if (!isVisibleElement(c)) {
+          if (c.labels && !c.disabled) for (const l of c.labels) forHidden.set(l, type);
+          continue;
+        }
+        const item = lib.fieldItem(c);
+        const f = { err: lib.fieldError(c, item), itemLabel: '' };
+        if (c.labels && c.labels.length > 0) {
+          for (const l of c.labels) quiet.add(l);
+        } else if (item && lib.labelsOf(c).length === 0) {
+          const l = item.querySelector('label');
+          if (l && l.control === null) {
+            f.itemLabel = stripLabel(lib.collapse(l.textContent));
+            if (f.itemLabel) quiet.add(l);
+          }
+        }
+        if (f.err.invalid && f.err.from !== null) quiet.add(f.err.from);
+        fields.set(c, f);
+      }
+    }
 
     // Text of a display:none subtree, needed only for the text of an enclosing line element:
     // nothing inside such a subtree can be visible, indexed or render a line of its own.
@@ -347,6 +445,8 @@
     // in the direction of the viewport (only content above or left of it can reach it that way).
     const overflowsTowardViewport = (el, r) => (r.bottom < -exp && el.scrollHeight > el.clientHeight + 1)
       || (r.right < -exp && el.scrollWidth > el.clientWidth + 1);
+
+    const closedDetails = (p) => p.localName === 'details' && !p.open;
 
     const isRichText = (el, tag) => el.isContentEditable || el.id === 'tinymce'
       || (typeof el.className === 'string' && el.className.indexOf('mce-content-body') >= 0
@@ -434,6 +534,8 @@
     // transform on an in-flow element.
     const enterElement = (el, tag, depth, hl, root, idxAbove, lineAbove, shadowBit, far, it) => {
       if (REJECT.has(tag) || el.id === OVERLAY_ID) return null;
+      // A closed details shows its summary only.
+      if (tag !== 'summary' && it && closedDetails(it.p)) return null;
       const sr = el.shadowRoot;
       let style = null;
       let rect = null;
@@ -490,17 +592,20 @@
       let top = false;
       let index = -1;
       let line = false;
+      const silent = quiet.has(el);
       if (visible) {
-        if (isInteractive(el, tag, style) && (!hl || isDistinct(el, tag, style))) {
+        const candidate = !silent && (forHidden.has(el) || isInteractive(el, tag, style));
+        if (candidate && (!hl || isDistinct(el, tag, style))) {
           top = isTop(el, root);
           if (top) index = nextIndex++;
         }
+        const heading = !idxAbove && !silent && (HEADING.test(tag) || el.getAttribute('role') === 'heading');
         if (index >= 0) {
           line = true;
         } else if (allViewport) {
           top = true;
-          line = LINE_TAGS.has(tag);
-        } else if (LINE_TAGS.has(tag)) {
+          line = LINE_TAGS.has(tag) || heading;
+        } else if (LINE_TAGS.has(tag) || heading) {
           top = isTop(el, root);
           line = top;
         } else if (!idxAbove && (hasOwnText(el) || (sr !== null && hasOwnText(sr)))) {
@@ -527,7 +632,8 @@
       }
       stack.push(f);
       const highlighted = index >= 0;
-      const childIdx = idxAbove || highlighted;
+      // A quiet element's words are said on its control's line: no text lines of its own.
+      const childIdx = idxAbove || highlighted || silent;
       const childLine = lineAbove || line;
       const vt = visible && top;
       const d = depth + 1;
@@ -589,7 +695,7 @@
               break;
             }
             if (res !== null) keep(t, res, c);
-          } else if (type === 3 && (t.lineAbove || (t.parentVT && !t.idxAbove))) {
+          } else if (type === 3 && (t.lineAbove || (t.parentVT && !t.idxAbove)) && !closedDetails(t.p)) {
             const text = takeText(c);
             if (text) out.push([t.depth, text]);
           }
@@ -880,4 +986,4 @@
   } catch (e) {
     return { ok: false, code: 'PROBE_FAILED', msg: String((e && e.message) || e) };
   }
-}
+})

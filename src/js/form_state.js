@@ -18,7 +18,6 @@
     scope = all[0];
   }
   const collapse = lib.collapse;
-  const ERROR_WORD = /(^|[\s_-])(has-|is-)?error($|[\s_-])/i;
   const classText = (el) => (el ? String(lib.classOf(el) || '') : '');
   const visibleOf = (el) => {
     const r = el.getBoundingClientRect();
@@ -27,8 +26,6 @@
     if (s.visibility === 'hidden' || s.display === 'none') return false;
     return el.offsetParent !== null || s.position === 'fixed';
   };
-  const byIds = (ids) => String(ids || '').trim().split(/\s+/).filter(Boolean)
-    .map((id) => document.getElementById(id)).filter(Boolean);
   const labelOf = (el, item) => {
     if (el.labels && el.labels.length) {
       const t = collapse(el.labels[0].innerText || el.labels[0].textContent);
@@ -72,13 +69,6 @@
       message: v.valid ? null : String(el.validationMessage || '').slice(0, 300) || null,
     };
   };
-  const userInvalid = (el) => {
-    try {
-      return el.matches(':user-invalid');
-    } catch (e) {
-      return false;
-    }
-  };
   const max = args.max;
   const fields = [];
   const errors = [];
@@ -90,31 +80,9 @@
     if (type === 'hidden' && !args.includeHidden) continue;
     const visible = visibleOf(el);
     if (!visible && !args.includeHidden) continue;
-    const item = el.closest('.ant-form-item, .form-item, .el-form-item, [class*="form-item"]');
-    let error = null;
-    if (item) {
-      const e = item.querySelector('.ant-form-item-explain-error, [class*="error-message"], .error');
-      if (e) {
-        const t = String(e.innerText || e.textContent || '').trim();
-        if (t) error = t.slice(0, 300);
-      }
-    }
+    const item = lib.fieldItem(el);
     const validity = validityOf(el);
-    const ariaInvalid = String(el.getAttribute('aria-invalid') || '').toLowerCase() === 'true';
-    const custom = !!(validity && validity.customError);
-    const classInvalid = ERROR_WORD.test(classText(item)) || ERROR_WORD.test(classText(el)) || ERROR_WORD.test(classText(el.parentElement));
-    const invalid = classInvalid || ariaInvalid || custom || userInvalid(el);
-    if (error === null && invalid) {
-      const described = byIds(el.getAttribute('aria-errormessage')).concat(ariaInvalid ? byIds(el.getAttribute('aria-describedby')) : []);
-      for (const d of described) {
-        const t = collapse(d.innerText || d.textContent);
-        if (t) {
-          error = t.slice(0, 300);
-          break;
-        }
-      }
-      if (error === null && validity && validity.message) error = validity.message;
-    }
+    const { invalid, error } = lib.fieldError(el, item);
     const password = tag === 'input' && String(el.type).toLowerCase() === 'password';
     let value = 'value' in el ? (el.value === undefined || el.value === null ? null : String(el.value)) : null;
     let valueFrom = 'dom';

@@ -50,7 +50,7 @@ pub const WELL_FORMED_JS: &str = include_str!("well_formed.js");
 /// The helpers joined in front of the element probes (exposed alone for the tests below).
 pub const PROBE_LIB_JS: &str = include_str!("probe_lib.js");
 /// DOM index builder with overlay and media hint (§1, §3, §15).
-pub const DOM_INDEX_JS: &str = probe!("dom_index.js");
+pub const DOM_INDEX_JS: &str = lib_probe!("dom_index.js");
 /// Snapshot consistency stamp (§5).
 pub const SNAPSHOT_WATCH_JS: &str = probe!("snapshot_watch.js");
 /// Re-resolution of snapshot locators with the identity check (§6).
@@ -155,6 +155,7 @@ mod tests {
             POINT_PROBE_JS,
             PAGE_READ_JS,
             FORM_STATE_JS,
+            DOM_INDEX_JS,
         ] {
             // `wf((lib)(probe))`: the probe half is a parenthesised function.
             let inner = probe.strip_prefix(WF).and_then(|p| p.strip_prefix("(("));
@@ -164,7 +165,7 @@ mod tests {
                 |p| p.trim_start().starts_with("((args, lib) =>") && p.ends_with("))")
             ));
         }
-        for probe in [DOM_INDEX_JS, MODALS_JS, SCRIPT_RESULT_JS, PAGE_STATUS_JS] {
+        for probe in [MODALS_JS, SCRIPT_RESULT_JS, PAGE_STATUS_JS] {
             assert!(probe.starts_with(concat!(include_str!("well_formed.js"), "(")));
         }
         assert!(PROBE_LIB_JS.trim_end().ends_with(')'));

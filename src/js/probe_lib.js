@@ -638,7 +638,7 @@
       default: return null;
     }
   };
-  const byIds = (ids) => String(ids).trim().split(/\s+/)
+  const byIds = (ids) => String(ids || '').trim().split(/\s+/)
     .map((id) => document.getElementById(id)).filter(Boolean);
   // The texts of the labels of a form control: `<label for>`, a wrapping `<label>`,
   // aria-labelledby and aria-label.
@@ -832,11 +832,63 @@
     return { failure: fail('PROBE_FAILED', 'unknown query') };
   };
 
+  // The form item around a control (Ant Design, Element and plain `.form-item` layouts), or
+  // null (JS-PROBES.md §10).
+  const fieldItem = (el) => el.closest('.ant-form-item, .form-item, .el-form-item, [class*="form-item"]');
+  const ERROR_WORD = /(^|[\s_-])(has-|is-)?error($|[\s_-])/i;
+  const classText = (el) => (el ? String(classOf(el) || '') : '');
+  const userInvalid = (el) => {
+    try {
+      return el.matches(':user-invalid');
+    } catch (e) {
+      return false;
+    }
+  };
+  // Whether a control reads as invalid, and the text that says why (§10): {invalid, error,
+  // from}. Invalid: an error word in the class of its item, itself or its parent,
+  // aria-invalid="true", a custom validity message or :user-invalid. The error is the item's
+  // error element (whether or not the control is invalid), else for an invalid control its
+  // aria-errormessage / aria-describedby text, else the browser's validation message; `from` is
+  // the element that holds the text (null for the validation message).
+  const fieldError = (el, item) => {
+    let error = null;
+    let from = null;
+    if (item) {
+      const e = item.querySelector('.ant-form-item-explain-error, [class*="error-message"], .error');
+      if (e) {
+        const t = String(e.innerText || e.textContent || '').trim();
+        if (t) {
+          error = t.slice(0, 300);
+          from = e;
+        }
+      }
+    }
+    const v = el.willValidate && el.validity ? el.validity : null;
+    const ariaInvalid = String(el.getAttribute('aria-invalid') || '').toLowerCase() === 'true';
+    const classInvalid = ERROR_WORD.test(classText(item)) || ERROR_WORD.test(classText(el))
+      || ERROR_WORD.test(classText(el.parentElement));
+    const invalid = classInvalid || ariaInvalid || !!(v && v.customError) || userInvalid(el);
+    if (error === null && invalid) {
+      const described = byIds(el.getAttribute('aria-errormessage'))
+        .concat(ariaInvalid ? byIds(el.getAttribute('aria-describedby')) : []);
+      for (const d of described) {
+        const t = collapse(d.innerText || d.textContent);
+        if (t) {
+          error = t.slice(0, 300);
+          from = d;
+          break;
+        }
+      }
+      if (error === null && v && !v.valid) error = String(el.validationMessage || '').slice(0, 300) || null;
+    }
+    return { invalid, error, from };
+  };
+
   const lib = Object.freeze({
     ok, fail, resolver, identity, sameIdentity, locate, collapse, classOf, textOf, summary,
     rectOf, hasBox, viewport, fullyInView, scrollToCenter, contains, deepHit, clickPoint,
     typeOf, fillKind, isPassword, liveValue, readBack, nativeSet, pageMark, pathOf, isVisible,
-    selectAll, choose, count, roleOf, accessibleName, labelsOf,
+    selectAll, choose, count, roleOf, accessibleName, labelsOf, fieldItem, fieldError,
   });
   return (args) => {
     try {
