@@ -355,6 +355,8 @@
         if (++seen > MAX_FIELDS || outOfTime(false)) break;
         const type = c.localName === 'input' ? String(c.type || '').toLowerCase() : c.localName;
         if (type === 'hidden') continue;
+        // A viewport read leaves out what lies outside it (its labels and errors too).
+        if (!allViewport && outside(c.getBoundingClientRect())) continue;
         if (!isVisibleElement(c)) {
           if (c.labels && !c.disabled) for (const l of c.labels) forHidden.set(l, type);
           continue;
