@@ -55,7 +55,9 @@ fn checkout_indexes_its_controls_and_places_an_order_by_index() {
         eq(m.attachment, nil, "the hidden file input has no index of its own")
         eq(count(s, function(el) return el.tag == "LABEL" and el.text == "Attach document" end), 1,
           "its label is indexed instead")
-        eq(count(s, function(el) return el.tag == "LABEL" end), 1, "no other label has an index")
+        eq(count(s, function(el) return el.tag == "LABEL" and el.text == "Gift wrap" end), 1,
+          "so is the label of the transparent gift-wrap checkbox")
+        eq(count(s, function(el) return el.tag == "LABEL" end), 2, "no other label has an index")
         eq(count(s, function(el) return el.tag == "A" end), 4, "the footer links below the spacer")
         -- The default read is the viewport: the footer 2,000 px down is not indexed.
         local vp = page:get_browser_state{ highlight = false }:unwrap()
@@ -204,6 +206,9 @@ fn checkout_lines_carry_names_states_and_targets() {
         hasnt(t, "\tI accept the terms\n", "no label line")
         has(t, "[7]<button label='Remove promo code'>×/>", "an icon button says its name")
         has(t, "<a href='/basic.html#privacy'>Privacy/>", "same-origin links are paths")
+        has(t, "\n[8]<label for='checkbox'>Gift wrap/>\n", "a 1 px transparent checkbox speaks through its label")
+        page:click_element_by_index{ index = 8 }:unwrap()
+        eq(page:execute_js{ body = "document.getElementById('gift').checked" }:unwrap().result, true, "the label toggles it")
         -- After a failed order the error is on the field, once.
         page:click_element_by_index{ index = 6 }:unwrap()
         local bad = page:get_browser_state{ viewportExpansion = -1, highlight = false }:unwrap()

@@ -345,6 +345,13 @@
     // before its control): the labels of visible controls and the error texts of invalid ones
     // are `quiet` (no index, no text lines: their words are on the control's line); a label whose
     // control is hidden (a styled file input or checkbox) is indexed in its place, with `for`.
+    // Shown: a box larger than 1×1 px, not hidden and not fully transparent. A styled checkbox
+    // or file input is often kept in the page transparent or clipped to 1 px, under its label.
+    const shownControl = (c) => {
+      if (!(c.offsetWidth > 1 && c.offsetHeight > 1)) return false;
+      const st = getComputedStyle(c);
+      return st.visibility !== 'hidden' && st.display !== 'none' && st.opacity !== '0';
+    };
     const quiet = new Set();
     const forHidden = new Map();
     const fields = new Map();
@@ -357,8 +364,12 @@
         if (type === 'hidden') continue;
         // A viewport read leaves out what lies outside it (its labels and errors too).
         if (!allViewport && outside(c.getBoundingClientRect())) continue;
-        if (!isVisibleElement(c)) {
-          if (c.labels && !c.disabled) for (const l of c.labels) forHidden.set(l, type);
+        if (!shownControl(c)) {
+          if (c.labels && c.labels.length > 0 && !c.disabled) {
+            for (const l of c.labels) forHidden.set(l, type);
+            // Its label is what a person clicks: the 1 px box gets no index of its own.
+            quiet.add(c);
+          }
           continue;
         }
         const item = lib.fieldItem(c);
