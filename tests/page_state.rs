@@ -328,6 +328,7 @@ fn issue_14_lines_leave_out_editable_empty_values_and_toggle_values() {
         hasnt(s.text, "value='on'", "no checkbox value")
         has(s.text, "\n[2]<input placeholder='focus target'/>\n", "empty field: its placeholder names it")
         has(s.text, "\n[4]<textarea name='notes'/>\n", "nothing names it but its name")
+        has(s.text, "\n[3]<input type='password' placeholder='password'/>\n", "an empty password has no value")
         -- The label is on the control's line, and is not indexed beside it.
         has(s.text, "\n[5]<input type='checkbox' label='I agree'/>\n", "checkbox")
         has(s.text, "\n[7]<input type='radio' label='Small' checked/>\n", "radio")

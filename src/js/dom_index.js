@@ -297,7 +297,9 @@
       }
       const type = tag === 'input' ? String(el.type || '').toLowerCase() : '';
       if (tag === 'input' || tag === 'textarea') {
-        a.value = type === 'password' ? '[redacted]' : capAttr(String(el.value));
+        // A password says whether it is filled, never what it holds.
+        const v = String(el.value);
+        a.value = type === 'password' && v !== '' ? '[redacted]' : capAttr(v);
       } else if (tag === 'select') {
         // What the select shows: the text of its chosen option(s), the form select_dropdown_option takes.
         const texts = [];
