@@ -258,3 +258,33 @@ fn scripted_agent_checks_out_from_the_text() {
         eq(commands, 8, "commands")
     "##);
 }
+
+/// ARIA states become the line's own words: a selected tab, a collapsed menu button, a mixed
+/// checkbox, an aria-required textbox, a disabled link-like control, and an ARIA heading.
+#[test]
+fn aria_states_and_headings_are_said_on_the_line() {
+    run(r##"
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        page:execute_js{ body = [[
+          document.body.insertAdjacentHTML('beforeend',
+            '<div role="tablist"><button role="tab" aria-selected="true">Specs</button>'
+            + '<button role="tab" aria-selected="false">Reviews</button></div>'
+            + '<button aria-expanded="false" aria-haspopup="menu">Menu</button>'
+            + '<div role="checkbox" aria-checked="mixed" tabindex="0">All rows</div>'
+            + '<div role="textbox" aria-required="true" aria-label="Comment" contenteditable="true"></div>'
+            + '<div role="heading" aria-level="3">Reviews so far</div>'
+            + '<a href="https://example.com/a/very/long/path/that/goes/on/and/on/and/on/until/it/is/longer/than/a/hundred/characters/index.html">Out</a>'
+            + '<a href="javascript:void 0">Script</a>')
+          0
+        ]] }:unwrap()
+        local s = page:get_browser_state{ highlight = false }:unwrap()
+        local t = s.text
+        has(t, "<button role='tab' selected>Specs/>"); has(t, "<button role='tab'>Reviews/>")
+        has(t, "<button expanded='false'>Menu/>")
+        has(t, "<div role='checkbox' checked='mixed'>All rows/>")
+        has(t, "<div role='textbox' label='Comment' required/>")
+        has(t, "\n### Reviews so far\n")
+        has(t, "<a href='https://example.com/a/very/long/path/that/goes/on/and/on/and/on/until/it/is/longer/than/a/hundred/c…'>Out/>", "a foreign URL is cut at 100 characters")
+        has(t, "<a >Script/>", "no href for javascript:")
+    "##);
+}
