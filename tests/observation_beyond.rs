@@ -11,20 +11,16 @@ local function lines(text)
   for line in (text .. "\n"):gmatch("(.-)\n") do out[#out + 1] = line end
   return out
 end
-local function engine_beyond(text)
+-- The lines of `text` that start with `prefix`.
+local function starting(text, prefix)
   local out = {}
   for _, line in ipairs(lines(text)) do
-    if line:find("\u{2026} ", 1, true) == 1 then out[#out + 1] = line end
+    if line:find(prefix, 1, true) == 1 then out[#out + 1] = line end
   end
   return out
 end
-local function headers(text)
-  local out = {}
-  for _, line in ipairs(lines(text)) do
-    if line:find("--- frame[", 1, true) == 1 then out[#out + 1] = line end
-  end
-  return table.concat(out, "\n")
-end
+local function engine_beyond(text) return starting(text, "\u{2026} ") end
+local function headers(text) return table.concat(starting(text, "--- frame["), "\n") end
 local function by_id(s)
   local m = {}
   for _, el in ipairs(s.elements) do if el.id and el.id ~= "" then m[el.id] = el end end
