@@ -8,6 +8,9 @@
 //!    in-page builder called the same way as our probe (`Runtime.callFunctionOn`, by value). The
 //!    builder is not ours to ship; without the variable its lines are skipped.
 //!
+//! 3. `get_browser_state` in the viewport (and the DOM index probe alone) on `widgets.html` and a
+//!    200-row table, the reads an agent makes most (`BENCH_PAGE_RUNS`, default 30).
+//!
 //! Prints median and p90 per line and the ratios. Everything runs on one current-thread runtime,
 //! as `moonpilot run` does.
 
@@ -272,6 +275,71 @@ fn main() {
                 println!("(browser-use lines skipped: set BROWSER_USE_DOM_TREE_JS to its buildDomTree.js)")
             }
             None => {}
+        }
+
+        // --- viewport reads of everyday pages ----------------------------------------------
+        // What an agent pays per look on a widget page and a 200-row table: the probe alone and
+        // the whole command (viewport, default highlight), interleaved per round.
+        let page_runs: usize = env_or("BENCH_PAGE_RUNS", 30);
+        // `BENCH_DOM_INDEX_BASE` names another copy of dom_index.js (say, the one before a
+        // change): it is timed interleaved with ours, so a loaded machine weighs on both alike.
+        let base_probe: Option<&'static str> = std::env::var("BENCH_DOM_INDEX_BASE")
+            .ok()
+            .and_then(|path| std::fs::read_to_string(path).ok())
+            // Joined as ours is (`probe!` in src/js/mod.rs), so the two cost alike but for the walk.
+            .map(|text| &*Box::leak(format!("{}({text})", moonpilot::js::WELL_FORMED_JS).into_boxed_str()));
+        println!("viewport reads ({page_runs} runs each)");
+        for path in ["/widgets.html", "/table?rows=200"] {
+            host.eval(&format!("page:navigate{{ url = A .. '{path}' }}:unwrap()"), "page").await.unwrap();
+            let main = tab.main_frame().await.unwrap();
+            let (mut probe, mut command, mut base) = (Vec::new(), Vec::new(), Vec::new());
+            for round in 0..page_runs + 3 {
+                // Which probe runs first alternates: the call right after the command sees a
+                // different page state (its overlay, its observers), and that must not count
+                // for or against either.
+                let mut probe_ms = 0.0;
+                for k in 0..2 {
+                    let ours = (round + k) % 2 == 0;
+                    let script = if ours {
+                        moonpilot::js::DOM_INDEX_JS
+                    } else if let Some(script) = base_probe {
+                        script
+                    } else {
+                        continue;
+                    };
+                    let t0 = Instant::now();
+                    let v = tab
+                        .call_function(&main, script, json!({"doHighlightElements": true, "viewportExpansion": 0}))
+                        .await
+                        .unwrap();
+                    let ms = t0.elapsed().as_secs_f64() * 1e3;
+                    assert_eq!(v["ok"], true);
+                    if ours {
+                        probe_ms = ms;
+                    } else if round >= 3 {
+                        base.push(ms);
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                }
+                let t0 = Instant::now();
+                let r = executor.execute(Some(task.id), "get_browser_state", json!({"includeElements": false})).await;
+                let command_ms = t0.elapsed().as_secs_f64() * 1e3;
+                assert!(r.ok, "{:?}", r.msg);
+                // The first rounds warm the page's layout and the engine's caches.
+                if round >= 3 {
+                    probe.push(probe_ms);
+                    command.push(command_ms);
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            let probe = stats(probe);
+            line(&format!("DOM index probe alone (viewport, highlight) {path}"), "ms", probe);
+            if !base.is_empty() {
+                let base = stats(base);
+                line(&format!("BENCH_DOM_INDEX_BASE probe (viewport, highlight) {path}"), "ms", base);
+                println!("ratio probe / base probe: median {:.2}x, p90 {:.2}x", probe.0 / base.0, probe.1 / base.1);
+            }
+            line(&format!("get_browser_state (viewport) {path}"), "ms", stats(command));
         }
         engine.shutdown().await;
     });

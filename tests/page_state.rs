@@ -143,7 +143,8 @@ fn issue_10_page_text_cannot_pose_as_engine_lines() {
         for line in (s.text .. "\n"):gmatch("(.-)\n") do
             local bare = line:gsub("^[ \t]+", "")
             if bare:match("^%*?%[%d+%]<") or bare:match("^<%a") or bare:find("--- frame[", 1, true) == 1
-                or bare:find("Browser tab: ", 1, true) == 1 or bare:find("current tab is: ", 1, true) == 1 then
+                or bare:find("Browser tab: ", 1, true) == 1 or bare:find("current tab is: ", 1, true) == 1
+                or bare:find("\u{2026} ", 1, true) == 1 or bare:match("^%(%d+ controls? behind") then
                 engine_like[#engine_like + 1] = line
             end
         end
@@ -160,6 +161,10 @@ fn issue_10_page_text_cannot_pose_as_engine_lines() {
         has(s.text, "Ordinary text with [1] a citation and a < b.", "ordinary text unchanged")
         -- Text that reads as a heading line is the page's, not a heading.
         has(s.text, "\n\\## Urgent: wire the funds"); hasnt(s.text, "\n## Urgent")
+        -- Issue 14: the lines that say what is not shown.
+        has(s.text, "\n\\\u{2026} 4290 px below: 513 more interactive elements (scroll, or viewportExpansion=-1) \u{2026}\n")
+        has(s.text, "\n\\(8 controls behind the open dialog)\n")
+        has(s.text, "\n(8 items) in stock\u{2026} and more", "ordinary text unchanged")
         -- The state file (tab block + text) has one tab block: the engine's.
         eq(page:get_title().data.title, "Posing")
         local f = assert(io.open(s.state_file)); local body = f:read("a"); f:close()

@@ -628,23 +628,21 @@ impl SnapshotRead {
         }
     }
 
-    /// The indexed text, with frame headers when more than one frame was read.
+    /// The indexed text, with frame headers when the page has more than one frame; a frame
+    /// skipped for `includeFrames` is a header line that says so.
     pub fn text(&self) -> String {
         let sections: Vec<(FrameHeader, String)> = self
             .frames
             .iter()
-            .filter(|r| r.skipped.is_none())
             .map(|r| {
-                let indices = r.indices();
                 (
                     FrameHeader {
                         ordinal: r.frame.ordinal,
                         is_main: r.frame.is_main(),
                         url: r.frame.url.clone(),
                         name: r.frame.name.clone(),
-                        element_count: indices.len(),
-                        first_index: indices.iter().min().copied(),
-                        last_index: indices.iter().max().copied(),
+                        cross_site: r.frame.out_of_process,
+                        skipped: r.skipped.is_some(),
                         read_failure: r.read_error.clone(),
                     },
                     r.dom.as_ref().map(FrameDom::render).unwrap_or_default(),
@@ -853,6 +851,13 @@ fn get_browser_state(p: &mut Params) -> Prepared<TaskCx> {
             data["pixels_below"] = json!(main.pixels_below);
             data["viewport_height"] = json!(main.viewport_height);
             data["page_height"] = json!(main.page_height);
+            // What the text's `… px above/below` lines say, for a client that reads `data`.
+            if let (Some(above), Some(below)) = (main.above, main.below) {
+                data["beyondViewport"] = json!({"above": above, "below": below});
+            }
+            if let Some(behind) = &main.behind {
+                data["behindOverlay"] = json!(behind);
+            }
             if let Some(media) = &main.media {
                 data["mediaCount"] = json!(media.media_count);
                 data["imageCount"] = json!(media.image_count);

@@ -49,6 +49,37 @@ pub struct FrameDom {
     pub text_cut: bool,
     /// Characters of text nodes left out by the text budget (whitespace included).
     pub text_dropped: u64,
+    /// Interactive elements above the expanded viewport (viewport mode only).
+    pub above: Option<Beyond>,
+    /// Interactive elements below the expanded viewport (viewport mode only).
+    pub below: Option<Beyond>,
+    /// Covered candidates whose cover is an open dialog or a page-wide overlay (they get no line).
+    pub behind: Option<Behind>,
+}
+
+/// What lies beyond the expanded viewport on one side (JS-PROBES.md §1.2 `above`/`below`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+pub struct Beyond {
+    /// Pixels of page past the viewport on that side (`scrollY`, or the height left below).
+    #[serde(default)]
+    pub px: i64,
+    /// Interactive elements there (not indexed, not disabled, not zero-sized).
+    #[serde(default)]
+    pub count: u64,
+    /// The count stopped early (5,000 elements or the read budget): it is a lower bound.
+    #[serde(default)]
+    pub capped: bool,
+}
+
+/// Controls hidden behind an open dialog or an overlay (JS-PROBES.md §1.2 `behind`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+pub struct Behind {
+    /// How many index candidates the cover hides.
+    #[serde(default)]
+    pub count: u64,
+    /// `dialog` (an open dialog, or an overlay holding one) or `overlay`.
+    #[serde(default)]
+    pub what: String,
 }
 
 /// One indexed (interactive) element of a frame.
@@ -118,6 +149,9 @@ pub struct ElementNode {
     pub visible: bool,
     /// Top-most per JS-PROBES.md §1.6.
     pub top: bool,
+    /// An index candidate in the viewport that another element covers (flag 16): it renders an
+    /// unindexed line with `covered-by`.
+    pub covered: bool,
     /// Attributes in whitelist order; empty unless the element renders a line.
     pub attributes: Vec<(String, String)>,
 }
@@ -137,6 +171,7 @@ const FLAG_VISIBLE: u64 = 1;
 const FLAG_TOP: u64 = 2;
 const FLAG_SHADOW_CHILD: u64 = 4;
 const FLAG_NEW: u64 = 8;
+const FLAG_COVERED: u64 = 16;
 
 /// Per-element data that only indexed elements carry.
 struct Extra {
@@ -152,8 +187,8 @@ struct Extra {
 /// string crosses the protocol much faster than thousands of small arrays):
 /// - element: `[depth, tag, seg, flags, index, attrs|null, [id|null, name|null, [l,t,w,h]]]`,
 ///   where `seg` is the 1-based position among same-tag siblings (0 when unique), `flags` has
-///   bits 1 visible, 2 top-most, 4 shadow-root child, 8 new, `index` is -1 when not indexed, and
-///   the last two items may be omitted;
+///   bits 1 visible, 2 top-most, 4 shadow-root child, 8 new, 16 covered, `index` is -1 when not
+///   indexed, and the last two items may be omitted;
 /// - text: `[depth, text]`.
 ///
 /// Locators are rebuilt from `value.root_xpath` and the `seg` chain of each element's ancestors.
@@ -168,6 +203,16 @@ pub fn parse_frame(value: Value) -> Result<FrameDom, String> {
             .and_then(|v| v.as_i64().or_else(|| v.as_f64().map(|f| f.round() as i64)))
             .unwrap_or(0)
     };
+    // Optional and lenient: a malformed count is no count (the line is left out).
+    let mut optional = |key: &str| match map.remove(key) {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(v),
+    };
+    let above = optional("above").and_then(|v| serde_json::from_value::<Beyond>(v).ok());
+    let below = optional("below").and_then(|v| serde_json::from_value::<Beyond>(v).ok());
+    let behind = optional("behind")
+        .and_then(|v| serde_json::from_value::<Behind>(v).ok())
+        .filter(|b| b.count > 0);
     let media = match map.remove("media") {
         None | Some(Value::Null) => None,
         Some(v) => Some(serde_json::from_value::<MediaHint>(v).map_err(|e| format!("media: {e}"))?),
@@ -256,6 +301,7 @@ pub fn parse_frame(value: Value) -> Result<FrameDom, String> {
                 is_new: flags & FLAG_NEW != 0,
                 visible: flags & FLAG_VISIBLE != 0,
                 top: flags & FLAG_TOP != 0,
+                covered: flags & FLAG_COVERED != 0,
                 attributes,
             }),
             subtree_end: at + 1,
@@ -299,6 +345,9 @@ pub fn parse_frame(value: Value) -> Result<FrameDom, String> {
         time_up: map.get("time_up") == Some(&Value::Bool(true)),
         text_cut: map.get("text_cut") == Some(&Value::Bool(true)),
         text_dropped: u64::try_from(number(&map, "text_dropped")).unwrap_or(0),
+        above,
+        below,
+        behind,
     })
 }
 
@@ -420,16 +469,15 @@ pub struct FrameHeader {
     pub ordinal: usize,
     /// Whether this is the main frame.
     pub is_main: bool,
-    /// The frame's URL.
+    /// The frame's URL (shown relative to the main frame's origin when it shares it).
     pub url: String,
     /// The frame's name (may be empty).
     pub name: String,
-    /// Number of indexed elements in the frame.
-    pub element_count: usize,
-    /// Smallest index of the frame, when it has elements.
-    pub first_index: Option<u32>,
-    /// Largest index of the frame, when it has elements.
-    pub last_index: Option<u32>,
+    /// The frame runs in another renderer process (a cross-site frame).
+    pub cross_site: bool,
+    /// Not read because it is cross-origin and `includeFrames` is off: its header says so and
+    /// its section is empty.
+    pub skipped: bool,
     /// Why the frame could not be read, when it failed.
     pub read_failure: Option<String>,
 }

@@ -4,7 +4,7 @@
 //! The walk is iterative over the flat pre-order node list, so page depth never becomes
 //! recursion depth. Nothing here talks to a browser.
 
-use super::{DomNode, ElementNode, FrameDom, FrameHeader, NodeKind};
+use super::{Behind, Beyond, DomNode, ElementNode, FrameDom, FrameHeader, NodeKind};
 
 /// The attributes a line shows (§2.2, moonpilot), in rendering order: what the element is,
 /// its name, its value, where it leads, then the state an agent acts on. The page's own
@@ -62,10 +62,82 @@ const MAX_INDENT: usize = 6;
 
 impl FrameDom {
     /// The §2.1–2.3 text of this frame: one line per indexed element, per visible top-most form
-    /// control, and per text node outside indexed elements; lines are joined with `\n`.
+    /// control, per covered candidate, and per text node outside indexed elements; lines are
+    /// joined with `\n`. What the read leaves out is said in engine lines: first what lies above
+    /// the viewport and what an open dialog or overlay hides, last what lies below
+    /// ([`beyond_line`], [`behind_line`]).
     pub fn render(&self) -> String {
-        render_nodes(&self.nodes)
+        let body = render_nodes(&self.nodes);
+        let first = [
+            self.above.and_then(|b| beyond_line(Side::Above, b)),
+            self.behind.as_ref().and_then(behind_line),
+        ];
+        let last = self.below.and_then(|b| beyond_line(Side::Below, b));
+        if first.iter().all(Option::is_none) && last.is_none() {
+            return body;
+        }
+        let mut lines: Vec<String> = first.into_iter().flatten().collect();
+        if !body.is_empty() {
+            lines.push(body);
+        }
+        lines.extend(last);
+        lines.join("\n")
     }
+}
+
+/// A side of the viewport.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Above,
+    Below,
+}
+
+/// The line saying what lies beyond the read part of the page on one side (engine lines start
+/// with `… `, so no client regex for element lines matches them):
+/// `… 4218 px below: 504 more interactive elements (scroll, or viewportExpansion=-1) …`,
+/// `… 1200 px above: 12 more interactive elements …`, or `… 2634 px below (text only) …` when
+/// nothing interactive is there. `None` when the page does not go on that way.
+fn beyond_line(side: Side, b: Beyond) -> Option<String> {
+    let where_ = match side {
+        Side::Above => "above",
+        Side::Below => "below",
+    };
+    if b.count == 0 {
+        return (b.px > 0).then(|| format!("\u{2026} {} px {where_} (text only) \u{2026}", b.px));
+    }
+    let count = if b.capped {
+        format!("{}+", b.count)
+    } else {
+        b.count.to_string()
+    };
+    let noun = if b.count == 1 && !b.capped {
+        "element"
+    } else {
+        "elements"
+    };
+    let hint = match side {
+        Side::Above => "",
+        Side::Below => " (scroll, or viewportExpansion=-1)",
+    };
+    Some(format!(
+        "\u{2026} {} px {where_}: {count} more interactive {noun}{hint} \u{2026}",
+        b.px.max(0)
+    ))
+}
+
+/// The line for controls hidden behind an open dialog or a page-wide overlay:
+/// `(8 controls behind the open dialog)`, `(3 controls behind an overlay)`.
+fn behind_line(b: &Behind) -> Option<String> {
+    if b.count == 0 {
+        return None;
+    }
+    let noun = if b.count == 1 { "control" } else { "controls" };
+    let what = if b.what == "dialog" {
+        "the open dialog"
+    } else {
+        "an overlay"
+    };
+    Some(format!("({} {noun} behind {what})", b.count))
 }
 
 /// Renders a flat pre-order node list (see [`FrameDom::nodes`]).
@@ -125,10 +197,11 @@ fn render_nodes(nodes: &[DomNode]) -> String {
     lines.join("\n")
 }
 
-/// Whether an element emits a line: it has an index, or it is a visible, top-most form control
-/// or heading.
+/// Whether an element emits a line: it has an index, it is a covered candidate (unindexed, with
+/// `covered-by`), or it is a visible, top-most form control or heading.
 fn renders_line(el: &ElementNode) -> bool {
     el.index.is_some()
+        || el.covered
         || (el.visible
             && el.top
             && (LINE_TAGS.contains(&el.tag.as_str()) || el.attribute("level").is_some()))
@@ -136,7 +209,7 @@ fn renders_line(el: &ElementNode) -> bool {
 
 /// The level (1–6) of an unindexed heading, which renders as `## Text` rather than as a tag.
 fn heading_level(el: &ElementNode) -> Option<usize> {
-    if el.index.is_some() || !renders_line(el) {
+    if el.index.is_some() || el.covered || !renders_line(el) {
         return None;
     }
     let level: usize = el.attribute("level")?.parse().ok()?;
@@ -349,8 +422,9 @@ fn escape(value: &str) -> String {
 /// Page-supplied text as the rendering shows it: unchanged, except that a line of it that would
 /// read as the engine's own (PROTOCOL.md §18 "page text never poses as engine output") gets a
 /// `\` before its first visible character. The engine's lines are index lines (`[3]<a …`,
-/// `*[3]<…`), unindexed control lines (`<button …`), frame headers (`--- frame[…`) and the tab
-/// block of the state file (`Browser tab: …`, `current tab is: …`); page text that contains a
+/// `*[3]<…`), unindexed control lines (`<button …`), frame headers (`--- frame[…`), the lines
+/// of what is not shown (`… 1200 px below …`, `(3 controls behind …`) and the tab block of the
+/// state file (`Browser tab: …`, `current tab is: …`); page text that contains a
 /// line break is checked line by line, so it cannot start one of them either. Ordinary text pays
 /// nothing; a posing line pays one character.
 pub fn page_text(text: &str) -> std::borrow::Cow<'_, str> {
@@ -395,11 +469,19 @@ fn poses_as_engine_line(line: &str) -> bool {
         .strip_prefix('<')
         .and_then(|r| r.chars().next())
         .is_some_and(|c| c.is_ascii_alphabetic());
+    // `(8 controls behind the open dialog)`, `(1 control behind an overlay)`.
+    let behind_line = line.strip_prefix('(').is_some_and(|r| {
+        let digits = r.len() - r.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let rest = &r[digits..];
+        digits > 0 && (rest.starts_with(" controls behind") || rest.starts_with(" control behind"))
+    });
     index_line(line)
         || line.strip_prefix('*').is_some_and(index_line)
         || control_line
         || is_heading_line(line)
         || line.starts_with("--- frame[")
+        || line.starts_with("\u{2026} ")
+        || behind_line
         || line.starts_with("Browser tab: ")
         || line.starts_with("current tab is: ")
 }
@@ -410,14 +492,30 @@ fn is_heading_line(line: &str) -> bool {
     (1..=6).contains(&hashes) && line[hashes..].starts_with(' ')
 }
 
-/// The header line of a frame section (§2.4).
-fn frame_header(h: &FrameHeader) -> String {
+/// The header line of a frame section (§2.4): `--- frame[0] (main) <url> ---`, then per frame
+/// `--- frame[1] /child.html name="x" ---` (`url` already relative when it shares the main
+/// frame's origin), `(cross-site)` after the URL of an out-of-process frame, and for a frame
+/// that was not read because `includeFrames` is off
+/// `--- frame[2] http://localhost:8702/child.html (cross-site) not read: includeFrames=true ---`.
+fn frame_header(h: &FrameHeader, url: &str) -> String {
     let mut line = format!("--- frame[{}]", h.ordinal);
     if h.is_main {
         line.push_str(" (main)");
     }
     line.push(' ');
-    line.push_str(&h.url);
+    line.push_str(url);
+    if h.skipped {
+        line.push_str(if h.cross_site {
+            " (cross-site)"
+        } else {
+            " (cross-origin)"
+        });
+        line.push_str(" not read: includeFrames=true ---");
+        return line;
+    }
+    if h.cross_site {
+        line.push_str(" (cross-site)");
+    }
     if !h.name.is_empty() {
         // The name is the page's: quotes and line breaks are escaped so it cannot end the header.
         let name = h
@@ -428,12 +526,6 @@ fn frame_header(h: &FrameHeader) -> String {
             .replace('\r', "\\r");
         line.push_str(&format!(" name=\"{name}\""));
     }
-    line.push_str(&format!(" elements={}", h.element_count));
-    if h.element_count > 0 {
-        if let (Some(first), Some(last)) = (h.first_index, h.last_index) {
-            line.push_str(&format!(" index={first}..{last}"));
-        }
-    }
     if let Some(reason) = &h.read_failure {
         line.push_str(&format!(" [read failure: {reason}]"));
     }
@@ -441,23 +533,57 @@ fn frame_header(h: &FrameHeader) -> String {
     line
 }
 
+/// `scheme://host[:port]` of an http(s) URL, or `None` (about:blank, data:, file:…).
+fn http_origin(url: &str) -> Option<&str> {
+    let rest = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"))?;
+    let host_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    if host_end == 0 {
+        return None;
+    }
+    Some(&url[..url.len() - rest.len() + host_end])
+}
+
+/// `url` as a header shows it: relative (`/child.html?x`) when it shares `main`'s origin, else
+/// whole.
+fn shown_url<'a>(url: &'a str, main: Option<&str>) -> &'a str {
+    match (http_origin(url), main) {
+        (Some(origin), Some(main)) if origin == main && url.len() > origin.len() => {
+            &url[origin.len()..]
+        }
+        _ => url,
+    }
+}
+
 /// Joins the rendered sections of the included frames (§2.4).
 ///
 /// With one section the text is returned unchanged (byte-identical to a single-document
 /// snapshot); with several, each is preceded by its header line, sections are joined with a
-/// newline and the whole text is right-trimmed.
+/// newline and the whole text is right-trimmed. Sub-frame URLs on the main frame's origin are
+/// shown relative to it.
 pub fn render_frames(sections: &[(FrameHeader, String)]) -> String {
     match sections {
         [] => String::new(),
         [(_, text)] => text.clone(),
         _ => {
+            let main = sections
+                .iter()
+                .find(|(h, _)| h.is_main)
+                .and_then(|(h, _)| http_origin(&h.url));
             let parts: Vec<String> = sections
                 .iter()
                 .map(|(header, text)| {
-                    if text.is_empty() {
-                        frame_header(header)
+                    let url = if header.is_main {
+                        header.url.as_str()
                     } else {
-                        format!("{}\n{text}", frame_header(header))
+                        shown_url(&header.url, main)
+                    };
+                    let line = frame_header(header, url);
+                    if text.is_empty() {
+                        line
+                    } else {
+                        format!("{line}\n{text}")
                     }
                 })
                 .collect();
@@ -479,6 +605,7 @@ mod tests {
             is_new: false,
             visible: true,
             top: true,
+            covered: false,
             attributes: attrs
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -932,48 +1059,191 @@ mod tests {
         );
     }
 
-    fn header(ordinal: usize, count: usize, range: Option<(u32, u32)>) -> FrameHeader {
+    fn header(ordinal: usize) -> FrameHeader {
         FrameHeader {
             ordinal,
             is_main: ordinal == 0,
             url: format!("http://x/{ordinal}"),
             name: String::new(),
-            element_count: count,
-            first_index: range.map(|r| r.0),
-            last_index: range.map(|r| r.1),
+            cross_site: false,
+            skipped: false,
             read_failure: None,
         }
     }
 
     #[test]
     fn a_single_frame_has_no_header() {
-        let sections = vec![(header(0, 1, Some((0, 0))), "[0]<a >x/>\n".to_string())];
+        let sections = vec![(header(0), "[0]<a >x/>\n".to_string())];
         assert_eq!(render_frames(&sections), "[0]<a >x/>\n");
         assert_eq!(render_frames(&[]), "");
     }
 
     #[test]
-    fn several_frames_get_headers() {
-        let mut named = header(2, 0, None);
+    fn several_frames_get_short_headers() {
+        let mut named = header(2);
         named.name = "pay".to_string();
         named.read_failure = Some("timeout".to_string());
+        let mut main = header(0);
+        main.url = "http://127.0.0.1:8701/frames.html".to_string();
+        let mut same = header(1);
+        same.url = "http://127.0.0.1:8701/child.html?a=1#b".to_string();
+        let mut cross = header(3);
+        cross.url = "http://localhost:8702/child.html".to_string();
+        cross.cross_site = true;
+        cross.name = "crosschild".to_string();
+        let mut skipped = cross.clone();
+        skipped.ordinal = 4;
+        skipped.skipped = true;
+        let mut in_process = header(5);
+        in_process.url = "http://127.0.0.1:9999/x.html".to_string();
+        in_process.skipped = true;
+        let mut other_port = header(6);
+        other_port.url = "http://127.0.0.1:87011/y.html".to_string();
         let sections = vec![
-            (
-                header(0, 2, Some((0, 1))),
-                "[0]<a >x/>\n[1]<a >y/>".to_string(),
-            ),
-            (header(1, 1, Some((2, 2))), "[2]<button >Ok/>".to_string()),
+            (main, "[0]<a >x/>\n[1]<a >y/>".to_string()),
+            (same, "[2]<button >Ok/>".to_string()),
             (named, String::new()),
+            (cross, "[3]<a >z/>".to_string()),
+            (skipped, String::new()),
+            (in_process, String::new()),
+            (other_port, String::new()),
         ];
         let want = [
-            "--- frame[0] (main) http://x/0 elements=2 index=0..1 ---",
+            "--- frame[0] (main) http://127.0.0.1:8701/frames.html ---",
             "[0]<a >x/>",
             "[1]<a >y/>",
-            "--- frame[1] http://x/1 elements=1 index=2..2 ---",
+            "--- frame[1] /child.html?a=1#b ---",
             "[2]<button >Ok/>",
-            "--- frame[2] http://x/2 name=\"pay\" elements=0 [read failure: timeout] ---",
+            "--- frame[2] http://x/2 name=\"pay\" [read failure: timeout] ---",
+            "--- frame[3] http://localhost:8702/child.html (cross-site) name=\"crosschild\" ---",
+            "[3]<a >z/>",
+            "--- frame[4] http://localhost:8702/child.html (cross-site) not read: includeFrames=true ---",
+            "--- frame[5] http://127.0.0.1:9999/x.html (cross-origin) not read: includeFrames=true ---",
+            "--- frame[6] http://127.0.0.1:87011/y.html ---",
         ];
         assert_eq!(render_frames(&sections), want.join("\n"));
+        assert_eq!(http_origin("about:blank"), None);
+        assert_eq!(http_origin("https://a.b"), Some("https://a.b"));
+        assert_eq!(shown_url("https://a.b", Some("https://a.b")), "https://a.b");
+    }
+
+    #[test]
+    fn covered_candidates_render_an_unindexed_line_naming_the_cover() {
+        let dom = frame(json!([
+            [0, "body", 0, 0, -1],
+            [1, "div", 0, 3, -1],
+            [2, "button", 0, 17, -1, {"type": "button", "covered-by": "div#cover"}],
+            [3, "span", 0, 1, -1],
+            [4, "Wipe data"],
+            [2, "div", 0, 3, -1],
+            [3, "Shown"],
+        ]));
+        assert!(dom.elements.is_empty(), "a covered element has no index");
+        assert_eq!(
+            dom.render(),
+            "<button covered-by='div#cover'>Wipe data/>\nShown"
+        );
+    }
+
+    #[test]
+    fn what_is_not_shown_is_said_in_engine_lines() {
+        let mut dom = frame(json!([
+            [0, "body", 0, 0, -1],
+            [1, "p", 0, 3, -1],
+            [2, "Middle"],
+        ]));
+        dom.above = Some(Beyond {
+            px: 1200,
+            count: 12,
+            capped: false,
+        });
+        dom.below = Some(Beyond {
+            px: 4290,
+            count: 5000,
+            capped: true,
+        });
+        dom.behind = Some(Behind {
+            count: 8,
+            what: "dialog".into(),
+        });
+        assert_eq!(
+            dom.render(),
+            [
+                "\u{2026} 1200 px above: 12 more interactive elements \u{2026}",
+                "(8 controls behind the open dialog)",
+                "Middle",
+                "\u{2026} 4290 px below: 5000+ more interactive elements (scroll, or viewportExpansion=-1) \u{2026}",
+            ]
+            .join("\n")
+        );
+        // Nothing interactive below, nothing above, one control behind an overlay.
+        dom.above = Some(Beyond::default());
+        dom.below = Some(Beyond {
+            px: 2634,
+            count: 0,
+            capped: false,
+        });
+        dom.behind = Some(Behind {
+            count: 1,
+            what: "overlay".into(),
+        });
+        assert_eq!(
+            dom.render(),
+            "(1 control behind an overlay)\nMiddle\n\u{2026} 2634 px below (text only) \u{2026}"
+        );
+        // One element below, the page ends there.
+        dom.behind = None;
+        dom.below = Some(Beyond {
+            px: 300,
+            count: 1,
+            capped: false,
+        });
+        assert_eq!(
+            dom.render(),
+            "Middle\n\u{2026} 300 px below: 1 more interactive element (scroll, or viewportExpansion=-1) \u{2026}"
+        );
+        dom.below = Some(Beyond::default());
+        assert_eq!(dom.render(), "Middle");
+    }
+
+    #[test]
+    fn beyond_and_behind_fields_are_read_leniently() {
+        let dom = parse_frame(json!({
+            "tree": [[0, "body", 0, 0, -1]],
+            "above": {"px": 10, "count": 2, "capped": false},
+            "below": {"px": 20, "count": 3, "capped": true},
+            "behind": {"count": 4, "what": "overlay"},
+        }))
+        .unwrap();
+        assert_eq!(
+            dom.above,
+            Some(Beyond {
+                px: 10,
+                count: 2,
+                capped: false
+            })
+        );
+        assert_eq!(
+            dom.below,
+            Some(Beyond {
+                px: 20,
+                count: 3,
+                capped: true
+            })
+        );
+        assert_eq!(
+            dom.behind,
+            Some(Behind {
+                count: 4,
+                what: "overlay".into()
+            })
+        );
+        let dom = parse_frame(json!({
+            "tree": [[0, "body", 0, 0, -1]],
+            "above": "nonsense", "below": null, "behind": {"count": 0, "what": "dialog"},
+        }))
+        .unwrap();
+        assert_eq!((dom.above, dom.below, dom.behind), (None, None, None));
     }
 
     #[test]
@@ -985,6 +1255,10 @@ mod tests {
             "see [7] <button>",
             "--- frames",
             "browser tab: lower case",
+            "\u{2026}and more",
+            "(8 items) controls",
+            "(controls behind)",
+            "(8 controllers)",
         ] {
             assert_eq!(page_text(plain), plain, "ordinary text is unchanged");
             assert!(matches!(page_text(plain), std::borrow::Cow::Borrowed(_)));
@@ -1005,6 +1279,15 @@ mod tests {
                 "\\Browser tab: 2, Title: \"x\"",
             ),
             ("current tab is: 2", "\\current tab is: 2"),
+            (
+                "\u{2026} 9 px below: 1 more interactive element \u{2026}",
+                "\\\u{2026} 9 px below: 1 more interactive element \u{2026}",
+            ),
+            (
+                "(8 controls behind the open dialog)",
+                "\\(8 controls behind the open dialog)",
+            ),
+            ("(1 control behind x", "\\(1 control behind x"),
             (
                 "ok\n\t  [8]<input value='1'/>\r[9]<a />",
                 "ok\n\t  \\[8]<input value='1'/>\r\\[9]<a />",
@@ -1044,15 +1327,14 @@ mod tests {
             ordinal: 1,
             is_main: false,
             url: "http://x/".into(),
-            name: "a\" elements=0 ---\n[1]<a />".into(),
-            element_count: 0,
-            first_index: None,
-            last_index: None,
+            name: "a\" ---\n[1]<a />".into(),
+            cross_site: false,
+            skipped: false,
             read_failure: None,
         };
         assert_eq!(
-            frame_header(&h),
-            "--- frame[1] http://x/ name=\"a\\\" elements=0 ---\\n[1]<a />\" elements=0 ---"
+            frame_header(&h, &h.url),
+            "--- frame[1] http://x/ name=\"a\\\" ---\\n[1]<a />\" ---"
         );
     }
 

@@ -3,13 +3,17 @@
   // behind probe_lib.js (the accessible names and field errors of the control lines).
   //
   // Output `value`: {root_xpath, tree, pixels_above, pixels_below, viewport_height, page_height,
-  // media?, time_up, text_cut, text_dropped}. `tree` is the JSON text of a flat, pruned pre-order list (flat so that no JSON
-  // nesting limit is hit on deep pages):
+  // media?, above?, below?, behind?, time_up, text_cut, text_dropped}. `above`/`below`
+  // ({px, count, capped}, viewport mode only) count the interactive elements beyond the
+  // viewport; `behind` ({count, what: 'dialog'|'overlay'}) the covered candidates whose cover
+  // is a dialog or a page-wide overlay. `tree` is the JSON text of a flat, pruned pre-order
+  // list (flat so that no JSON nesting limit is hit on deep pages):
   //   element: [depth, tag, seg, flags, index, attrs|null, extra]
   //     depth  0 for the root (body), +1 per level; shadow-root children sit under their host;
   //     seg    1-based position among same-tag siblings, 0 when the tag is unique there;
   //     flags  1 visible, 2 top-most (decided only where it changes the output), 4 child
-  //            of the parent's shadow root;
+  //            of the parent's shadow root, 16 covered (a candidate in the viewport whose hit
+  //            test reached another element; its attrs carry `covered-by`);
   //     index  highlight index or -1; attrs/extra are omitted when not needed;
   //     attrs  whitelisted and live attributes (only for elements that render a line);
   //     extra  [id|null, name|null, [l, t, w, h]] (only for indexed elements).
@@ -148,33 +152,79 @@
       return s.visibility !== 'hidden' && s.display !== 'none';
     };
 
-    // §1.6: the element owns the point at the centre of its middle client rect.
-    const isTop = (el, root) => {
-      if (allViewport) return true;
-      // Out of time: no more hit tests, so no more indices (those given stay correct).
-      if (outOfTime(true)) return false;
+    // §1.6: the element owns the point at the centre of its middle client rect. `hitOf` answers
+    // null when it does (top-most), the element found there when another element covers it, and
+    // NO_HIT when that cannot be told (no box in the viewport, nothing at the point, out of time:
+    // no more hit tests, so no more indices; those given stay correct).
+    const NO_HIT = false;
+    const hitOf = (el, root) => {
+      if (allViewport) return null;
+      if (outOfTime(true)) return NO_HIT;
       const rects = el.getClientRects();
       let any = false;
       for (let i = 0; i < rects.length; i++) {
         const r = rects[i];
         if (r.width > 0 && r.height > 0 && !outside(r)) { any = true; break; }
       }
-      if (!any) return false;
+      if (!any) return NO_HIT;
       const mid = rects[Math.floor(rects.length / 2)];
       try {
         const scope = root || document;
         const stop = root || document.documentElement;
-        let cur = scope.elementFromPoint(mid.left + mid.width / 2, mid.top + mid.height / 2);
-        if (!cur) return false;
-        while (cur && cur !== stop) {
-          if (cur === el) return true;
-          cur = cur.parentElement;
+        const hit = scope.elementFromPoint(mid.left + mid.width / 2, mid.top + mid.height / 2);
+        if (!hit) return NO_HIT;
+        for (let cur = hit; cur && cur !== stop; cur = cur.parentElement) {
+          if (cur === el) return null;
         }
-        return false;
+        return hit;
       } catch (e) {
-        return true;
+        return null;
       }
     };
+    const isTop = (el, root) => hitOf(el, root) === null;
+
+    // What covers `el` when the hit test at its centre found `hit` (JS-PROBES.md §1.6): the
+    // highest ancestor of the hit that does not contain `el`, or null when the hit is `el`'s own
+    // ancestor (a transparent or pointer-events:none element: nothing lies over it).
+    const covererOf = (el, hit) => {
+      if (hit.contains(el)) return null;
+      let cur = hit;
+      while (cur.parentElement && !cur.parentElement.contains(el)) cur = cur.parentElement;
+      return cur;
+    };
+    // `tag#id`, else `tag.firstClass`, else `tag` (capped: the page names them).
+    const describe = (node) => {
+      const tag = node.localName;
+      const id = node.getAttribute('id');
+      let out = tag;
+      if (id) out = tag + '#' + id;
+      else if (node.classList && node.classList.length > 0) out = tag + '.' + node.classList[0];
+      return out.length > 100 ? out.slice(0, 100) + '...' : out;
+    };
+    // Whether the cover is a dialog or a page-wide overlay: then the covered element is counted
+    // in `behind` instead of getting a line. Only the chain from the hit up to the coverer is
+    // looked at (a dialog that also contains `el` is not in front of it): 'dialog' when it holds
+    // an open dialog, or a fixed box over at least half the viewport that holds one; 'overlay' for
+    // such a box without one; null otherwise.
+    const DIALOG_SEL = 'dialog[open],[role=dialog],[role=alertdialog],[aria-modal=true]';
+    const behindOf = (hit, coverer) => {
+      let overlay = null;
+      for (let cur = hit; cur; cur = cur.parentElement) {
+        if (cur.matches(DIALOG_SEL)) return 'dialog';
+        if (overlay === null && getComputedStyle(cur).position === 'fixed') {
+          const r = cur.getBoundingClientRect();
+          const w = Math.max(0, Math.min(r.right, vw) - Math.max(r.left, 0));
+          const h = Math.max(0, Math.min(r.bottom, vh) - Math.max(r.top, 0));
+          if (w * h >= 0.5 * vw * vh) overlay = cur;
+        }
+        if (cur === coverer) break;
+      }
+      if (overlay === null) return null;
+      return overlay.querySelector(DIALOG_SEL) ? 'dialog' : 'overlay';
+    };
+    const behind = { count: 0, dialog: false };
+    // Elements given an index (for the count of what lies beyond the viewport).
+    const indexedEls = new WeakSet();
 
     const hasHandlerAttr = (el, names) => {
       for (const n of names) {
@@ -607,16 +657,38 @@
       let top = false;
       let index = -1;
       let line = false;
+      // Covered (flag 16): a candidate whose hit test reached another element. It renders an
+      // unindexed line naming the coverer, or, behind a dialog or overlay, only counts.
+      let coveredBy = null;
+      let shadowed = false;
       const silent = quiet.has(el);
       if (visible) {
         const candidate = !silent && (forHidden.has(el) || isInteractive(el, tag, style));
         if (candidate && (!hl || isDistinct(el, tag, style))) {
-          top = isTop(el, root);
-          if (top) index = nextIndex++;
+          const hit = hitOf(el, root);
+          top = hit === null;
+          if (top) {
+            index = nextIndex++;
+            indexedEls.add(el);
+          } else if (hit) {
+            const coverer = covererOf(el, hit);
+            if (coverer !== null) {
+              shadowed = true;
+              const what = behindOf(hit, coverer);
+              if (what === null) {
+                coveredBy = describe(coverer);
+              } else {
+                behind.count++;
+                if (what === 'dialog') behind.dialog = true;
+              }
+            }
+          }
         }
         const heading = !idxAbove && !silent && (HEADING.test(tag) || el.getAttribute('role') === 'heading');
-        if (index >= 0) {
+        if (index >= 0 || coveredBy !== null) {
           line = true;
+        } else if (shadowed) {
+          line = false;
         } else if (allViewport) {
           top = true;
           line = LINE_TAGS.has(tag) || heading;
@@ -630,6 +702,7 @@
       let attrs = null;
       let extra = null;
       if (line) attrs = captureAttrs(el, tag);
+      if (coveredBy !== null) attrs['covered-by'] = coveredBy;
       if (index >= 0) {
         const r = rect || el.getBoundingClientRect();
         extra = [el.getAttribute('id'), el.getAttribute('name'),
@@ -638,7 +711,7 @@
       }
       const f = {
         iter: false, far: false, el, tag, depth, shadowBit, mark: out.length, it,
-        line, visible, top, index, attrs, extra, inViewport, style,
+        line, visible, top, index, attrs, extra, inViewport, style, covered: coveredBy !== null,
       };
       out.push(null);
       if ((el.firstChild === null && sr === null) || tag === 'iframe' || tag === 'frame') {
@@ -646,8 +719,10 @@
         return finishElement(f);
       }
       stack.push(f);
-      const highlighted = index >= 0;
-      // A quiet element's words are said on its control's line: no text lines of its own.
+      // A covered candidate's descendants are as an indexed one's: no index for what only
+      // inherits its cursor, no text lines of their own. A quiet element's words are said on
+      // its control's line: no text lines of its own either.
+      const highlighted = index >= 0 || shadowed;
       const childIdx = idxAbove || highlighted || silent;
       const childLine = lineAbove || line;
       const vt = visible && top;
@@ -673,7 +748,8 @@
         const style = f.style || getComputedStyle(f.el);
         visible = style.visibility !== 'hidden' && style.display !== 'none';
       }
-      const entry = [f.depth, f.tag, 0, (visible ? 1 : 0) | (f.top ? 2 : 0) | f.shadowBit, f.index];
+      const entry = [f.depth, f.tag, 0,
+        (visible ? 1 : 0) | (f.top ? 2 : 0) | f.shadowBit | (f.covered ? 16 : 0), f.index];
       if (f.attrs !== null || f.extra !== null) entry.push(f.attrs);
       if (f.extra !== null) entry.push(f.extra);
       out[f.mark] = entry;
@@ -951,6 +1027,45 @@
       walk(body);
     }
 
+    // Viewport mode: how many interactive elements lie beyond the viewport, above and below
+    // (one selector query and one rect each, not indexed, not disabled, not zero-sized; shadow
+    // trees are not entered). The edge is the viewport itself, not the expanded one: the hit
+    // test finds nothing outside the viewport, so what lies in the expansion is not indexed
+    // either. Stops at BEYOND_CAP elements or when time is up: `capped` then says the count is a
+    // lower bound.
+    let beyond = null;
+    if (!allViewport && body && !timeUp) {
+      const BEYOND_SEL = 'a[href],button,input:not([type=hidden]),select,textarea,[role],'
+        + '[tabindex],[onclick],[contenteditable=true],summary';
+      const BEYOND_CAP = 5000;
+      const list = document.querySelectorAll(BEYOND_SEL);
+      let above = 0;
+      let below = 0;
+      let seen = 0;
+      let capped = false;
+      for (let i = 0; i < list.length; i++) {
+        // The clock is read every 64th element; running out here leaves `time_up` alone (the
+        // walk itself was complete).
+        if (seen >= BEYOND_CAP || ((i & 63) === 63 && performance.now() > deadline)) {
+          capped = true;
+          break;
+        }
+        const el = list[i];
+        if (indexedEls.has(el)) continue;
+        if (el.disabled === true || el.getAttribute('aria-disabled') === 'true') continue;
+        const r = el.getBoundingClientRect();
+        if (r.width === 0 || r.height === 0) continue;
+        if (r.bottom <= 0) {
+          above++;
+          seen++;
+        } else if (r.top >= vh) {
+          below++;
+          seen++;
+        }
+      }
+      beyond = { above, below, capped };
+    }
+
     const value = {
       root_xpath: rootXpath,
       // A JSON string crosses the protocol much faster than nested arrays (one string instead
@@ -963,6 +1078,12 @@
     value.viewport_height = Math.round(vh);
     value.page_height = Math.round(pageHeight);
     value.pixels_below = Math.round(pageHeight - scrollY - vh);
+    if (beyond !== null) {
+      const px = (v) => Math.max(0, v);
+      value.above = { px: px(value.pixels_above), count: beyond.above, capped: beyond.capped };
+      value.below = { px: px(value.pixels_below), count: beyond.below, capped: beyond.capped };
+    }
+    if (behind.count > 0) value.behind = { count: behind.count, what: behind.dialog ? 'dialog' : 'overlay' };
     value.time_up = timeUp;
     value.text_cut = textCut;
     value.text_dropped = textDropped;
