@@ -65,7 +65,7 @@ fn checkout_says_what_lies_below_and_after_scrolling_what_lies_above() {
         eq(#engine_beyond(b.text), 1, "no line below at the end of the page")
         eq(count(b, function(el) return el.tag == "A" end), 4, "the footer links are indexed")
         has(b.text, ">Contact us/>")
-        eq(b.beyondViewport.above.count, 7); eq(b.beyondViewport.below.count, 0)
+        eq(b.beyondViewport.above.count, 8); eq(b.beyondViewport.below.count, 0)
 
         -- The whole page: nothing beyond it, so no such line and no such data.
         local all = page:get_browser_state{ highlight = false, viewportExpansion = -1 }:unwrap()
