@@ -288,3 +288,24 @@ fn aria_states_and_headings_are_said_on_the_line() {
         has(t, "<a >Script/>", "no href for javascript:")
     "##);
 }
+
+/// Covered means no point of it can be clicked: a button whose centre a badge hides keeps its
+/// index (its edges take clicks), in a viewport read and a whole-page one; a button under a
+/// full cover is an unindexed line naming the cover in both.
+#[test]
+fn a_badge_over_the_centre_does_not_cover_a_button_but_a_cover_does() {
+    run(r##"
+        page:navigate{ url = A .. "/hit_targets.html" }:unwrap()
+        for _, vx in ipairs{ 0, -1 } do
+          local s = page:get_browser_state{ highlight = false, viewportExpansion = vx }:unwrap()
+          assert(by_id(s).badged, "the badged button is indexed at vx=" .. vx)
+          hasnt(s.text, "covered-by='span#badge'")
+        end
+        page:navigate{ url = A .. "/listener_only.html" }:unwrap()
+        for _, vx in ipairs{ 0, -1 } do
+          local s = page:get_browser_state{ highlight = false, viewportExpansion = vx }:unwrap()
+          eq(by_id(s).wipe, nil, "the covered button has no index at vx=" .. vx)
+          has(s.text, "<button covered-by='div#cover'>Wipe data/>")
+        end
+    "##);
+}
