@@ -28,6 +28,7 @@ mod mouse;
 mod navigation;
 mod network;
 mod observation;
+mod observation_listeners;
 mod page_data;
 mod page_state;
 mod read_element;

@@ -1,0 +1,5 @@
+// Expression, evaluated in a frame's MAIN world by Tab::listener_targets: the frame's document
+// as a remote object, the root that DOMDebugger.getEventListeners (depth -1, piercing) lists
+// the listeners under. Not the probe's isolated world: listing from an isolated-world object
+// with `pierce: true` crashes the renderer of Chromium 156 within a few reads.
+document
