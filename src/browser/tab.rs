@@ -603,6 +603,21 @@ impl Tab {
         }
     }
 
+    /// The execution context id of `frame`'s main world (where the page's own scripts run), for
+    /// frames of the page session; `None` for out-of-process frames or while it is not known.
+    async fn main_world(&self, frame: &FrameRef) -> Option<Value> {
+        let ctx = match &frame.session {
+            FrameSession::Page if frame.is_main() => self.page.execution_context().await,
+            FrameSession::Page => {
+                self.page
+                    .frame_execution_context(frame.frame_id.clone().into())
+                    .await
+            }
+            FrameSession::Remote { .. } => return None,
+        };
+        ctx.ok().flatten().map(|c| json!(c.inner()))
+    }
+
     /// Calls a function file of `js/` in `frame`'s utility world (see `probe_context`) with one
     /// JSON argument and returns its JSON result (promises awaited).
     pub async fn call_function(
@@ -652,19 +667,7 @@ impl Tab {
         function: &'static str,
         arg: Value,
     ) -> Result<T, CommandError> {
-        let ctx = match &frame.session {
-            FrameSession::Page if frame.is_main() => {
-                self.page.execution_context().await.ok().flatten()
-            }
-            FrameSession::Page => self
-                .page
-                .frame_execution_context(frame.frame_id.clone().into())
-                .await
-                .ok()
-                .flatten(),
-            FrameSession::Remote { .. } => None,
-        };
-        let Some(ctx) = ctx else {
+        let Some(ctx) = self.main_world(frame).await else {
             return self.call_probe(frame, function, arg).await;
         };
         let params = json!({
@@ -672,7 +675,7 @@ impl Tab {
             "arguments": [{"value": arg}],
             "returnByValue": true,
             "awaitPromise": true,
-            "executionContextId": ctx.inner(),
+            "executionContextId": ctx,
         });
         let res = self
             .call_in(frame, "Runtime.callFunctionOn", params)
@@ -803,15 +806,7 @@ impl Tab {
         });
         match &frame.session {
             FrameSession::Page => {
-                let main = if frame.is_main() {
-                    self.page.execution_context().await
-                } else {
-                    self.page
-                        .frame_execution_context(frame.frame_id.clone().into())
-                        .await
-                };
-                let main = main.ok().flatten().ok_or_else(navigating)?;
-                root_params["contextId"] = json!(main.inner());
+                root_params["contextId"] = self.main_world(frame).await.ok_or_else(navigating)?;
             }
             // The session's default context is its root frame's main world; a frame below it
             // lists another document, whose nodes the store drops (not in its document).
@@ -854,18 +849,16 @@ impl Tab {
                 .and_then(|r| r.pointer("/object/objectId").and_then(Value::as_str).map(str::to_string))
             }
         };
-        let listeners: Vec<String> =
-            futures::future::join_all(listener_ids.iter().map(|&id| resolve(id)))
-                .await
-                .into_iter()
-                .flatten()
-                .collect();
-        let traces: Vec<String> =
-            futures::future::join_all(framework_ids.iter().map(|&id| resolve(id)))
-                .await
-                .into_iter()
-                .flatten()
-                .collect();
+        let resolved = futures::future::join_all(
+            listener_ids
+                .iter()
+                .chain(framework_ids.iter())
+                .map(|&id| resolve(id)),
+        )
+        .await;
+        let (listened, traced) = resolved.split_at(listener_ids.len().min(resolved.len()));
+        let listeners: Vec<String> = listened.iter().flatten().cloned().collect();
+        let traces: Vec<String> = traced.iter().flatten().cloned().collect();
         let mut arguments = vec![json!({"value": listeners.len()})];
         arguments.extend(
             listeners
@@ -907,16 +900,7 @@ impl Tab {
         frame: &FrameRef,
         max: usize,
     ) -> Result<Vec<i64>, CommandError> {
-        let ctx = if frame.is_main() {
-            self.page.execution_context().await.ok().flatten()
-        } else {
-            self.page
-                .frame_execution_context(frame.frame_id.clone().into())
-                .await
-                .ok()
-                .flatten()
-        };
-        let Some(ctx) = ctx else {
+        let Some(ctx) = self.main_world(frame).await else {
             return Ok(Vec::new());
         };
         let found = self
@@ -925,7 +909,7 @@ impl Tab {
                 "Runtime.callFunctionOn",
                 json!({
                     "functionDeclaration": js::FRAMEWORK_TARGETS_JS,
-                    "executionContextId": ctx.inner(),
+                    "executionContextId": ctx,
                     "arguments": [{"value": max}],
                     "returnByValue": false,
                     "objectGroup": LISTENER_GROUP,
