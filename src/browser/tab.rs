@@ -775,7 +775,8 @@ impl Tab {
     /// probe world, concurrently) and stored with one `Runtime.callFunctionOn`. The framework
     /// scan runs in the main world and only for frames of the page session (an out-of-process
     /// frame has no main-world context here). The whole call is bounded by `within`; its remote
-    /// objects are released afterwards.
+    /// objects are released afterwards. A document of more than 10,000 elements is not listed
+    /// (an error: see `listener_root.js`).
     pub async fn listener_targets(
         &self,
         frame: &FrameRef,
@@ -816,7 +817,11 @@ impl Tab {
         let document = root
             .pointer("/result/objectId")
             .and_then(Value::as_str)
-            .ok_or_else(|| CommandError::failed("listener targets: the frame has no document"))?
+            .ok_or_else(|| {
+                CommandError::failed(
+                    "listener targets: no document, or more than 10,000 elements (not listed)",
+                )
+            })?
             .to_string();
         let listed = self
             .call_in(
