@@ -29,6 +29,7 @@ mod navigation;
 mod network;
 mod observation;
 mod observation_beyond;
+mod observation_listeners;
 mod page_data;
 mod page_state;
 mod read_element;

@@ -192,7 +192,9 @@ fn controls_behind_an_open_dialog_or_an_overlay_are_one_line() {
         page:navigate{ url = A .. "/listener_only.html" }:unwrap()
         js("var d = document.createElement('div'); d.id = 'scrim'; d.style.cssText = 'position:fixed;inset:0;z-index:5'; document.body.appendChild(d); true")
         local o = page:get_browser_state{ highlight = false }:unwrap()
-        eq(lines(o.text)[1], "(2 controls behind an overlay)")
+        -- The pointer tile and #wipe, the canvas, the help span, the plain and the React tiles
+        -- (listener targets) and the five colour swatches.
+        eq(lines(o.text)[1], "(11 controls behind an overlay)")
         eq(o.behindOverlay.what, "overlay"); eq(o.elementCount, 0)
         hasnt(o.text, "covered-by"); hasnt(o.text, "Clear board")
     "#);

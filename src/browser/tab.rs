@@ -86,6 +86,70 @@ impl MouseButton {
     }
 }
 
+/// The object group of [`Tab::listener_targets`]' remote objects (released after each call).
+const LISTENER_GROUP: &str = "moonpilot-listen";
+/// The listener types that make a node a click target of its own.
+pub const CLICK_TYPES: [&str; 7] = [
+    "click",
+    "dblclick",
+    "mousedown",
+    "mouseup",
+    "pointerdown",
+    "pointerup",
+    "touchstart",
+];
+/// A node with more listener types than this is a delegation root, not a target.
+pub const MAX_LISTENER_TYPES: usize = 6;
+/// At most this many listener-only targets are stored per frame.
+pub const MAX_LISTENER_TARGETS: usize = 300;
+
+/// What [`Tab::listener_targets`] stored for one frame.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ListenerTargets {
+    /// Elements stored because the browser holds a click-like listener for them.
+    pub listeners: usize,
+    /// Elements stored because of a React/Vue click handler.
+    pub traces: usize,
+}
+
+/// The backendNodeIds of `DOMDebugger.getEventListeners`' answer that are click targets: at
+/// least one of [`CLICK_TYPES`], at most [`MAX_LISTENER_TYPES`] types, in listing order, at
+/// most [`MAX_LISTENER_TARGETS`].
+fn click_targets(listed: &Value) -> Vec<i64> {
+    let mut order: Vec<i64> = Vec::new();
+    let mut types: HashMap<i64, (bool, Vec<String>)> = HashMap::new();
+    for l in listed
+        .get("listeners")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let (Some(id), Some(kind)) = (
+            l.get("backendNodeId").and_then(Value::as_i64),
+            l.get("type").and_then(Value::as_str),
+        ) else {
+            continue;
+        };
+        let entry = types.entry(id).or_insert_with(|| {
+            order.push(id);
+            (false, Vec::new())
+        });
+        entry.0 |= CLICK_TYPES.contains(&kind);
+        if !entry.1.iter().any(|t| t == kind) {
+            entry.1.push(kind.to_string());
+        }
+    }
+    order
+        .into_iter()
+        .filter(|id| {
+            types
+                .get(id)
+                .is_some_and(|(click, kinds)| *click && kinds.len() <= MAX_LISTENER_TYPES)
+        })
+        .take(MAX_LISTENER_TARGETS)
+        .collect()
+}
+
 /// Where the tab's mouse is and which buttons it holds, as the mouse commands left them.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Pointer {
@@ -539,6 +603,21 @@ impl Tab {
         }
     }
 
+    /// The execution context id of `frame`'s main world (where the page's own scripts run), for
+    /// frames of the page session; `None` for out-of-process frames or while it is not known.
+    async fn main_world(&self, frame: &FrameRef) -> Option<Value> {
+        let ctx = match &frame.session {
+            FrameSession::Page if frame.is_main() => self.page.execution_context().await,
+            FrameSession::Page => {
+                self.page
+                    .frame_execution_context(frame.frame_id.clone().into())
+                    .await
+            }
+            FrameSession::Remote { .. } => return None,
+        };
+        ctx.ok().flatten().map(|c| json!(c.inner()))
+    }
+
     /// Calls a function file of `js/` in `frame`'s utility world (see `probe_context`) with one
     /// JSON argument and returns its JSON result (promises awaited).
     pub async fn call_function(
@@ -588,19 +667,7 @@ impl Tab {
         function: &'static str,
         arg: Value,
     ) -> Result<T, CommandError> {
-        let ctx = match &frame.session {
-            FrameSession::Page if frame.is_main() => {
-                self.page.execution_context().await.ok().flatten()
-            }
-            FrameSession::Page => self
-                .page
-                .frame_execution_context(frame.frame_id.clone().into())
-                .await
-                .ok()
-                .flatten(),
-            FrameSession::Remote { .. } => None,
-        };
-        let Some(ctx) = ctx else {
+        let Some(ctx) = self.main_world(frame).await else {
             return self.call_probe(frame, function, arg).await;
         };
         let params = json!({
@@ -608,7 +675,7 @@ impl Tab {
             "arguments": [{"value": arg}],
             "returnByValue": true,
             "awaitPromise": true,
-            "executionContextId": ctx.inner(),
+            "executionContextId": ctx,
         });
         let res = self
             .call_in(frame, "Runtime.callFunctionOn", params)
@@ -689,6 +756,210 @@ impl Tab {
         types.sort();
         types.dedup();
         Ok(types)
+    }
+
+    /// Finds the listener-only click targets of `frame` and stores them where the DOM index
+    /// probe (`dom_index.js`, JS-PROBES.md §1.7 rules 7b/7d) reads them: the world-global
+    /// WeakSets `__mpListen` (elements the browser holds a click-like listener for) and
+    /// `__mpFramework` (elements with a React/Vue click handler on a page with a React/Vue
+    /// root) of the probe's isolated world. Both sets are replaced on every call, so a set never
+    /// outlives the read that made it unless the call fails (the caller then tells the probe
+    /// not to read them).
+    ///
+    /// `DOMDebugger.getEventListeners` on the document (depth -1, piercing shadow roots and
+    /// same-process frames; the document is taken in the frame's main world, see
+    /// `listener_root.js`) lists every node's listeners with its backendNodeId; a node counts when it has one of
+    /// [`CLICK_TYPES`] and at most [`MAX_LISTENER_TYPES`] listener types (more is a delegation
+    /// root, e.g. a React 17+ root container); the document, html and body are dropped by the
+    /// store. At most [`MAX_LISTENER_TARGETS`] nodes are resolved (`DOM.resolveNode` into the
+    /// probe world, concurrently) and stored with one `Runtime.callFunctionOn`. The framework
+    /// scan runs in the main world and only for frames of the page session (an out-of-process
+    /// frame has no main-world context here). The whole call is bounded by `within`; its remote
+    /// objects are released afterwards. A document of more than 10,000 elements is not listed
+    /// (an error: see `listener_root.js`).
+    pub async fn listener_targets(
+        &self,
+        frame: &FrameRef,
+        within: Duration,
+    ) -> Result<ListenerTargets, CommandError> {
+        let res = tokio::time::timeout(within, self.find_listener_targets(frame))
+            .await
+            .unwrap_or_else(|_| Err(CommandError::unanswered("listener targets", within)));
+        let release = self.call_in(
+            frame,
+            "Runtime.releaseObjectGroup",
+            json!({"objectGroup": LISTENER_GROUP}),
+        );
+        let _ = tokio::time::timeout(within, release).await;
+        res
+    }
+
+    async fn find_listener_targets(
+        &self,
+        frame: &FrameRef,
+    ) -> Result<ListenerTargets, CommandError> {
+        let ctx = self.probe_context(frame, false).await?;
+        // The document in the frame's main world (see listener_root.js for why not ours).
+        let mut root_params = json!({
+            "expression": js::LISTENER_ROOT_JS,
+            "returnByValue": false,
+            "objectGroup": LISTENER_GROUP,
+        });
+        match &frame.session {
+            FrameSession::Page => {
+                root_params["contextId"] = self.main_world(frame).await.ok_or_else(navigating)?;
+            }
+            // The session's default context is its root frame's main world; a frame below it
+            // lists another document, whose nodes the store drops (not in its document).
+            FrameSession::Remote { .. } => {}
+        }
+        let root = self.call_in(frame, "Runtime.evaluate", root_params).await?;
+        let document = root
+            .pointer("/result/objectId")
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                CommandError::failed(
+                    "listener targets: no document, or more than 10,000 elements (not listed)",
+                )
+            })?
+            .to_string();
+        let listed = self
+            .call_in(
+                frame,
+                "DOMDebugger.getEventListeners",
+                json!({"objectId": document, "depth": -1, "pierce": true}),
+            )
+            .await?;
+        let listener_ids = click_targets(&listed);
+        let framework_ids = match frame.session {
+            FrameSession::Page if listener_ids.len() < MAX_LISTENER_TARGETS => self
+                .framework_targets(frame, MAX_LISTENER_TARGETS - listener_ids.len())
+                .await
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|id| !listener_ids.contains(id))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let resolve = |id: i64| {
+            let ctx = ctx.clone();
+            async move {
+                self.call_in(
+                    frame,
+                    "DOM.resolveNode",
+                    json!({"backendNodeId": id, "executionContextId": ctx, "objectGroup": LISTENER_GROUP}),
+                )
+                .await
+                .ok()
+                .and_then(|r| r.pointer("/object/objectId").and_then(Value::as_str).map(str::to_string))
+            }
+        };
+        let resolved = futures::future::join_all(
+            listener_ids
+                .iter()
+                .chain(framework_ids.iter())
+                .map(|&id| resolve(id)),
+        )
+        .await;
+        let (listened, traced) = resolved.split_at(listener_ids.len().min(resolved.len()));
+        let listeners: Vec<String> = listened.iter().flatten().cloned().collect();
+        let traces: Vec<String> = traced.iter().flatten().cloned().collect();
+        let mut arguments = vec![json!({"value": listeners.len()})];
+        arguments.extend(
+            listeners
+                .iter()
+                .chain(traces.iter())
+                .map(|id| json!({"objectId": id})),
+        );
+        let stored = self
+            .call_in(
+                frame,
+                "Runtime.callFunctionOn",
+                json!({
+                    "functionDeclaration": js::LISTENER_STORE_JS,
+                    "executionContextId": ctx,
+                    "arguments": arguments,
+                    "returnByValue": true,
+                }),
+            )
+            .await?;
+        let value = remote_value("Runtime.callFunctionOn", stored)?;
+        let count = |key: &str| {
+            value
+                .get(key)
+                .and_then(Value::as_u64)
+                .and_then(|n| usize::try_from(n).ok())
+                .unwrap_or(0)
+        };
+        Ok(ListenerTargets {
+            listeners: count("listeners"),
+            traces: count("traces"),
+        })
+    }
+
+    /// The backendNodeIds of the elements of `frame` (a frame of the page session) that carry
+    /// a React/Vue click handler, at most `max` (`framework_targets.js` in the main world, then
+    /// `DOM.describeNode` on each element it answered).
+    async fn framework_targets(
+        &self,
+        frame: &FrameRef,
+        max: usize,
+    ) -> Result<Vec<i64>, CommandError> {
+        let Some(ctx) = self.main_world(frame).await else {
+            return Ok(Vec::new());
+        };
+        let found = self
+            .call_in(
+                frame,
+                "Runtime.callFunctionOn",
+                json!({
+                    "functionDeclaration": js::FRAMEWORK_TARGETS_JS,
+                    "executionContextId": ctx,
+                    "arguments": [{"value": max}],
+                    "returnByValue": false,
+                    "objectGroup": LISTENER_GROUP,
+                }),
+            )
+            .await?;
+        let Some(array) = found.pointer("/result/objectId").and_then(Value::as_str) else {
+            return Ok(Vec::new());
+        };
+        if found.pointer("/result/description").and_then(Value::as_str) == Some("Array(0)") {
+            return Ok(Vec::new());
+        }
+        let props = self
+            .call_in(
+                frame,
+                "Runtime.getProperties",
+                json!({"objectId": array, "ownProperties": true}),
+            )
+            .await?;
+        let elements: Vec<String> = props
+            .get("result")
+            .and_then(Value::as_array)
+            .map(|list| {
+                list.iter()
+                    .filter(|p| {
+                        p.get("name")
+                            .and_then(Value::as_str)
+                            .is_some_and(|n| n.parse::<usize>().is_ok())
+                    })
+                    .filter_map(|p| p.pointer("/value/objectId").and_then(Value::as_str))
+                    .map(str::to_string)
+                    .take(max)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let described = futures::future::join_all(
+            elements
+                .iter()
+                .map(|id| self.call_in(frame, "DOM.describeNode", json!({"objectId": id}))),
+        )
+        .await;
+        Ok(described
+            .into_iter()
+            .filter_map(|r| r.ok()?.pointer("/node/backendNodeId")?.as_i64())
+            .collect())
     }
 
     /// Evaluates caller-supplied script text in `frame`'s main world (`execute_js`): promises
@@ -1988,6 +2259,36 @@ pub fn decode_base64(s: &str) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn click_targets_keep_click_like_nodes_and_drop_delegation_roots() {
+        let l = |id: i64, kind: &str| json!({"type": kind, "backendNodeId": id});
+        let mut listeners = vec![
+            l(7, "pointerdown"),
+            l(9, "keydown"),
+            l(8, "click"),
+            l(8, "click"),
+            l(8, "mouseover"),
+        ];
+        // Node 3 has seven listener types: a delegation root (React's root container).
+        for kind in [
+            "click", "keydown", "keyup", "input", "change", "focusin", "focusout",
+        ] {
+            listeners.push(l(3, kind));
+        }
+        listeners.push(json!({"type": "click"}));
+        let ids = click_targets(&json!({ "listeners": listeners }));
+        assert_eq!(
+            ids,
+            [7, 8],
+            "listing order; keydown-only 9 and the root 3 dropped"
+        );
+        let many: Vec<Value> = (0..400).map(|i| l(i, "click")).collect();
+        let capped = click_targets(&json!({ "listeners": many }));
+        assert_eq!(capped.len(), MAX_LISTENER_TARGETS);
+        assert_eq!(capped[299], 299);
+        assert!(click_targets(&json!({})).is_empty());
+    }
 
     #[test]
     fn base64_decodes() {

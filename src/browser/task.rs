@@ -60,6 +60,8 @@ pub struct SnapElement {
     pub name: Option<String>,
     /// Element text as rendered.
     pub text: String,
+    /// Why the snapshot indexed it (`IndexedElement::reason`); `None` when not from a snapshot.
+    pub reason: Option<String>,
 }
 
 /// A frame as recorded in a snapshot (for re-finding it when it reloads).

@@ -714,6 +714,7 @@ async fn by_query(
         id: expect.id,
         name: expect.name,
         text,
+        reason: None,
     };
     let target = Target {
         tab,

@@ -103,6 +103,10 @@ pub struct IndexedElement {
     pub text: String,
     /// Bounding client rect `[left, top, width, height]` in the frame's viewport, CSS px.
     pub rect: [i64; 4],
+    /// Why the probe indexed it (JS-PROBES.md §1.7): `native`, `role`, `cursor`,
+    /// `contenteditable`, `handler-attr`, `listener`, `framework`, `class`, `tabindex` or
+    /// `label-for-hidden`; `None` when the probe did not say.
+    pub reason: Option<String>,
 }
 
 /// The large-image hint of a frame (JS-PROBES.md §15).
@@ -178,6 +182,7 @@ struct Extra {
     id: Option<String>,
     name: Option<String>,
     rect: [i64; 4],
+    reason: Option<String>,
 }
 
 /// Parses the `value` of a successful DOM index probe call into a [`FrameDom`].
@@ -185,7 +190,8 @@ struct Extra {
 /// Wire format of `value.tree`, a flat pre-order list (so that no JSON nesting limit is ever
 /// reached on deep pages), given as an array or as its JSON text (the probe sends text: one
 /// string crosses the protocol much faster than thousands of small arrays):
-/// - element: `[depth, tag, seg, flags, index, attrs|null, [id|null, name|null, [l,t,w,h]]]`,
+/// - element: `[depth, tag, seg, flags, index, attrs|null, [id|null, name|null, [l,t,w,h],
+///   reason]]`,
 ///   where `seg` is the 1-based position among same-tag siblings (0 when unique), `flags` has
 ///   bits 1 visible, 2 top-most, 4 shadow-root child, 8 new, 16 covered, `index` is -1 when not
 ///   indexed, and the last two items may be omitted;
@@ -331,6 +337,7 @@ pub fn parse_frame(value: Value) -> Result<FrameDom, String> {
             attributes: el.attributes.iter().cloned().collect(),
             text: render::element_text(&nodes, at),
             rect: extra.rect,
+            reason: extra.reason,
         });
     }
     elements.sort_by_key(|e| e.index);
@@ -425,8 +432,8 @@ fn push_step(out: &mut String, tag: &str, seg: u64, shadow: bool) {
     }
 }
 
-/// Reads the `[id, name, [l, t, w, h]]` item of an indexed element (lenient: missing parts are
-/// `None` or zero).
+/// Reads the `[id, name, [l, t, w, h], reason]` item of an indexed element (lenient: missing
+/// parts are `None` or zero; a reason is a short lower-case word, anything else is `None`).
 fn parse_extra(value: Option<&Value>) -> Extra {
     let items = value.and_then(Value::as_array);
     let text_at = |i: usize| {
@@ -450,6 +457,8 @@ fn parse_extra(value: Option<&Value>) -> Extra {
         id: text_at(0),
         name: text_at(1),
         rect,
+        reason: text_at(3)
+            .filter(|r| r.len() <= 32 && r.bytes().all(|b| b.is_ascii_lowercase() || b == b'-')),
     }
 }
 
@@ -480,4 +489,65 @@ pub struct FrameHeader {
     pub skipped: bool,
     /// Why the frame could not be read, when it failed.
     pub read_failure: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn elements_of(tree: Value) -> Vec<IndexedElement> {
+        parse_frame(json!({"root_xpath": "html/body", "tree": tree}))
+            .unwrap()
+            .elements
+    }
+
+    #[test]
+    fn the_reason_an_element_was_indexed_is_read_from_extra() {
+        let els = elements_of(json!([
+            [0, "body", 0, 0, -1],
+            [1, "canvas", 0, 3, 0, null, ["pad", null, [16, 60, 400, 200], "listener"]],
+            [1, "span", 1, 3, 1, {"role": "link"}, [null, null, [0, 0, 80, 18], "role"]],
+            [1, "div", 1, 3, 2, null, ["react-tile", null, [0, 0, 90, 34], "framework"]],
+            [1, "div", 2, 3, 3, null, ["pointer-tile", null, [0, 0, 90, 34], "cursor"]],
+            [1, "button", 0, 3, 4, null, [null, null, [0, 0, 60, 20], "label-for-hidden"]]
+        ]));
+        let reasons: Vec<Option<&str>> = els.iter().map(|e| e.reason.as_deref()).collect();
+        assert_eq!(
+            reasons,
+            [
+                Some("listener"),
+                Some("role"),
+                Some("framework"),
+                Some("cursor"),
+                Some("label-for-hidden")
+            ]
+        );
+        assert_eq!(els[0].id.as_deref(), Some("pad"));
+        assert_eq!(els[0].rect, [16, 60, 400, 200]);
+        assert_eq!(els[0].xpath, "html/body/canvas");
+    }
+
+    #[test]
+    fn a_missing_or_odd_reason_is_none() {
+        let els = elements_of(json!([
+            [0, "body", 0, 0, -1],
+            [1, "a", 1, 3, 0, null, ["x", null, [0, 0, 1, 1]]],
+            [1, "a", 2, 3, 1, null, ["y", null, [0, 0, 1, 1], ""]],
+            [1, "a", 3, 3, 2, null, ["z", null, [0, 0, 1, 1], 7]],
+            [
+                1,
+                "a",
+                4,
+                3,
+                3,
+                null,
+                ["w", null, [0, 0, 1, 1], "Not A Reason!"]
+            ],
+            [1, "a", 5, 3, 4]
+        ]));
+        assert_eq!(els.len(), 5);
+        assert!(els.iter().all(|e| e.reason.is_none()), "{els:?}");
+        assert_eq!(els[0].id.as_deref(), Some("x"));
+    }
 }

@@ -16,7 +16,8 @@
   //            test reached another element; its attrs carry `covered-by`);
   //     index  highlight index or -1; attrs/extra are omitted when not needed;
   //     attrs  whitelisted and live attributes (only for elements that render a line);
-  //     extra  [id|null, name|null, [l, t, w, h]] (only for indexed elements).
+  //     extra  [id|null, name|null, [l, t, w, h], reason] (only for indexed elements); reason
+  //            is why it was indexed (isInteractive: native, role, cursor, ...).
   //   text:    [depth, trimmedText]
   // Locators are rebuilt from `root_xpath` + seg chain; shadow content uses `/#shadow-root/`.
   //
@@ -275,30 +276,95 @@
       return false;
     };
 
+    // Listener-only targets (rules 7b and 7d), stored in this world by Tab::listener_targets
+    // just before this call; `listeners` says they are fresh (otherwise they are not read).
+    const listenSet = opts.listeners === true && globalThis.__mpListen instanceof WeakSet
+      ? globalThis.__mpListen : null;
+    const frameworkSet = opts.listeners === true && globalThis.__mpFramework instanceof WeakSet
+      ? globalThis.__mpFramework : null;
+    const LINKISH_ROLES = new Set(['link', 'menuitem', 'treeitem', 'row']);
+    // What a listener rule must not index: a container of other targets. Looks at most
+    // CONTAINER_SCAN descendants (more is a container in itself) and stops at the second
+    // interactive one. A target with one interactive descendant is kept only when that
+    // descendant leaves most of it to click (under half its area), and not when it is huge
+    // (over half the viewport) around it: a person clicks the canvas, the tile, the span, not
+    // the list that delegates its buttons' clicks nor the wrapper that covers the page.
+    const CONTAINER_SCAN = 500;
+    const targetInside = (d) => {
+      const t = d.localName;
+      if (t === 'button' || t === 'select' || t === 'textarea' || t === 'summary') return true;
+      if (t === 'a') return d.hasAttribute('href');
+      if (t === 'input') return d.type !== 'hidden';
+      if (d.hasAttribute('onclick')) return true;
+      const role = d.getAttribute('role');
+      if (role && (ROLES.has(role) || LINKISH_ROLES.has(role))) return true;
+      return (listenSet !== null && listenSet.has(d)) || (frameworkSet !== null && frameworkSet.has(d));
+    };
+    const isContainer = (el) => {
+      let found = null;
+      let seen = 0;
+      for (let d = el.firstElementChild; d !== null;) {
+        if (++seen > CONTAINER_SCAN) return true;
+        if (targetInside(d)) {
+          if (found !== null) return true;
+          found = d;
+        }
+        // Pre-order within `el`, not below a found target (its own content does not count).
+        let next = d === found ? null : d.firstElementChild;
+        if (next === null) {
+          let up = d;
+          while (up !== el && up.nextElementSibling === null) up = up.parentElement;
+          next = up === el ? null : up.nextElementSibling;
+        }
+        d = next;
+      }
+      if (found === null) return false;
+      const r = el.getBoundingClientRect();
+      const area = r.width * r.height;
+      if (area > 0.5 * vw * vh) return true;
+      const f = found.getBoundingClientRect();
+      return f.width * f.height >= 0.5 * area;
+    };
+    const listenedTo = (el) => listenSet !== null && listenSet.has(el);
+
     // §1.7, with the cursor rule first (the documented quirk is kept for index parity).
+    // Answers why the element is interactive (a reason string: `native`, `role`, `cursor`,
+    // `contenteditable`, `handler-attr`, `listener`, `framework`, `class`), or '' when it is not.
     const isInteractive = (el, tag, style) => {
       const cursor = style.cursor;
-      if (tag !== 'html' && INTERACTIVE_CURSORS.has(cursor)) return true;
+      if (tag !== 'html' && INTERACTIVE_CURSORS.has(cursor)) return 'cursor';
       if (NATIVE.has(tag)) {
-        if (NON_INTERACTIVE_CURSORS.has(cursor)) return false;
-        if (el.hasAttribute('disabled') || el.hasAttribute('readonly')) return false;
-        if (el.disabled === true || el.readOnly === true || el.inert === true) return false;
-        return true;
+        if (NON_INTERACTIVE_CURSORS.has(cursor)) return '';
+        if (el.hasAttribute('disabled') || el.hasAttribute('readonly')) return '';
+        if (el.disabled === true || el.readOnly === true || el.inert === true) return '';
+        return 'native';
       }
-      if (el.isContentEditable) return true;
+      if (el.isContentEditable) return 'contenteditable';
+      let role = null;
       if (el.hasAttributes()) {
-        if (el.getAttribute('contenteditable') === 'true') return true;
+        if (el.getAttribute('contenteditable') === 'true') return 'contenteditable';
         const cls = el.getAttribute('class');
-        if (cls && (el.classList.contains('button') || el.classList.contains('dropdown-toggle'))) return true;
+        if (cls && (el.classList.contains('button') || el.classList.contains('dropdown-toggle'))) return 'class';
         if (el.getAttribute('data-index') || el.getAttribute('data-toggle') === 'dropdown'
-          || el.getAttribute('aria-haspopup') === 'true') return true;
-        if (ROLES.has(el.getAttribute('role')) || ROLES.has(el.getAttribute('aria-role'))) return true;
+          || el.getAttribute('aria-haspopup') === 'true') return 'handler-attr';
+        role = el.getAttribute('role');
+        if (ROLES.has(role) || ROLES.has(el.getAttribute('aria-role'))) return 'role';
+        // Rule 7c: link-like roles that are focusable or listened to.
+        if (LINKISH_ROLES.has(role) && el.hasAttribute('tabindex')) return 'role';
       }
       try {
-        return hasHandlerAttr(el, MOUSE_HANDLERS);
+        if (hasHandlerAttr(el, MOUSE_HANDLERS)) return 'handler-attr';
       } catch (e) {
-        return false;
+        return '';
       }
+      if (tag === 'body' || tag === 'html') return '';
+      // Rules 7b/7c: a listener of its own; 7d: a framework click handler (React/Vue root only).
+      if (listenedTo(el)) {
+        if (isContainer(el)) return '';
+        return LINKISH_ROLES.has(role) ? 'role' : 'listener';
+      }
+      if (frameworkSet !== null && frameworkSet.has(el) && !isContainer(el)) return 'framework';
+      return '';
     };
 
     // §1.10: whether a descendant of an indexed element deserves its own index.
@@ -704,9 +770,10 @@
       let coveredBy = null;
       let shadowed = false;
       const silent = quiet.has(el);
+      let reason = '';
       if (visible) {
-        const candidate = !silent && (forHidden.has(el) || isInteractive(el, tag, style));
-        if (candidate && (!hl || isDistinct(el, tag, style))) {
+        if (!silent) reason = forHidden.has(el) ? 'label-for-hidden' : isInteractive(el, tag, style);
+        if (reason && (!hl || isDistinct(el, tag, style))) {
           const hit = hitOf(el, root);
           top = hit === null;
           if (top) {
@@ -748,7 +815,8 @@
       if (index >= 0) {
         const r = rect || el.getBoundingClientRect();
         extra = [el.getAttribute('id'), el.getAttribute('name'),
-          [Math.round(r.left), Math.round(r.top), Math.round(r.width), Math.round(r.height)]];
+          [Math.round(r.left), Math.round(r.top), Math.round(r.width), Math.round(r.height)],
+          reason];
         if (doHighlight && (focusIndex < 0 || focusIndex === index)) toDraw.push([el, index, r]);
       }
       const f = {

@@ -68,6 +68,15 @@ pub const CONTENT_FINGERPRINT_JS: &str = probe!("content_fingerprint.js");
 /// The index interactions' element ops: check state, focus, drop-downs, scrolling, file
 /// inputs and their read-back, the focused element (§9, §14).
 pub const ELEMENT_ACTIONS_JS: &str = lib_probe!("element_actions.js");
+/// Expression, evaluated in a frame's main world: its `document` as a remote object, the root
+/// that `Tab::listener_targets` lists event listeners under.
+pub const LISTENER_ROOT_JS: &str = include_str!("listener_root.js");
+/// Called in a frame's probe world with remote nodes as arguments: stores the listener-only
+/// targets in the world-global WeakSets `__mpListen` / `__mpFramework` that the DOM index reads.
+pub const LISTENER_STORE_JS: &str = include_str!("listener_store.js");
+/// Called in a frame's main world: the elements carrying a React/Vue click handler, only when the
+/// page has a React or Vue root (answers an array, not the envelope).
+pub const FRAMEWORK_TARGETS_JS: &str = include_str!("framework_targets.js");
 /// Framework traces of event listeners (§13.1), called on an element in the page's main world.
 pub const LISTENER_TRACES_JS: &str = probe!("listener_traces.js");
 /// The image behind an element: its URL, alt text and natural size (download_image).
