@@ -86,7 +86,10 @@ impl MouseButton {
     }
 }
 
-/// The object group of [`Tab::listener_targets`]' remote objects (released after each call).
+/// How long freeing the listener step's remote handles may take.
+const LISTENER_RELEASE: Duration = Duration::from_secs(1);
+/// The object group of [`Tab::listener_targets`]' remote objects (released while the reader
+/// reads, by [`Tab::release_listener_targets`]).
 const LISTENER_GROUP: &str = "moonpilot-listen";
 /// The listener types that make a node a click target of its own.
 pub const CLICK_TYPES: [&str; 7] = [
@@ -782,16 +785,21 @@ impl Tab {
         frame: &FrameRef,
         within: Duration,
     ) -> Result<ListenerTargets, CommandError> {
-        let res = tokio::time::timeout(within, self.find_listener_targets(frame))
+        tokio::time::timeout(within, self.find_listener_targets(frame))
             .await
-            .unwrap_or_else(|_| Err(CommandError::unanswered("listener targets", within)));
+            .unwrap_or_else(|_| Err(CommandError::unanswered("listener targets", within)))
+    }
+
+    /// Frees the remote handles [`Tab::listener_targets`] made in `frame` (the stored set
+    /// holds the elements themselves, so this may run while the reader reads). Bounded; a
+    /// failure leaves them to the next release or to the document's end.
+    pub async fn release_listener_targets(&self, frame: &FrameRef) {
         let release = self.call_in(
             frame,
             "Runtime.releaseObjectGroup",
             json!({"objectGroup": LISTENER_GROUP}),
         );
-        let _ = tokio::time::timeout(within, release).await;
-        res
+        let _ = tokio::time::timeout(LISTENER_RELEASE, release).await;
     }
 
     async fn find_listener_targets(
@@ -823,24 +831,28 @@ impl Tab {
                 )
             })?
             .to_string();
-        let listed = self
-            .call_in(
-                frame,
-                "DOMDebugger.getEventListeners",
-                json!({"objectId": document, "depth": -1, "pierce": true}),
-            )
-            .await?;
-        let listener_ids = click_targets(&listed);
-        let framework_ids = match frame.session {
-            FrameSession::Page if listener_ids.len() < MAX_LISTENER_TARGETS => self
-                .framework_targets(frame, MAX_LISTENER_TARGETS - listener_ids.len())
-                .await
-                .unwrap_or_default()
-                .into_iter()
-                .filter(|id| !listener_ids.contains(id))
-                .collect(),
-            _ => Vec::new(),
+        // The listeners and the framework traces are looked up at once (independent calls).
+        let listing = self.call_in(
+            frame,
+            "DOMDebugger.getEventListeners",
+            json!({"objectId": document, "depth": -1, "pierce": true}),
+        );
+        let tracing = async {
+            match frame.session {
+                FrameSession::Page => self
+                    .framework_targets(frame, MAX_LISTENER_TARGETS)
+                    .await
+                    .unwrap_or_default(),
+                FrameSession::Remote { .. } => Vec::new(),
+            }
         };
+        let (listed, traced) = tokio::join!(listing, tracing);
+        let listener_ids = click_targets(&listed?);
+        let framework_ids: Vec<i64> = traced
+            .into_iter()
+            .filter(|id| !listener_ids.contains(id))
+            .take(MAX_LISTENER_TARGETS.saturating_sub(listener_ids.len()))
+            .collect();
         let resolve = |id: i64| {
             let ctx = ctx.clone();
             async move {

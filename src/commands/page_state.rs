@@ -276,6 +276,31 @@ struct Stamp {
     ready_state: String,
 }
 
+/// Stores the listener-only targets of `frame` for the reader (`Tab::listener_targets`),
+/// bounded by [`LISTENER_BOUND`] and a quarter of what is left of the read: a failure or a
+/// timeout only means the reader does without them (false); the snapshot never fails for it.
+async fn listeners_of(tab: &Tab, frame: &FrameRef, read_deadline: Instant, t0: Instant) -> bool {
+    let within = LISTENER_BOUND.min(
+        read_deadline
+            .saturating_duration_since(Instant::now())
+            .checked_div(4)
+            .unwrap_or_default(),
+    );
+    if within.is_zero() {
+        return false;
+    }
+    match tab.listener_targets(frame, within).await {
+        Ok(found) => {
+            tracing::debug!(target: "moonpilot::snapshot", "frame {}: {} listener and {} framework targets after {:?}", frame.ordinal, found.listeners, found.traces, t0.elapsed());
+            true
+        }
+        Err(e) => {
+            tracing::debug!(target: "moonpilot::snapshot", "frame {}: listener targets not read: {}", frame.ordinal, e.msg);
+            false
+        }
+    }
+}
+
 async fn read_once(
     tab: &Tab,
     opts: SnapshotOptions,
@@ -284,7 +309,16 @@ async fn read_once(
     let t0 = Instant::now();
     let mut text_left = opts.max_text_chars;
     let mut time_up = false;
-    let frames = tab.frames(true).await?;
+    // The frame list, the main document's stamp and its listener targets are independent:
+    // asked at once, they cost one round of calls instead of three.
+    let local_main = tab.main_frame_local();
+    let (frames, before, main_listeners) = tokio::join!(
+        tab.frames(true),
+        tab.call_probe::<Stamp>(&local_main, js::SNAPSHOT_WATCH_JS, json!({})),
+        listeners_of(tab, &local_main, read_deadline, t0),
+    );
+    let frames = frames?;
+    let mut main_listeners = Some(main_listeners);
     tracing::debug!(target: "moonpilot::snapshot", "frames listed after {:?}", t0.elapsed());
     let main = frames.first().cloned().ok_or_else(|| {
         CommandError::new(
@@ -292,9 +326,6 @@ async fn read_once(
             "page_navigating: the page has no main frame",
         )
     })?;
-    let before = tab
-        .call_probe::<Stamp>(&main, js::SNAPSHOT_WATCH_JS, json!({}))
-        .await;
     let mut issues = Vec::new();
     let mut reads = Vec::new();
     let mut cursor: u32 = 0;
@@ -325,27 +356,11 @@ async fn read_once(
             });
             continue;
         }
-        // Listener-only targets first (rule 7b/7d of the index): bounded, and a failure or a
-        // timeout only means the reader does without them; the snapshot never fails for it.
-        let listen_within = LISTENER_BOUND.min(
-            read_deadline
-                .saturating_duration_since(Instant::now())
-                .checked_div(4)
-                .unwrap_or_default(),
-        );
-        let listeners = if listen_within.is_zero() {
-            false
-        } else {
-            match tab.listener_targets(&frame, listen_within).await {
-                Ok(found) => {
-                    tracing::debug!(target: "moonpilot::snapshot", "frame {}: {} listener and {} framework targets after {:?}", frame.ordinal, found.listeners, found.traces, t0.elapsed());
-                    true
-                }
-                Err(e) => {
-                    tracing::debug!(target: "moonpilot::snapshot", "frame {}: listener targets not read: {}", frame.ordinal, e.msg);
-                    false
-                }
-            }
+        // Listener-only targets first (rule 7b/7d of the index); the main frame's were asked
+        // for with the frame list.
+        let listeners = match main_listeners.take().filter(|_| frame.is_main()) {
+            Some(found) => found,
+            None => listeners_of(tab, &frame, read_deadline, t0).await,
         };
         let budget = read_deadline
             .saturating_duration_since(Instant::now())
@@ -370,7 +385,9 @@ async fn read_once(
             .checked_sub(READER_STOP_MARGIN)
             .unwrap_or(opts.deadline)
             .max(Instant::now() + budget + READER_GRACE);
-        let answer = match tokio::time::timeout_at(stop_at.into(), call).await {
+        // The listener step's handles are freed while the reader reads (one round trip less).
+        let read = async { tokio::join!(call, tab.release_listener_targets(&frame)).0 };
+        let answer = match tokio::time::timeout_at(stop_at.into(), read).await {
             Ok(answer) => answer,
             Err(_) => {
                 let _ = tab.terminate_execution(&frame).await;
