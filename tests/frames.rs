@@ -15,7 +15,7 @@ fn default_snapshot_skips_cross_site_frames_with_a_hint() {
         page:navigate{ url = A .. "/frames.html" }:unwrap()
         local s = page:get_browser_state{}:unwrap()
         has(s.frameHint, "includeFrames=true")
-        has(s.text, "--- frame[0] (main) " .. A .. "/frames.html ---\n")
+        has(s.text, "--- frame[0] (main) ---\n")
         has(s.text, "\n--- frame[1] /child.html name=\"samechild\" ---\n")
         has(s.text, "\n--- frame[2] " .. B .. "/child.html (cross-site) not read: includeFrames=true ---")
         has(s.text, "child at 127.0.0.1", "same-origin frame content")

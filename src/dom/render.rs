@@ -492,7 +492,7 @@ fn is_heading_line(line: &str) -> bool {
     (1..=6).contains(&hashes) && line[hashes..].starts_with(' ')
 }
 
-/// The header line of a frame section (§2.4): `--- frame[0] (main) <url> ---`, then per frame
+/// The header line of a frame section (§2.4): `--- frame[0] (main) ---`, then per frame
 /// `--- frame[1] /child.html name="x" ---` (`url` already relative when it shares the main
 /// frame's origin), `(cross-site)` after the URL of an out-of-process frame, and for a frame
 /// that was not read because `includeFrames` is off
@@ -500,7 +500,14 @@ fn is_heading_line(line: &str) -> bool {
 fn frame_header(h: &FrameHeader, url: &str) -> String {
     let mut line = format!("--- frame[{}]", h.ordinal);
     if h.is_main {
+        // Its URL is the tab's (the tab block and `data.url` say it): frames below are relative
+        // to its origin.
         line.push_str(" (main)");
+        if let Some(reason) = &h.read_failure {
+            line.push_str(&format!(" [read failure: {reason}]"));
+        }
+        line.push_str(" ---");
+        return line;
     }
     line.push(' ');
     line.push_str(url);
@@ -1109,7 +1116,7 @@ mod tests {
             (other_port, String::new()),
         ];
         let want = [
-            "--- frame[0] (main) http://127.0.0.1:8701/frames.html ---",
+            "--- frame[0] (main) ---",
             "[0]<a >x/>",
             "[1]<a >y/>",
             "--- frame[1] /child.html?a=1#b ---",
