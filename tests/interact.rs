@@ -243,8 +243,14 @@ fn a_partly_covered_element_is_clicked_where_it_shows_and_a_covered_one_never() 
 fn clicks_that_cannot_reach_the_element_fail() {
     run(r#"
         page:navigate{ url = A .. "/unclickable.html" }:unwrap()
+        -- A disabled control has no index: #off gets one while enabled, then is disabled.
+        local shown = page:get_browser_state{}:unwrap()
+        for _, el in ipairs(shown.elements) do assert(el.id ~= "off", "a disabled button has no index") end
+        has(shown.text, "<button disabled>")
+        js("document.getElementById('off').disabled = false")
         local s = page:get_browser_state{}:unwrap()
         local off = index_of(s, function(el) return el.id == "off" end)
+        js("document.getElementById('off').disabled = true")
         local d = page:click_element_by_index{ index = off, timeoutMs = 300 }
         eq(d.ok, false, tostring(d)); eq(d.code, "ELEMENT_DISABLED"); eq(d.started, false)
         eq(d.data.fallbackReason, nil); eq(d.data.disabled, true)

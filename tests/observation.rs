@@ -4,14 +4,9 @@
 //! ARIA snapshot are measured by `benches/observation.rs` (not part of the suite: it needs node
 //! and playwright-core); its last figures are in `benches/observation_baseline.json`.
 
-use crate::support::harness::lua;
+use crate::support::harness::{lua, ELEMENT_HELPERS};
 
 const FIND: &str = r#"
-local function by_id(s)
-  local m = {}
-  for _, el in ipairs(s.elements) do if el.id and el.id ~= "" then m[el.id] = el end end
-  return m
-end
 -- The positional XPath of the first element matching `css` (JS-PROBES.md §1.9), or nil.
 local XPATH = [[
   const el = document.querySelector(%q);
@@ -30,15 +25,10 @@ local function xpath_of(css, frame)
   local r = page:execute_js{ body = XPATH:format(css), frame = frame }:unwrap()
   return r.result
 end
-local function count(s, pred)
-  local n = 0
-  for _, el in ipairs(s.elements) do if pred(el) then n = n + 1 end end
-  return n
-end
 "#;
 
 fn run(body: &str) {
-    lua(&format!("{FIND}{body}"));
+    lua(&format!("{ELEMENT_HELPERS}{FIND}{body}"));
 }
 
 #[test]
@@ -353,4 +343,44 @@ fn the_text_stays_within_the_measured_sizes() {
         end
     "##
     ));
+}
+
+/// What a person clicks stays what gets an index: items of a list whose clicks the list
+/// delegates keep their own indices (the list gets none); a styled checkbox's stand-in label
+/// says whether it is checked; a hint label beside a named control stays text; a wrapping
+/// label's name leaves out its select's options.
+#[test]
+fn delegated_items_stand_in_labels_and_label_words() {
+    run(r##"
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        page:execute_js{ body = [[
+          document.body.insertAdjacentHTML('beforeend',
+            '<ul id="results"><li style="cursor:pointer">First hit</li><li style="cursor:pointer">Second hit</li>'
+            + '<li style="cursor:pointer">Third hit</li></ul>'
+            + '<input type="checkbox" id="wrap" style="opacity:0;position:absolute"><label for="wrap" style="cursor:pointer">Wrap it</label>'
+            + '<label for="q">Search products and brands</label><input id="q" aria-label="Search">'
+            + '<label>Country <select id="country"><option>Norway</option><option>Sweden</option></select></label>');
+          document.getElementById('results').addEventListener('click', (e) => { window.picked = e.target.textContent; });
+          0
+        ]] }:unwrap()
+        local s = page:get_browser_state{ highlight = false }:unwrap()
+        local t = s.text
+        hasnt(t, "<ul ", "the delegating list has no line of its own")
+        has(t, "<li >First hit/>"); has(t, "<li >Third hit/>")
+        local second
+        for _, el in ipairs(s.elements) do if el.text == "Second hit" then second = el end end
+        assert(second, "the second item is indexed")
+        page:click_element_by_index{ index = second.index }:unwrap()
+        eq(page:execute_js{ body = "window.picked" }:unwrap().result, "Second hit")
+        has(t, "<label for='checkbox'>Wrap it/>"); hasnt(t, "label='Wrap it'", "the transparent box has no line")
+        has(t, "<input label='Search'/>", "the aria-label names the field")
+        has(t, "\nSearch products and brands\n", "the hint label stays text")
+        has(t, "<select label='Country' value='Norway'>Norway | Sweden/>", "no options in the name")
+        -- The stand-in label says the state of its control.
+        local wrap
+        for _, el in ipairs(s.elements) do if el.text == "Wrap it" then wrap = el end end
+        page:click_element_by_index{ index = wrap.index }:unwrap()
+        local after = page:get_browser_state{ highlight = false }:unwrap().text
+        has(after, "<label checked for='checkbox'>Wrap it/>"); hasnt(after, "label='Wrap it'")
+    "##);
 }

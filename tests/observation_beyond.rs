@@ -3,7 +3,7 @@
 //! frame that was not read, a control another element covers (`<button covered-by='div#cover'>…`)
 //! and the controls behind an open dialog or an overlay (`(3 controls behind the open dialog)`).
 
-use crate::support::harness::lua;
+use crate::support::harness::{lua, ELEMENT_HELPERS};
 
 const HELPERS: &str = r#"
 local function lines(text)
@@ -21,21 +21,10 @@ local function starting(text, prefix)
 end
 local function engine_beyond(text) return starting(text, "\u{2026} ") end
 local function headers(text) return table.concat(starting(text, "--- frame["), "\n") end
-local function by_id(s)
-  local m = {}
-  for _, el in ipairs(s.elements) do if el.id and el.id ~= "" then m[el.id] = el end end
-  return m
-end
-local function count(s, pred)
-  local n = 0
-  for _, el in ipairs(s.elements) do if pred(el) then n = n + 1 end end
-  return n
-end
-local function js(body) return page:execute_js{ body = body }:unwrap().result end
 "#;
 
 fn run(body: &str) {
-    lua(&format!("{HELPERS}\n{body}"));
+    lua(&format!("{ELEMENT_HELPERS}{HELPERS}\n{body}"));
 }
 
 #[test]

@@ -2,27 +2,10 @@
 //! listener (or a React/Vue handler) makes clickable are indexed, and every `elements[]` item
 //! says why it was indexed (`indexedBecause`). Delegation roots and containers are not indexed.
 
-use crate::support::harness::lua;
-
-const FIND: &str = r#"
-local function by_id(s)
-  local m = {}
-  for _, el in ipairs(s.elements) do
-    local id = el.snapshotId or el.id
-    if id and id ~= "" then m[id] = el end
-  end
-  return m
-end
-local function count(s, pred)
-  local n = 0
-  for _, el in ipairs(s.elements) do if pred(el) then n = n + 1 end end
-  return n
-end
-local function js(body) return page:execute_js{ body = body }:unwrap().result end
-"#;
+use crate::support::harness::{lua, ELEMENT_HELPERS};
 
 fn run(body: &str) {
-    lua(&format!("{FIND}{body}"));
+    lua(&format!("{ELEMENT_HELPERS}{body}"));
 }
 
 #[test]

@@ -143,6 +143,7 @@ fn issue_10_page_text_cannot_pose_as_engine_lines() {
         for line in (s.text .. "\n"):gmatch("(.-)\n") do
             local bare = line:gsub("^[ \t]+", "")
             if bare:match("^%*?%[%d+%]<") or bare:match("^<%a") or bare:find("--- frame[", 1, true) == 1
+                or bare:match("^#+ ") or bare:find("\u{2026} ", 1, true) == 1 or bare:match("^%(%d+ controls? behind")
                 or bare:find("Browser tab: ", 1, true) == 1 or bare:find("current tab is: ", 1, true) == 1
                 or bare:find("\u{2026} ", 1, true) == 1 or bare:match("^%(%d+ controls? behind") then
                 engine_like[#engine_like + 1] = line

@@ -138,7 +138,9 @@ fn click_targets(listed: &Value) -> Vec<i64> {
             (false, Vec::new())
         });
         entry.0 |= CLICK_TYPES.contains(&kind);
-        if !entry.1.iter().any(|t| t == kind) {
+        // Only click-like types count towards a delegation root: a drawing pad also listens
+        // to moves, wheels and keys.
+        if CLICK_TYPES.contains(&kind) && !entry.1.iter().any(|t| t == kind) {
             entry.1.push(kind.to_string());
         }
     }
@@ -2282,18 +2284,28 @@ mod tests {
             l(8, "click"),
             l(8, "mouseover"),
         ];
-        // Node 3 has seven listener types: a delegation root (React's root container).
-        for kind in [
-            "click", "keydown", "keyup", "input", "change", "focusin", "focusout",
-        ] {
+        // Node 3 listens to every click-like type: a delegation root (React's root container).
+        for kind in CLICK_TYPES.iter().chain(&["keydown", "input"]) {
             listeners.push(l(3, kind));
+        }
+        // Node 5 is a drawing pad: seven types, but only three of them click-like.
+        for kind in [
+            "mousedown",
+            "mousemove",
+            "mouseup",
+            "mouseout",
+            "touchstart",
+            "touchmove",
+            "wheel",
+        ] {
+            listeners.push(l(5, kind));
         }
         listeners.push(json!({"type": "click"}));
         let ids = click_targets(&json!({ "listeners": listeners }));
         assert_eq!(
             ids,
-            [7, 8],
-            "listing order; keydown-only 9 and the root 3 dropped"
+            [7, 8, 5],
+            "listing order; keydown-only 9 and the root 3 dropped, the pad kept"
         );
         let many: Vec<Value> = (0..400).map(|i| l(i, "click")).collect();
         let capped = click_targets(&json!({ "listeners": many }));

@@ -385,9 +385,11 @@ async fn read_once(
             .checked_sub(READER_STOP_MARGIN)
             .unwrap_or(opts.deadline)
             .max(Instant::now() + budget + READER_GRACE);
-        // The listener step's handles are freed while the reader reads (one round trip less).
-        let read = async { tokio::join!(call, tab.release_listener_targets(&frame)).0 };
-        let answer = match tokio::time::timeout_at(stop_at.into(), read).await {
+        // The listener step's handles are freed while the reader reads (one round trip less);
+        // only the read itself is held to the reader's bound.
+        let read = tokio::time::timeout_at(stop_at.into(), call);
+        let (answer, ()) = tokio::join!(read, tab.release_listener_targets(&frame));
+        let answer = match answer {
             Ok(answer) => answer,
             Err(_) => {
                 let _ = tab.terminate_execution(&frame).await;

@@ -413,6 +413,8 @@ fn escape(value: &str) -> String {
             '\r' => out.push_str("\\r"),
             '\n' => out.push_str("\\n"),
             '\t' => out.push_str("\\t"),
+            // Other line breaks would end the line for some readers: a space keeps it one.
+            '\u{0b}' | '\u{0c}' | '\u{85}' | '\u{2028}' | '\u{2029}' => out.push(' '),
             other => out.push(other),
         }
     }
@@ -434,7 +436,7 @@ pub fn page_text(text: &str) -> std::borrow::Cow<'_, str> {
     let mut line_start = 0;
     loop {
         let line_end = text[line_start..]
-            .find(['\n', '\r'])
+            .find(LINE_BREAKS)
             .map_or(text.len(), |i| line_start + i);
         let line = &text[line_start..line_end];
         let lead = line.len() - line.trim_start_matches([' ', '\t']).len();
@@ -445,10 +447,10 @@ pub fn page_text(text: &str) -> std::borrow::Cow<'_, str> {
             done = at;
             changed = true;
         }
-        if line_end >= text.len() {
+        let Some(brk) = text[line_end..].chars().next() else {
             break;
-        }
-        line_start = line_end + 1;
+        };
+        line_start = line_end + brk.len_utf8();
     }
     if !changed {
         return std::borrow::Cow::Borrowed(text);
@@ -456,6 +458,12 @@ pub fn page_text(text: &str) -> std::borrow::Cow<'_, str> {
     out.push_str(&text[done..]);
     std::borrow::Cow::Owned(out)
 }
+
+/// What a reader may take for a line break: `\n`, `\r`, and the breaks of Unicode and of
+/// Python's `splitlines()` (vertical tab, form feed, NEL, the line and paragraph separators).
+const LINE_BREAKS: [char; 7] = [
+    '\n', '\r', '\u{0b}', '\u{0c}', '\u{85}', '\u{2028}', '\u{2029}',
+];
 
 /// Whether `line` (leading whitespace removed) starts the way one of the engine's own lines do.
 fn poses_as_engine_line(line: &str) -> bool {
@@ -1427,5 +1435,20 @@ mod tests {
         assert_eq!(page_text("## Sale"), "\\## Sale");
         assert_eq!(page_text("#hashtag"), "#hashtag");
         assert_eq!(page_text("####### seven"), "####### seven");
+    }
+
+    #[test]
+    fn unicode_line_breaks_cannot_start_a_posing_line() {
+        assert_eq!(
+            page_text("Sale\u{2028}[3]<a href='/x'>Checkout/>"),
+            "Sale\u{2028}\\[3]<a href='/x'>Checkout/>"
+        );
+        assert_eq!(
+            page_text("a\u{85}## b\u{0c}<button >x/>"),
+            "a\u{85}\\## b\u{0c}\\<button >x/>"
+        );
+        assert_eq!(page_text("plain\u{2029}words"), "plain\u{2029}words");
+        let e = el("input", Some(1), &[("value", "a\u{2028}[9]<a >b")]);
+        assert_eq!(format_attributes(&e, ""), "value='a [9]&lt;a &gt;b'");
     }
 }

@@ -300,7 +300,12 @@
       if (role && (ROLES.has(role) || LINKISH_ROLES.has(role))) return true;
       return (listenSet !== null && listenSet.has(d)) || (frameworkSet !== null && frameworkSet.has(d));
     };
+    // Lists, tables and page regions hold their targets: a listener on one of them delegates
+    // (a click on a row or an item), so the items are what gets an index, not the region.
+    const REGIONS = new Set(['ul', 'ol', 'dl', 'menu', 'table', 'thead', 'tbody', 'tfoot', 'nav',
+      'main', 'form', 'section', 'article', 'aside', 'header', 'footer', 'fieldset']);
     const isContainer = (el) => {
+      if (REGIONS.has(el.localName)) return true;
       let found = null;
       let seen = 0;
       for (let d = el.firstElementChild; d !== null;) {
@@ -318,9 +323,11 @@
         }
         d = next;
       }
-      if (found === null) return false;
       const r = el.getBoundingClientRect();
       const area = r.width * r.height;
+      // Over half the viewport with content of its own: a wrapper, not a target (a canvas or
+      // an empty backdrop has none).
+      if (found === null) return area > 0.5 * vw * vh && el.firstElementChild !== null;
       if (area > 0.5 * vw * vh) return true;
       const f = found.getBoundingClientRect();
       return f.width * f.height >= 0.5 * area;
@@ -331,6 +338,8 @@
     // Answers why the element is interactive (a reason string: `native`, `role`, `cursor`,
     // `contenteditable`, `handler-attr`, `listener`, `framework`, `class`), or '' when it is not.
     const isInteractive = (el, tag, style) => {
+      // A disabled control is shown (unindexed) whatever its cursor says.
+      if (FORM_CONTROLS.has(tag) && (el.disabled === true || el.getAttribute('aria-disabled') === 'true')) return '';
       const cursor = style.cursor;
       if (tag !== 'html' && INTERACTIVE_CURSORS.has(cursor)) return 'cursor';
       if (NATIVE.has(tag)) {
@@ -395,12 +404,39 @@
     // aria-labelledby, aria-label, its <label>s (lib.labelsOf, what `find_element{label}`
     // matches), else the label of its form item.
     const stripLabel = (t) => t.replace(/[:：*\s]+$/u, '');
-    const nameOf = (el) => {
-      const labels = lib.labelsOf(el);
-      if (labels.length > 0) return stripLabel(labels[0]);
-      const f = fields.get(el);
-      return f && f.itemLabel ? f.itemLabel : '';
+    // A label's own words: its text outside nested controls (a wrapping label's select or
+    // textarea is not part of the name).
+    const CONTROL_TAGS = new Set(['input', 'select', 'textarea', 'option', 'button']);
+    const labelText = (label) => {
+      const parts = [];
+      const walker = document.createTreeWalker(label, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT, {
+        acceptNode: (n) => (n.nodeType === 1 && CONTROL_TAGS.has(n.localName)
+          ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
+      });
+      for (let n = walker.nextNode(); n !== null && parts.length < 64; n = walker.nextNode()) {
+        if (n.nodeType === 3) parts.push(n.nodeValue);
+      }
+      return stripLabel(lib.collapse(parts.join(' ')));
     };
+    // The name and the label element it came from (null when not a label).
+    const namedBy = (el) => {
+      const by = String(el.getAttribute('aria-labelledby') || '').trim();
+      if (by) {
+        const t = lib.labelsOf(el)[0];
+        if (t) return { name: stripLabel(t), from: null };
+      }
+      const aria = el.getAttribute('aria-label');
+      if (aria && aria.trim()) return { name: stripLabel(lib.collapse(aria)), from: null };
+      if (el.labels) {
+        for (const l of el.labels) {
+          const t = labelText(l);
+          if (t) return { name: t, from: l };
+        }
+      }
+      const f = fields.get(el);
+      return { name: f && f.itemLabel ? f.itemLabel : '', from: null };
+    };
+    const nameOf = (el) => namedBy(el).name;
     // A link's target as an agent needs it: `#frag` within this document, the path on this
     // origin, else the URL (capped at 100 characters); nothing for `javascript:`.
     const hrefOf = (el) => {
@@ -495,7 +531,22 @@
         const href = hrefOf(el);
         if (href !== undefined) a.href = href;
       }
-      if (tag === 'label' && forHidden.has(el)) a.for = forHidden.get(el);
+      if (tag === 'label' && forHidden.has(el)) {
+        a.for = forHidden.get(el);
+        // What the hidden control holds, said on the label that stands in for it.
+        const c = el.control;
+        if (c) {
+          if (c.checked === true) a.checked = '';
+          if (c.required === true) a.required = '';
+          if (c.localName === 'select') {
+            const texts = [];
+            for (const o of c.selectedOptions || []) texts.push(o.text.replace(/\s+/g, ' ').trim());
+            if (texts.length) a.value = capAttr(texts.join(', '));
+          } else if (c.type === 'file' && c.files && c.files.length > 0) {
+            a.value = capAttr(Array.from(c.files, (f) => f.name).join(', '));
+          }
+        }
+      }
       if (HEADING.test(tag)) a.level = tag.slice(1);
       else if (role === 'heading') a.level = String(parseInt(el.getAttribute('aria-level'), 10) || 2);
       return a;
@@ -535,7 +586,9 @@
         const item = lib.fieldItem(c);
         const f = { err: lib.fieldError(c, item), itemLabel: '' };
         if (c.labels && c.labels.length > 0) {
-          for (const l of c.labels) quiet.add(l);
+          // Only the label whose words became the name; another (a hint) stays text.
+          const { from } = namedBy(c);
+          if (from !== null) quiet.add(from);
         } else if (item && lib.labelsOf(c).length === 0) {
           const l = item.querySelector('label');
           if (l && l.control === null) {
@@ -800,8 +853,8 @@
           line = false;
         } else if (allViewport) {
           top = true;
-          line = LINE_TAGS.has(tag) || heading;
-        } else if (LINE_TAGS.has(tag) || heading) {
+          line = (LINE_TAGS.has(tag) && !silent) || heading;
+        } else if ((LINE_TAGS.has(tag) && !silent) || heading) {
           top = isTop(el, root);
           line = top;
         } else if (!idxAbove && (hasOwnText(el) || (sr !== null && hasOwnText(sr)))) {
@@ -1145,8 +1198,11 @@
     // lower bound.
     let beyond = null;
     if (!allViewport && body && !timeUp) {
-      const BEYOND_SEL = 'a[href],button,input:not([type=hidden]),select,textarea,[role],'
-        + '[tabindex],[onclick],[contenteditable=true],summary';
+      const BEYOND_ROLES = ['button', 'link', 'checkbox', 'radio', 'tab', 'switch', 'slider',
+        'spinbutton', 'combobox', 'searchbox', 'textbox', 'option', 'menuitem', 'menuitemradio',
+        'menuitemcheckbox', 'treeitem'].map((r) => '[role=' + r + ']').join(',');
+      const BEYOND_SEL = 'a[href],button,input:not([type=hidden]),select,textarea,' + BEYOND_ROLES
+        + ',[tabindex]:not([tabindex^="-"]),[onclick],[contenteditable=true],summary';
       const BEYOND_CAP = 5000;
       const list = document.querySelectorAll(BEYOND_SEL);
       let above = 0;

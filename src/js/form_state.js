@@ -82,8 +82,11 @@
     if (!visible && !args.includeHidden) continue;
     const item = lib.fieldItem(el);
     const validity = validityOf(el);
-    const { invalid, error } = lib.fieldError(el, item);
     const password = tag === 'input' && String(el.type).toLowerCase() === 'password';
+    const found = lib.fieldError(el, item);
+    const invalid = found.invalid;
+    // A password's browser message may tell its length: only the page's own error text is said.
+    const error = password && found.from === null && found.error !== null ? '[redacted]' : found.error;
     let value = 'value' in el ? (el.value === undefined || el.value === null ? null : String(el.value)) : null;
     let valueFrom = 'dom';
     if (password) {

@@ -201,3 +201,22 @@ where
         std::panic::resume_unwind(panic);
     }
 }
+
+/// Lua helpers over a `get_browser_state` receipt's `elements`, for the observation tests:
+/// `by_id(s)` (items by their snapshot id), `count(s, pred)` and `js(body)` (execute_js's result).
+pub const ELEMENT_HELPERS: &str = r#"
+local function by_id(s)
+  local m = {}
+  for _, el in ipairs(s.elements) do
+    local id = el.snapshotId or el.id
+    if id and id ~= "" then m[id] = el end
+  end
+  return m
+end
+local function count(s, pred)
+  local n = 0
+  for _, el in ipairs(s.elements) do if pred(el) then n = n + 1 end end
+  return n
+end
+local function js(body) return page:execute_js{ body = body }:unwrap().result end
+"#;
