@@ -42,9 +42,12 @@ pub const SPECS: &[CommandSpec] = &[
               mouse/pointer down/up or touchstart listener of its own, as the browser reports \
               it), `framework` (a React/Vue click handler on a page with a React/Vue root), \
               `class`, `tabindex`, `label-for-hidden`; null when unknown. Delegation roots \
-              (document, html, body, nodes with more than 6 listener types) and containers of \
-              other targets are not indexed for their listener; at most 300 listened nodes per \
-              frame count.")
+              (document, html, body, nodes with more than 6 click-like listener types) and \
+              lists, tables, regions and other containers of targets are not indexed for their \
+              listener; at most 300 listened nodes per frame count. The text's grammar is in the \
+              README (\"What an agent reads\"); what it leaves out is also in `data`: \
+              `beyondViewport` {above, below} ({px, count, capped}, viewport reads) and \
+              `behindOverlay` {count, what}.")
         .params(&[
             boolean("highlight", "draw the numbered highlight overlay in the page (never affects the text; hidden in screenshots)").or("true"),
             int("viewportExpansion", "pixels around the viewport that still get indices, -1..=10000000; -1 = the whole page").or("0").range(-1.0, 10_000_000.0),
