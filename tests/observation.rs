@@ -384,3 +384,32 @@ fn delegated_items_stand_in_labels_and_label_words() {
         has(after, "<label checked for='checkbox'>Wrap it/>"); hasnt(after, "label='Wrap it'")
     "##);
 }
+
+/// A control inside a shadow root: indexed when nothing lies over it, and said to be covered by
+/// the light-DOM element over it (not by `html`) when something does.
+#[test]
+fn shadow_controls_are_indexed_or_covered_by_what_lies_over_them() {
+    run(r##"
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        page:execute_js{ body = [[
+          for (const id of ['open-host', 'lid-host']) {
+            const host = document.createElement('div');
+            host.id = id;
+            host.style.cssText = 'position:relative;width:200px;height:40px';
+            host.attachShadow({ mode: 'open' }).innerHTML = '<button style="width:180px;height:30px">' + id + ' button</button>';
+            document.body.appendChild(host);
+          }
+          const lid = document.createElement('div');
+          lid.id = 'lid';
+          const r = document.getElementById('lid-host').getBoundingClientRect();
+          lid.style.cssText = 'position:absolute;background:#ccc;left:' + (r.left - 5) + 'px;top:' + (r.top - 5 + scrollY)
+            + 'px;width:220px;height:50px';
+          document.body.appendChild(lid);
+          0
+        ]] }:unwrap()
+        local s = page:get_browser_state{ highlight = false }:unwrap()
+        has(s.text, ">open-host button/>")
+        has(s.text, "<button covered-by='div#lid'>lid-host button/>")
+        hasnt(s.text, "covered-by='html'")
+    "##);
+}

@@ -229,10 +229,15 @@
     // What covers `el` when the hit test at its centre found `hit` (JS-PROBES.md §1.6): the
     // highest ancestor of the hit that does not contain `el`, or null when the hit is `el`'s own
     // ancestor (a transparent or pointer-events:none element: nothing lies over it).
+    // Node.contains that also looks through shadow roots (a control inside a component).
+    const holds = (a, b) => {
+      for (let n = b; n; n = n.parentNode || n.host) if (n === a) return true;
+      return false;
+    };
     const covererOf = (el, hit) => {
-      if (hit.contains(el)) return null;
+      if (holds(hit, el)) return null;
       let cur = hit;
-      while (cur.parentElement && !cur.parentElement.contains(el)) cur = cur.parentElement;
+      while (cur.parentElement && !holds(cur.parentElement, el)) cur = cur.parentElement;
       return cur;
     };
     // `tag#id`, else `tag.firstClass`, else `tag` (capped: the page names them).
