@@ -163,3 +163,31 @@ fn listener_targets_are_capped_and_a_listener_heavy_page_still_answers() {
         eq(js("window.tileClicks"), 1)
     "#);
 }
+
+/// The cap keeps the listened nodes nearest the viewport: a feed of 1,000 listened tiles
+/// scrolled far down indexes the tiles in view.
+#[test]
+fn the_listener_cap_keeps_what_is_near_the_viewport() {
+    run(r#"
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        js([[
+          for (let i = 0; i < 1000; i++) {
+            const d = document.createElement('div');
+            d.id = 'feed' + i;
+            d.textContent = 'item ' + i;
+            d.style.cssText = 'height:40px';
+            d.addEventListener('click', () => { window.fed = i; });
+            document.body.appendChild(d);
+          }
+          document.getElementById('feed900').scrollIntoView();
+          true
+        ]])
+        local s = page:get_browser_state{ highlight = false }:unwrap()
+        local tile = by_id(s).feed900
+        assert(tile, "the tile in view is indexed:\n" .. s.text:sub(1, 400))
+        eq(tile.indexedBecause, "listener")
+        eq(by_id(s).feed0, nil, "the first tile is far above")
+        page:click_element_by_index{ index = tile.index }:unwrap()
+        eq(js("window.fed"), 900)
+    "#);
+}

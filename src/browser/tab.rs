@@ -103,8 +103,10 @@ pub const CLICK_TYPES: [&str; 7] = [
 ];
 /// A node with more listener types than this is a delegation root, not a target.
 pub const MAX_LISTENER_TYPES: usize = 6;
-/// At most this many listener-only targets are stored per frame.
+/// At most this many listener-only targets are stored per frame: those nearest the viewport.
 pub const MAX_LISTENER_TARGETS: usize = 300;
+/// At most this many listened nodes are looked at (resolved) to choose them from.
+pub const MAX_LISTENER_CANDIDATES: usize = 1000;
 
 /// What [`Tab::listener_targets`] stored for one frame.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -117,7 +119,8 @@ pub struct ListenerTargets {
 
 /// The backendNodeIds of `DOMDebugger.getEventListeners`' answer that are click targets: at
 /// least one of [`CLICK_TYPES`], at most [`MAX_LISTENER_TYPES`] types, in listing order, at
-/// most [`MAX_LISTENER_TARGETS`].
+/// most [`MAX_LISTENER_CANDIDATES`] (the store keeps the [`MAX_LISTENER_TARGETS`] nearest the
+/// viewport).
 fn click_targets(listed: &Value) -> Vec<i64> {
     let mut order: Vec<i64> = Vec::new();
     let mut types: HashMap<i64, (bool, Vec<String>)> = HashMap::new();
@@ -151,7 +154,7 @@ fn click_targets(listed: &Value) -> Vec<i64> {
                 .get(id)
                 .is_some_and(|(click, kinds)| *click && kinds.len() <= MAX_LISTENER_TYPES)
         })
-        .take(MAX_LISTENER_TARGETS)
+        .take(MAX_LISTENER_CANDIDATES)
         .collect()
 }
 
@@ -776,8 +779,9 @@ impl Tab {
     /// `listener_root.js`) lists every node's listeners with its backendNodeId; a node counts when it has one of
     /// [`CLICK_TYPES`] and at most [`MAX_LISTENER_TYPES`] listener types (more is a delegation
     /// root, e.g. a React 17+ root container); the document, html and body are dropped by the
-    /// store. At most [`MAX_LISTENER_TARGETS`] nodes are resolved (`DOM.resolveNode` into the
-    /// probe world, concurrently) and stored with one `Runtime.callFunctionOn`. The framework
+    /// store. At most [`MAX_LISTENER_CANDIDATES`] nodes are resolved (`DOM.resolveNode` into the
+    /// probe world, concurrently) and the [`MAX_LISTENER_TARGETS`] nearest the viewport are
+    /// stored with one `Runtime.callFunctionOn`. The framework
     /// scan runs in the main world and only for frames of the page session (an out-of-process
     /// frame has no main-world context here). The whole call is bounded by `within`; its remote
     /// objects are released afterwards. A document of more than 10,000 elements is not listed
@@ -853,7 +857,7 @@ impl Tab {
         let framework_ids: Vec<i64> = traced
             .into_iter()
             .filter(|id| !listener_ids.contains(id))
-            .take(MAX_LISTENER_TARGETS.saturating_sub(listener_ids.len()))
+            .take(MAX_LISTENER_TARGETS)
             .collect();
         let resolve = |id: i64| {
             let ctx = ctx.clone();
@@ -878,7 +882,10 @@ impl Tab {
         let (listened, traced) = resolved.split_at(listener_ids.len().min(resolved.len()));
         let listeners: Vec<String> = listened.iter().flatten().cloned().collect();
         let traces: Vec<String> = traced.iter().flatten().cloned().collect();
-        let mut arguments = vec![json!({"value": listeners.len()})];
+        let mut arguments = vec![
+            json!({"value": listeners.len()}),
+            json!({"value": MAX_LISTENER_TARGETS}),
+        ];
         arguments.extend(
             listeners
                 .iter()
@@ -2307,10 +2314,10 @@ mod tests {
             [7, 8, 5],
             "listing order; keydown-only 9 and the root 3 dropped, the pad kept"
         );
-        let many: Vec<Value> = (0..400).map(|i| l(i, "click")).collect();
+        let many: Vec<Value> = (0..1200).map(|i| l(i, "click")).collect();
         let capped = click_targets(&json!({ "listeners": many }));
-        assert_eq!(capped.len(), MAX_LISTENER_TARGETS);
-        assert_eq!(capped[299], 299);
+        assert_eq!(capped.len(), MAX_LISTENER_CANDIDATES);
+        assert_eq!(capped[999], 999);
         assert!(click_targets(&json!({})).is_empty());
     }
 
