@@ -122,8 +122,10 @@ pub struct ListenerTargets {
 /// most [`MAX_LISTENER_CANDIDATES`] (the store keeps the [`MAX_LISTENER_TARGETS`] nearest the
 /// viewport).
 fn click_targets(listed: &Value) -> Vec<i64> {
+    // Per node, a bit per click-like type it listens to, in listing order. Only click-like
+    // types count towards a delegation root: a drawing pad also listens to moves, wheels, keys.
     let mut order: Vec<i64> = Vec::new();
-    let mut types: HashMap<i64, (bool, Vec<String>)> = HashMap::new();
+    let mut kinds: HashMap<i64, u8> = HashMap::new();
     for l in listed
         .get("listeners")
         .and_then(Value::as_array)
@@ -136,23 +138,20 @@ fn click_targets(listed: &Value) -> Vec<i64> {
         ) else {
             continue;
         };
-        let entry = types.entry(id).or_insert_with(|| {
+        let Some(bit) = CLICK_TYPES.iter().position(|t| *t == kind) else {
+            continue;
+        };
+        *kinds.entry(id).or_insert_with(|| {
             order.push(id);
-            (false, Vec::new())
-        });
-        entry.0 |= CLICK_TYPES.contains(&kind);
-        // Only click-like types count towards a delegation root: a drawing pad also listens
-        // to moves, wheels and keys.
-        if CLICK_TYPES.contains(&kind) && !entry.1.iter().any(|t| t == kind) {
-            entry.1.push(kind.to_string());
-        }
+            0
+        }) |= 1 << bit;
     }
     order
         .into_iter()
         .filter(|id| {
-            types
+            kinds
                 .get(id)
-                .is_some_and(|(click, kinds)| *click && kinds.len() <= MAX_LISTENER_TYPES)
+                .is_some_and(|m| m.count_ones() as usize <= MAX_LISTENER_TYPES)
         })
         .take(MAX_LISTENER_CANDIDATES)
         .collect()

@@ -462,6 +462,14 @@
     };
     const ariaTrue = (el, name) => String(el.getAttribute(name) || '').toLowerCase() === 'true';
 
+    // What a select shows: the text of its chosen option(s), the form select_dropdown_option
+    // takes ('' when none is chosen).
+    const chosenText = (select) => {
+      const texts = [];
+      for (const o of select.selectedOptions || []) texts.push(o.text.replace(/\s+/g, ' ').trim());
+      return texts.length ? capAttr(texts.join(', ')) : '';
+    };
+
     // §1.8 + §2.2 (moonpilot): what an agent acts on, live. Booleans are '' (rendered bare).
     const captureAttrs = (el, tag) => {
       const a = {};
@@ -500,10 +508,8 @@
         const v = String(el.value);
         a.value = type === 'password' && v !== '' ? '[redacted]' : capAttr(v);
       } else if (tag === 'select') {
-        // What the select shows: the text of its chosen option(s), the form select_dropdown_option takes.
-        const texts = [];
-        for (const o of el.selectedOptions || []) texts.push(o.text.replace(/\s+/g, ' ').trim());
-        if (texts.length) a.value = capAttr(texts.join(', '));
+        const chosen = chosenText(el);
+        if (chosen) a.value = chosen;
       }
       if (control) {
         if (el.required === true || ariaTrue(el, 'aria-required')) a.required = '';
@@ -544,9 +550,8 @@
           if (c.checked === true) a.checked = '';
           if (c.required === true) a.required = '';
           if (c.localName === 'select') {
-            const texts = [];
-            for (const o of c.selectedOptions || []) texts.push(o.text.replace(/\s+/g, ' ').trim());
-            if (texts.length) a.value = capAttr(texts.join(', '));
+            const chosen = chosenText(c);
+            if (chosen) a.value = chosen;
           } else if (c.type === 'file' && c.files && c.files.length > 0) {
             a.value = capAttr(Array.from(c.files, (f) => f.name).join(', '));
           }
