@@ -38,7 +38,8 @@ pub struct EngineConfig {
     pub action_timeout_ms: u64,
     /// `execute_js` in-page budget (`browser.eval.timeoutMs`, 60000 ms).
     pub eval_timeout_ms: u64,
-    /// How long a launch may take (`browser.launch.timeoutMs`, 60 s).
+    /// How long a launch may take (`browser.launch.timeoutMs`, 60 s); an attach may take
+    /// longer when `--cdp-wait` says so ([`EngineConfig::launch_bound`]).
     pub launch_timeout: Duration,
     /// Where the trace log goes (`browser.trace.dir`, `logs/trace` of the state directory);
     /// `None` turns it off.
@@ -73,6 +74,17 @@ fn recipe_and_script_dirs(state: &std::path::Path) -> (Vec<PathBuf>, Vec<PathBuf
 }
 
 impl EngineConfig {
+    /// How long getting a browser may take: the launch timeout, or for an attach, the time an
+    /// endpoint may keep the connection queued (`--cdp-wait`) and a margin to open it.
+    pub fn launch_bound(&self) -> Duration {
+        match self.launch.cdp_url {
+            Some(_) => self
+                .launch_timeout
+                .max(self.launch.cdp_wait() + Duration::from_secs(15)),
+            None => self.launch_timeout,
+        }
+    }
+
     /// The defaults, with `data/` and `logs/trace` under the state directory `state`.
     pub fn in_state_dir(state: &std::path::Path) -> EngineConfig {
         let (recipe_dirs, script_dirs) = recipe_and_script_dirs(state);
@@ -295,7 +307,7 @@ impl Engine {
             // Cleared on drop, so a start whose future is dropped mid-launch does not leave a
             // "launching" block behind.
             let _launching = Launching::begin(&self.launching, headless);
-            tokio::time::timeout(self.config.launch_timeout, Browser::start(&launch)).await
+            tokio::time::timeout(self.config.launch_bound(), Browser::start(&launch)).await
         };
         let browser = match res {
             Ok(Ok(b)) => b,
@@ -305,7 +317,7 @@ impl Engine {
                     ErrorCode::ActionTimeout,
                     format!(
                         "the browser did not start within {} s",
-                        self.config.launch_timeout.as_secs()
+                        self.config.launch_bound().as_secs()
                     ),
                 ))
             }

@@ -29,9 +29,17 @@ struct BrowserOpts {
     /// Chromium executable (default: $MOONPILOT_CHROMIUM, then chromium on PATH).
     #[arg(long, value_name = "PATH")]
     chromium: Option<PathBuf>,
-    /// Attach to a running browser (ws://… or http://host:port) instead of launching one.
+    /// Attach to a running browser or a fleet endpoint instead of launching one:
+    /// ws(s)://HOST:PORT/… as given (browserless: ws://HOST:3000/chromium?token=T) or
+    /// http(s)://HOST:PORT[?token=T] (asked for its /json/version) [default:
+    /// $MOONPILOT_CDP_URL, unless --chromium is given].
     #[arg(long, value_name = "URL")]
     cdp_url: Option<String>,
+    /// How long an endpoint may keep the connection waiting before it opens a browser (a
+    /// fleet queues connections past its concurrency limit) [default: $MOONPILOT_CDP_WAIT, else
+    /// 60].
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=3600))]
+    cdp_wait: Option<u64>,
     /// Keep the browser profile in DIR (default: a fresh temporary profile per browser).
     #[arg(long, value_name = "DIR")]
     profile: Option<PathBuf>,
@@ -148,16 +156,23 @@ enum Command {
     Stubs,
 }
 
+/// The log filter: `MOONPILOT_LOG`'s directives (default `warn`), with chromiumoxide's own lines
+/// off unless a directive names it.
+fn log_filter(given: Option<&str>) -> tracing_subscriber::EnvFilter {
+    let given = given.map(str::trim).filter(|g| !g.is_empty());
+    let mut directives = given.unwrap_or("warn").to_string();
+    if !directives.contains("chromiumoxide") {
+        directives = format!("{directives},{}", moonpilot::browser::QUIET_CDP_LOG);
+    }
+    tracing_subscriber::EnvFilter::try_new(&directives).unwrap_or_else(|e| {
+        eprintln!("moonpilot: MOONPILOT_LOG `{directives}` is no log filter ({e}); using warn");
+        tracing_subscriber::EnvFilter::new(format!("warn,{}", moonpilot::browser::QUIET_CDP_LOG))
+    })
+}
+
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("MOONPILOT_LOG").unwrap_or_else(|_| {
-                tracing_subscriber::EnvFilter::new(format!(
-                    "warn,{}",
-                    moonpilot::browser::QUIET_CDP_LOG
-                ))
-            }),
-        )
+        .with_env_filter(log_filter(std::env::var("MOONPILOT_LOG").ok().as_deref()))
         .with_writer(std::io::stderr)
         // Colour only for a person: a log file or a pipe gets plain text.
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
@@ -250,12 +265,35 @@ fn engine_config(opts: BrowserOpts) -> Result<EngineConfig, ExitCode> {
     if let Some(mb) = opts.evidence_max_mb {
         evidence.max_bytes = mb.saturating_mul(1024 * 1024);
     }
+    // The environment names an endpoint unless the command line names a browser.
+    let cdp_url = opts.cdp_url.or_else(|| {
+        std::env::var("MOONPILOT_CDP_URL")
+            .ok()
+            .filter(|u| !u.trim().is_empty() && opts.chromium.is_none())
+            .map(|u| u.trim().to_string())
+    });
+    let cdp_wait = match opts.cdp_wait {
+        Some(secs) => Some(std::time::Duration::from_secs(secs)),
+        None => match std::env::var("MOONPILOT_CDP_WAIT") {
+            Ok(v) if !v.trim().is_empty() => match v.trim().parse::<u64>() {
+                Ok(secs) if (1..=3600).contains(&secs) => {
+                    Some(std::time::Duration::from_secs(secs))
+                }
+                _ => {
+                    eprintln!("moonpilot: MOONPILOT_CDP_WAIT must be whole seconds from 1 to 3600, not `{v}`");
+                    return Err(ExitCode::from(2));
+                }
+            },
+            _ => None,
+        },
+    };
     Ok(EngineConfig {
         launch: LaunchConfig {
             chromium: opts.chromium,
             headful: opts.headful,
             profile: opts.profile,
-            cdp_url: opts.cdp_url,
+            cdp_url,
+            cdp_wait,
             ..LaunchConfig::default()
         },
         capture: !opts.no_capture,
@@ -342,10 +380,15 @@ fn run(file: PathBuf, args: Vec<String>, opts: BrowserOpts) -> ExitCode {
             Some(Err(e)) => match host.start_failure(&e) {
                 // A browser that does not start is a start-up error (exit 2), said plainly.
                 Some(why) => {
-                    eprintln!(
-                        "moonpilot: the browser did not start: {why}\n\
-                         (choose the browser with --chromium PATH or MOONPILOT_CHROMIUM, or attach with --cdp-url)"
-                    );
+                    // An attach's message says what to fix itself.
+                    if why.contains("connecting to `") {
+                        eprintln!("moonpilot: the browser did not start: {why}");
+                    } else {
+                        eprintln!(
+                            "moonpilot: the browser did not start: {why}\n\
+                             (choose the browser with --chromium PATH or MOONPILOT_CHROMIUM, or attach with --cdp-url)"
+                        );
+                    }
                     ExitCode::from(2)
                 }
                 None => {

@@ -221,7 +221,8 @@ fn is_name_byte(b: u8) -> bool {
 }
 
 fn is_value_end(b: u8) -> bool {
-    b.is_ascii_whitespace() || matches!(b, b'&' | b'#' | b'"' | b'\'' | b'<' | b'>' | b';')
+    // A backtick too: messages quote URLs in backticks (`ws://h/?token=…`).
+    b.is_ascii_whitespace() || matches!(b, b'&' | b'#' | b'"' | b'\'' | b'`' | b'<' | b'>' | b';')
 }
 
 /// Masks card-like numbers: 16–19 digits, possibly in groups split by one space or dash
@@ -350,6 +351,10 @@ mod tests {
                 "http://h/login?user=al&password=***&x=1",
             ),
             ("http://h/?token=abc#top", "http://h/?token=***#top"),
+            (
+                "`ws://h:1/?token=abc` answered",
+                "`ws://h:1/?token=***` answered",
+            ),
             (
                 "http://h/cb#access_token=eyJ.abc&state=9",
                 "http://h/cb#access_token=***&state=9",

@@ -558,7 +558,7 @@ fn issue10_a_cdp_url_that_is_no_browser_says_so() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("/json/version answered HTTP 404: not a Chrome DevTools endpoint"),
+        err.contains("/json/version` answered HTTP 404: not a Chrome DevTools endpoint"),
         "{err}"
     );
     assert!(!err.contains("URL scheme not supported"), "{err}");

@@ -11,6 +11,7 @@ pub mod breaker;
 pub mod cdp_error;
 pub mod endpoint;
 pub mod events;
+pub mod mux;
 pub mod netlog;
 pub mod netwatch;
 pub mod raw;
@@ -46,12 +47,23 @@ pub struct LaunchConfig {
     pub profile: Option<PathBuf>,
     /// Attach to this browser (`ws://…` or `http://…`) instead of launching.
     pub cdp_url: Option<String>,
+    /// How long an endpoint may keep the connection waiting before it opens a browser
+    /// (`--cdp-wait`; a fleet queues connections past its limit). `None`: [`CDP_WAIT`].
+    pub cdp_wait: Option<Duration>,
     /// How long a tab's page may take to answer one CDP command before the command counts as
     /// unanswered (`None`: chromiumoxide's own 30 s). Tests shorten it.
     pub page_answer_timeout: Option<Duration>,
 }
 
+/// How long an endpoint may keep a connection waiting for a browser by default.
+pub const CDP_WAIT: Duration = Duration::from_secs(60);
+
 impl LaunchConfig {
+    /// How long an endpoint may keep the connection waiting for a browser.
+    pub fn cdp_wait(&self) -> Duration {
+        self.cdp_wait.unwrap_or(CDP_WAIT)
+    }
+
     /// How long a page may take to answer one CDP command.
     pub fn page_answer_timeout(&self) -> Duration {
         self.page_answer_timeout
@@ -82,7 +94,7 @@ pub enum Mode {
     },
     /// Attached over `--cdp-url`.
     Attached {
-        /// The URL given.
+        /// The URL given, as shown (a token masked).
         url: String,
     },
 }
@@ -94,6 +106,14 @@ pub struct Browser {
     runtime: tokio::runtime::Handle,
     ws_url: String,
     raw: OnceCell<Arc<raw::RawConnection>>,
+    /// The one socket to a browser we attached to, shared with chromiumoxide.
+    mux: Option<mux::Mux>,
+    /// Why the connection ended, when something said so (a remote endpoint's session timeout).
+    gone_reason: Arc<std::sync::Mutex<Option<String>>>,
+    /// CDP messages chromiumoxide could not decode (protocol drift), skipped.
+    undecoded: Arc<AtomicU64>,
+    /// The task polling chromiumoxide's handler; aborting it drops the handler's socket.
+    pump: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
     watchdog: std::sync::Mutex<Option<tokio::process::Child>>,
     /// How it was obtained.
     pub mode: Mode,
@@ -290,7 +310,7 @@ impl Browser {
     /// tokio runtime.
     pub async fn start(config: &LaunchConfig) -> Result<Arc<Browser>, StartError> {
         match &config.cdp_url {
-            Some(url) => Browser::connect(url, config.page_answer_timeout()).await,
+            Some(url) => Browser::connect(url, config).await,
             None => Browser::launch(config).await,
         }
     }
@@ -432,6 +452,8 @@ impl Browser {
             mode,
             !config.headful,
             config.page_answer_timeout(),
+            None,
+            Arc::default(),
         )
         .await;
         if let (Some(w), Ok(mut slot)) = (watchdog, browser.watchdog.lock()) {
@@ -440,24 +462,50 @@ impl Browser {
         Ok(browser)
     }
 
-    async fn connect(url: &str, answer_bound: Duration) -> Result<Arc<Browser>, StartError> {
+    /// Attaches over one WebSocket to `url`, which chromiumoxide and the raw client share
+    /// ([`mux::Mux`]): a fleet endpoint starts one browser per socket.
+    async fn connect(url: &str, config: &LaunchConfig) -> Result<Arc<Browser>, StartError> {
+        let shown = endpoint::shown(url);
         let failed = |reason: String| StartError::Connect {
-            url: url.to_string(),
+            url: shown.clone(),
             reason,
         };
         let ws = endpoint::websocket_url(url).await.map_err(failed)?;
-        let (cdp, handler) = CdpBrowser::connect(ws.clone()).await.map_err(|e| {
-            let text = e.to_string();
-            failed(if text.contains("HTTP version") || text.contains("Handshake") {
-                format!("`{ws}` answered, but not as a DevTools WebSocket ({text}): pass the browser's webSocketDebuggerUrl, or http://HOST:PORT")
-            } else {
-                text
-            })
-        })?;
-        let mode = Mode::Attached {
-            url: url.to_string(),
+        let gone: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
+        let mux = mux::Mux::connect(&ws, &endpoint::shown(&ws), config.cdp_wait(), gone.clone())
+            .await
+            .map_err(failed)?;
+        // Undecodable messages come to the pump (counted there) instead of chromiumoxide's own
+        // warning on every run.
+        let handler_config = chromiumoxide::handler::HandlerConfig {
+            ignore_invalid_messages: false,
+            ..Default::default()
         };
-        Ok(Browser::finish(cdp, handler, mode, true, answer_bound).await)
+        let (cdp, handler) = match CdpBrowser::connect_with_config(
+            mux.local_url().to_string(),
+            handler_config,
+        )
+        .await
+        {
+            Ok(pair) => pair,
+            Err(e) => {
+                mux.shutdown().await;
+                return Err(failed(format!(
+                    "the CDP client did not come up on the connection: {e}"
+                )));
+            }
+        };
+        let mode = Mode::Attached { url: shown };
+        Ok(Browser::finish(
+            cdp,
+            handler,
+            mode,
+            true,
+            config.page_answer_timeout(),
+            Some(mux),
+            gone,
+        )
+        .await)
     }
 
     async fn finish(
@@ -466,6 +514,8 @@ impl Browser {
         mode: Mode,
         headless: bool,
         answer_bound: Duration,
+        mux: Option<mux::Mux>,
+        gone_reason: Arc<std::sync::Mutex<Option<String>>>,
     ) -> Arc<Browser> {
         let (alive_tx, alive_rx) = watch::channel(true);
         let alive_tx = Arc::new(alive_tx);
@@ -473,15 +523,29 @@ impl Browser {
         // runtime that launched it, so they outlive whichever caller happens to use a tab.
         let runtime = tokio::runtime::Handle::current();
         // The one CDP pump: it only polls the handler. Undecodable messages (protocol drift, see
-        // CDP-NOTES.md) are logged and skipped; a lost connection ends it.
+        // CDP-NOTES.md) are counted and skipped, each method logged once at debug; a lost
+        // connection ends it.
         let pump_alive = alive_tx.clone();
-        tokio::spawn(async move {
+        let undecoded = Arc::new(AtomicU64::new(0));
+        let pump_undecoded = undecoded.clone();
+        let pump = tokio::spawn(async move {
+            let mut methods = std::collections::HashSet::new();
             while let Some(event) = handler.next().await {
                 match event {
                     Ok(()) => {}
                     Err(e) if cdp_error::is_connection_lost(&e) => {
                         tracing::info!(target: "moonpilot::cdp", "browser connection lost: {e}");
                         break;
+                    }
+                    Err(chromiumoxide::error::CdpError::InvalidMessage(text, e)) => {
+                        pump_undecoded.fetch_add(1, Ordering::Relaxed);
+                        let method = serde_json::from_str::<Value>(&text)
+                            .ok()
+                            .and_then(|v| v.get("method")?.as_str().map(str::to_string))
+                            .unwrap_or_else(|| "(an answer)".to_string());
+                        if methods.len() < 100 && methods.insert(method.clone()) {
+                            tracing::debug!(target: "moonpilot::cdp", "skipped undecodable {method}: {e}");
+                        }
                     }
                     Err(e) => tracing::debug!(target: "moonpilot::cdp", "skipped CDP message: {e}"),
                 }
@@ -494,7 +558,23 @@ impl Browser {
         // Pending forever), so our own connection doubles as the death detector: its reader
         // ends exactly when Chromium goes away.
         let raw = OnceCell::new();
-        match raw::RawConnection::connect(&ws_url, &runtime, Some(alive_tx.clone())).await {
+        let opened = match &mux {
+            Some(m) => m
+                .take_raw()
+                .map(|ends| {
+                    raw::RawConnection::over(
+                        ends.outgoing,
+                        ends.incoming,
+                        &runtime,
+                        Some(alive_tx.clone()),
+                        m.browser_session().map(str::to_string),
+                        mux::RAW_IDS + 1,
+                    )
+                })
+                .ok_or_else(|| CommandError::failed("the shared connection has no raw client")),
+            None => raw::RawConnection::connect(&ws_url, &runtime, Some(alive_tx.clone())).await,
+        };
+        match opened {
             Ok(conn) => {
                 // Renderer crashes are announced to connections that discover targets.
                 if let Err(e) = conn.discover_targets().await {
@@ -515,6 +595,10 @@ impl Browser {
             runtime,
             ws_url,
             raw,
+            mux,
+            gone_reason,
+            undecoded,
+            pump: std::sync::Mutex::new(Some(pump)),
             watchdog: std::sync::Mutex::new(None),
             mode,
             headless,
@@ -550,8 +634,23 @@ impl Browser {
     ) -> Result<T, CommandError> {
         tokio::select! {
             res = fut => res,
-            _ = self.gone() => Err(CommandError::browser_gone()),
+            _ = self.gone() => Err(self.gone_error()),
         }
+    }
+
+    /// `BROWSER_GONE` with what is known of why: a remote endpoint that ended the session says
+    /// so, and the next `start` connects again.
+    pub fn gone_error(&self) -> CommandError {
+        let Mode::Attached { url } = &self.mode else {
+            return CommandError::browser_gone();
+        };
+        let reason = self.gone_reason.lock().ok().and_then(|g| g.clone());
+        let why = reason.unwrap_or_else(|| "the connection closed".to_string());
+        CommandError::new(
+            crate::protocol::ErrorCode::BrowserGone,
+            format!("the browser at `{url}` is gone: {why}; the next `start` connects again"),
+        )
+        .with_details(json!({"reason": why}))
     }
 
     /// Sends a browser-level CDP command (no session).
@@ -617,8 +716,18 @@ impl Browser {
         )))
     }
 
-    /// The second connection used for out-of-process iframe sessions, opened on first use.
+    /// The second CDP client, used for out-of-process iframe sessions, Fetch and crash events:
+    /// a socket of its own to a browser we launched (opened again on first use if it failed),
+    /// a share of the one socket to a browser we attached to.
     pub async fn raw(&self) -> Result<Arc<raw::RawConnection>, CommandError> {
+        if self.mux.is_some() {
+            // Another socket would reach another browser on a fleet endpoint.
+            return self.raw.get().cloned().ok_or_else(|| {
+                CommandError::failed(
+                    "this endpoint gave no second CDP client: no commands in cross-site frames",
+                )
+            });
+        }
         self.raw
             .get_or_try_init(|| async {
                 let conn = raw::RawConnection::connect(&self.ws_url, &self.runtime, None).await?;
@@ -655,7 +764,15 @@ impl Browser {
             "profileDir": profile_dir,
             "executable": executable,
             "pid": pid,
-            "cdp": {"product": self.product, "protocolVersion": self.protocol_version},
+            "cdp": {
+                "product": self.product,
+                "protocolVersion": self.protocol_version,
+                "url": match &self.mode { Mode::Attached { url } => Value::from(url.as_str()), _ => Value::Null },
+                // Sockets to the browser: a launched one gets two, an attached one shares one.
+                "connections": if self.mux.is_some() { 1 } else { 2 },
+                "browserSession": self.mux.as_ref().map_or(Value::Null, |m| Value::from(m.browser_session().is_some())),
+                "undecodedMessages": self.undecoded.load(Ordering::Relaxed),
+            },
             "viewport": {"mode": "fixed", "size": format!("{}x{}", VIEWPORT.0, VIEWPORT.1)},
         })
     }
@@ -663,6 +780,17 @@ impl Browser {
     /// Closes the browser (or detaches from an attached one) and removes a temporary profile.
     pub async fn stop(&self) {
         let taken = self.cdp.write().await.take();
+        if let Some(mux) = &self.mux {
+            // Detach: the pump holds chromiumoxide's handler (and its end of the socket), and
+            // the endpoint keeps a fleet slot for as long as the socket is open.
+            let pump = self.pump.lock().ok().and_then(|mut p| p.take());
+            if let Some(pump) = pump {
+                pump.abort();
+            }
+            drop(taken);
+            mux.shutdown().await;
+            return;
+        }
         if let Some(mut cdp) = taken {
             if let Mode::Managed { .. } = self.mode {
                 // `Browser.close` asks Chromium to exit; the kill is the fallback when it hangs.

@@ -69,8 +69,8 @@ pub enum Lossless {
     Attach,
 }
 
-/// A CDP client on its own websocket. When `on_close` is given, the socket's end is published
-/// there too (the browser's liveness).
+/// A CDP client on its own websocket, or on one shared through [`super::mux::Mux`]. When
+/// `on_close` is given, the connection's end is published there too (the browser's liveness).
 pub struct RawConnection {
     next_id: AtomicU64,
     pending: Pending,
@@ -84,6 +84,8 @@ pub struct RawConnection {
     session_events: tokio::sync::broadcast::Sender<SessionEvent>,
     /// Sessions whose events of a kind must all arrive.
     sinks: Sinks,
+    /// The browser session commands without a session go to (on a shared socket).
+    browser_session: Option<String>,
 }
 
 /// An event of a session attached on this connection: `Network.*` and
@@ -116,7 +118,7 @@ pub enum TargetEvent {
 }
 
 impl RawConnection {
-    /// Connects to the browser websocket at `ws_url`.
+    /// Connects to the browser websocket at `ws_url` (a socket of its own).
     pub async fn connect(
         ws_url: &str,
         runtime: &tokio::runtime::Handle,
@@ -127,8 +129,7 @@ impl RawConnection {
             .map_err(|e| CommandError::failed(format!("opening a CDP connection failed: {e}")))?;
         let (mut sink, mut stream) = socket.split();
         let (outgoing, mut outgoing_rx) = mpsc::unbounded_channel::<String>();
-        let pending: Pending = Arc::new(Mutex::new(HashMap::new()));
-        let (alive_tx, alive) = watch::channel(true);
+        let (incoming_tx, incoming) = mpsc::unbounded_channel::<String>();
         runtime.spawn(async move {
             while let Some(text) = outgoing_rx.recv().await {
                 if sink.send(Message::text(text)).await.is_err() {
@@ -136,6 +137,34 @@ impl RawConnection {
                 }
             }
         });
+        runtime.spawn(async move {
+            while let Some(Ok(msg)) = stream.next().await {
+                if let Message::Text(text) = msg {
+                    if incoming_tx.send(text.to_string()).is_err() {
+                        break;
+                    }
+                }
+            }
+        });
+        Ok(RawConnection::over(
+            outgoing, incoming, runtime, on_close, None, 1,
+        ))
+    }
+
+    /// A client over channels to a connection another owns ([`super::mux::Mux`]): it sends
+    /// `outgoing`, reads `incoming` until it closes, numbers its commands from `first_id`, and
+    /// speaks to the browser through `browser_session` when one is given (commands without a
+    /// session go to it, and its events count as the browser's).
+    pub fn over(
+        outgoing: mpsc::UnboundedSender<String>,
+        mut incoming: mpsc::UnboundedReceiver<String>,
+        runtime: &tokio::runtime::Handle,
+        on_close: Option<Arc<watch::Sender<bool>>>,
+        browser_session: Option<String>,
+        first_id: u64,
+    ) -> RawConnection {
+        let pending: Pending = Arc::new(Mutex::new(HashMap::new()));
+        let (alive_tx, alive) = watch::channel(true);
         let reader_pending = pending.clone();
         let (crashes, _) = tokio::sync::broadcast::channel(16);
         let crash_tx = crashes.clone();
@@ -145,18 +174,22 @@ impl RawConnection {
         let session_tx = session_events.clone();
         let sinks: Sinks = Arc::default();
         let fetch_sinks = sinks.clone();
+        let own_session = browser_session.clone();
         runtime.spawn(async move {
-            while let Some(Ok(msg)) = stream.next().await {
-                let Message::Text(text) = msg else { continue };
-                let Ok(value) = serde_json::from_str::<Value>(text.as_str()) else {
+            while let Some(text) = incoming.recv().await {
+                let Ok(value) = serde_json::from_str::<Value>(&text) else {
                     tracing::debug!(target: "moonpilot::cdp", "undecodable raw CDP message");
                     continue;
                 };
                 let Some(id) = value.get("id").and_then(Value::as_u64) else {
-                    if let (Some(session), Some(method)) = (
-                        value.get("sessionId").and_then(Value::as_str),
-                        value.get("method").and_then(Value::as_str),
-                    ) {
+                    // Events of the browser session are the browser's own.
+                    let session = value
+                        .get("sessionId")
+                        .and_then(Value::as_str)
+                        .filter(|s| Some(*s) != own_session.as_deref());
+                    if let (Some(session), Some(method)) =
+                        (session, value.get("method").and_then(Value::as_str))
+                    {
                         let kind = if method.starts_with("Fetch.") {
                             Some(Lossless::Fetch)
                         } else if method == "Target.attachedToTarget" {
@@ -261,8 +294,8 @@ impl RawConnection {
                 f.clear();
             }
         });
-        Ok(RawConnection {
-            next_id: AtomicU64::new(1),
+        RawConnection {
+            next_id: AtomicU64::new(first_id),
             pending,
             outgoing,
             alive,
@@ -270,7 +303,8 @@ impl RawConnection {
             targets,
             session_events,
             sinks,
-        })
+            browser_session,
+        }
     }
 
     /// Sends every event of `kind` of `session` from now on to `sink`, none missed (unlike
@@ -333,7 +367,7 @@ impl RawConnection {
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let mut msg = json!({"id": id, "method": method, "params": params});
-        if let Some(s) = session {
+        if let Some(s) = session.or(self.browser_session.as_deref()) {
             msg["sessionId"] = Value::from(s);
         }
         let (tx, rx) = oneshot::channel();

@@ -256,11 +256,15 @@ impl Executor {
         let auto_spurious = auto_navigating || opted_in;
         let raw_params =
             (auto_navigating || auto_spurious).then(|| Value::Object(params.raw().clone()));
-        let bound = if spec.long_running {
+        let mut bound = if spec.long_running {
             self.engine.config.long_command_timeout
         } else {
             self.engine.config.command_timeout
         };
+        if spec.group == Group::Lifecycle {
+            // `start` may wait for a fleet's queue (`--cdp-wait`) longer than a command runs.
+            bound = bound.max(self.engine.config.launch_bound() + Duration::from_secs(10));
+        }
         let window = bound.min(RETRY_WINDOW);
         // The bound counts from here, after the lane: waiting for one's turn is not running.
         let t_run = Instant::now();

@@ -72,7 +72,10 @@ impl Executor {
             // Before browser death: closing the last task stops the browser, and the closing is
             // what the command met.
             _ = task_closed => Err(closed_error()),
-            _ = browser_gone => Err(CommandError::browser_gone()),
+            _ = browser_gone => Err(match task {
+                Some(t) => t.browser.gone_error(),
+                None => CommandError::browser_gone(),
+            }),
             _ = tab_crashed => Err(CommandError::new(
                 ErrorCode::ActionFailed,
                 "the tab's renderer crashed; close this task and start a new one (other tasks are unaffected)",
@@ -86,6 +89,13 @@ impl Executor {
                     && task.as_ref().is_some_and(|t| t.is_closed()) =>
             {
                 Err(closed_error())
+            }
+            // A call that met the lost connection itself says why it was lost, when known.
+            Err(e) if e.code == ErrorCode::BrowserGone && spec.group != Group::Lifecycle => {
+                Err(match task {
+                    Some(t) if !t.browser.is_alive() => t.browser.gone_error(),
+                    _ => e,
+                })
             }
             other => other,
         }
