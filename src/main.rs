@@ -156,17 +156,13 @@ enum Command {
     Stubs,
 }
 
-/// The log filter: `MOONPILOT_LOG`'s directives (default `warn`), with chromiumoxide's own lines
-/// off unless a directive names it.
+/// The log filter: `MOONPILOT_LOG`'s directives (default `warn`), quiet about the CDP library
+/// unless a directive names it.
 fn log_filter(given: Option<&str>) -> tracing_subscriber::EnvFilter {
-    let given = given.map(str::trim).filter(|g| !g.is_empty());
-    let mut directives = given.unwrap_or("warn").to_string();
-    if !directives.contains("chromiumoxide") {
-        directives = format!("{directives},{}", moonpilot::browser::QUIET_CDP_LOG);
-    }
+    let directives = moonpilot::browser::log_directives(given);
     tracing_subscriber::EnvFilter::try_new(&directives).unwrap_or_else(|e| {
         eprintln!("moonpilot: MOONPILOT_LOG `{directives}` is no log filter ({e}); using warn");
-        tracing_subscriber::EnvFilter::new(format!("warn,{}", moonpilot::browser::QUIET_CDP_LOG))
+        tracing_subscriber::EnvFilter::new(moonpilot::browser::log_directives(None))
     })
 }
 

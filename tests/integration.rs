@@ -34,6 +34,7 @@ mod page_data;
 mod page_state;
 mod read_element;
 mod recipes;
+mod remote;
 mod repl;
 mod scripts;
 mod serve;

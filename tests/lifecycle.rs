@@ -4,7 +4,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use moonpilot::browser::task::TaskId;
-use moonpilot::browser::LaunchConfig;
 use moonpilot::{Engine, ErrorCode};
 use serde_json::json;
 
@@ -151,65 +150,6 @@ fn browser_death_fails_pending_and_later_commands_fast() {
         assert!(again.ok, "{:?}", again.msg);
         ex.execute(None, "shutdown", json!({})).await;
     });
-}
-
-#[test]
-fn attaches_to_a_running_chromium_over_cdp_url() {
-    let chromium = moonpilot::browser::find_chromium(None).expect("chromium for the test");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let profile = std::env::temp_dir().join(format!("moonpilot-cdp-test-{}", std::process::id()));
-    let mut child = std::process::Command::new(&chromium)
-        .args([
-            "--headless=new",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            &format!("--remote-debugging-port={port}"),
-            &format!("--user-data-dir={}", profile.display()),
-            "about:blank",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("second chromium starts");
-    let url = format!("http://127.0.0.1:{port}");
-    let mut config = test_config();
-    config.launch = LaunchConfig {
-        cdp_url: Some(url.clone()),
-        ..LaunchConfig::default()
-    };
-    let target = url_a("basic.html");
-    private(config, |ex| async move {
-        // The remote browser needs a moment to open its port (seconds on a loaded machine).
-        let mut r = ex.execute(None, "start", json!({})).await;
-        for _ in 0..200 {
-            if r.ok {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            r = ex.execute(None, "start", json!({})).await;
-        }
-        assert!(r.ok, "attach failed: {:?}", r.msg);
-        assert_eq!(r.data["browser"]["mode"], "cdp");
-        let id = TaskId(r.data["id"].as_str().unwrap().parse().unwrap());
-        let nav = ex
-            .execute(Some(id), "navigate", json!({"url": target}))
-            .await;
-        assert!(nav.ok, "{:?}", nav.msg);
-        let title = ex.execute(Some(id), "get_title", json!({})).await;
-        assert_eq!(title.data["title"], "Basic");
-        ex.execute(None, "shutdown", json!({})).await;
-    });
-    let _ = child.kill();
-    let _ = child.wait();
-    let _ = std::fs::remove_dir_all(profile);
 }
 
 #[test]

@@ -270,6 +270,16 @@ pub fn explain(shown: &str, error: &tungstenite::Error) -> String {
         tungstenite::Error::Io(e) if e.to_string().contains("lookup") => {
             format!("unknown host in `{shown}` ({e})")
         }
+        // rustls reports through the stream's io::Error; reading the roots too.
+        tungstenite::Error::Io(e)
+            if e.get_ref().is_some_and(|inner| inner.is::<rustls::Error>())
+                || e.to_string().contains("PEM") =>
+        {
+            format!(
+                "TLS with {at} failed ({e}): is its certificate trusted (SSL_CERT_FILE names \
+                 the roots to trust)?"
+            )
+        }
         tungstenite::Error::Io(e) => format!("connecting to {at} failed: {e}"),
         tungstenite::Error::Tls(e) => format!(
             "TLS with {at} failed ({e}): is it a wss:// endpoint, and is its certificate trusted \

@@ -187,6 +187,18 @@ pub fn find_chromium(explicit: Option<&Path>) -> Result<PathBuf, StartError> {
 /// say better; `MOONPILOT_LOG=warn,chromiumoxide=debug` shows them.
 pub const QUIET_CDP_LOG: &str = "chromiumoxide=off";
 
+/// The log directives for `given` (`MOONPILOT_LOG`; `warn` when unset): [`QUIET_CDP_LOG`] is
+/// added unless a directive names chromiumoxide, so `MOONPILOT_LOG=info` stays quiet about it too.
+pub fn log_directives(given: Option<&str>) -> String {
+    let given = given.map(str::trim).filter(|g| !g.is_empty());
+    let directives = given.unwrap_or("warn");
+    if directives.contains("chromiumoxide") {
+        directives.to_string()
+    } else {
+        format!("{directives},{QUIET_CDP_LOG}")
+    }
+}
+
 /// How long Chromium may take to open its DevTools endpoint (about 0.6 s here; a loaded CI
 /// machine takes a few seconds).
 const LAUNCH_WAIT: Duration = Duration::from_secs(10);

@@ -2,9 +2,10 @@
 //! iframe sessions.
 //!
 //! chromiumoxide auto-attaches to cross-site iframe targets but offers no way to send commands
-//! into their sessions (CDP-NOTES.md, "Frames"). [`RawConnection`] is a small CDP client over its
-//! own websocket to the same browser: it attaches to such targets with `flatten:true` and sends
-//! commands with their `sessionId`. It is the only raw socket in the crate.
+//! into their sessions (CDP-NOTES.md, "Frames"). [`RawConnection`] is a small CDP client of the
+//! same browser: it attaches to such targets with `flatten:true` and sends commands with their
+//! `sessionId`. To a browser we launched it has a websocket of its own; to one we attached to it
+//! shares the engine's one socket through [`super::mux::Mux`], in a browser session of its own.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
