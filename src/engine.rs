@@ -75,12 +75,13 @@ fn recipe_and_script_dirs(state: &std::path::Path) -> (Vec<PathBuf>, Vec<PathBuf
 
 impl EngineConfig {
     /// How long getting a browser may take: the launch timeout, or for an attach, the time an
-    /// endpoint may keep the connection queued (`--cdp-wait`) and a margin to open it.
+    /// endpoint may keep the connection queued (`--cdp-wait`) and a margin for the rest (asking
+    /// `/json/version`, the browser session, the CDP client: 30 s).
     pub fn launch_bound(&self) -> Duration {
         match self.launch.cdp_url {
             Some(_) => self
                 .launch_timeout
-                .max(self.launch.cdp_wait() + Duration::from_secs(15)),
+                .max(self.launch.cdp_wait() + Duration::from_secs(30)),
             None => self.launch_timeout,
         }
     }

@@ -37,10 +37,21 @@ pub async fn websocket_url(given: &str) -> Result<String, String> {
     }
 }
 
+/// The host of `url` as a socket address takes it: an IPv6 address without its brackets.
+pub fn host_of(url: &url::Url) -> Result<String, String> {
+    match url.host() {
+        Some(url::Host::Ipv6(a)) => Ok(a.to_string()),
+        Some(url::Host::Ipv4(a)) => Ok(a.to_string()),
+        Some(url::Host::Domain(d)) => Ok(d.to_string()),
+        None => Err("the URL has no host".to_string()),
+    }
+}
+
 /// `webSocketDebuggerUrl` of `url`'s `/json/version` (the query string is kept, as a token is).
 async fn ask_version(url: &url::Url) -> Result<String, String> {
     let host = url.host_str().ok_or("the URL has no host")?.to_string();
     let port = url.port_or_known_default().unwrap_or(80);
+    let hint_port = url.port().unwrap_or(9222);
     let path = match url.query() {
         Some(q) => format!("/json/version?{q}"),
         None => "/json/version".to_string(),
@@ -51,7 +62,7 @@ async fn ask_version(url: &url::Url) -> Result<String, String> {
         .map_err(|e| match e {
             Fetch::Refused(e) => format!(
                 "nothing answers at {host}:{port} ({e}): is the browser running with \
-                 --remote-debugging-port={port}, or the endpoint started?"
+                 --remote-debugging-port={hint_port}, or the endpoint started?"
             ),
             Fetch::Late => format!(
                 "{host}:{port} did not answer /json/version within {} s",
@@ -95,7 +106,11 @@ fn as_asked(mut ws: url::Url, asked: &url::Url) -> url::Url {
         ws.host_str(),
         Some("127.0.0.1" | "localhost" | "0.0.0.0" | "[::1]" | "[::]")
     );
-    if local && ws.host_str() != asked.host_str() {
+    // Host or port: a container's published port (`-p 3001:3000`) differs from its own.
+    if local
+        && (ws.host_str() != asked.host_str()
+            || ws.port_or_known_default() != asked.port_or_known_default())
+    {
         let _ = ws.set_host(asked.host_str());
         let _ = ws.set_port(asked.port_or_known_default());
     }
@@ -131,13 +146,11 @@ async fn http_get(
     path: &str,
     bound: Duration,
 ) -> Result<Option<(u16, Vec<u8>)>, Fetch> {
-    let host = url
-        .host_str()
-        .ok_or_else(|| Fetch::Other("the URL has no host".into()))?
-        .to_string();
+    let host = host_of(url).map_err(Fetch::Other)?;
     let port = url.port_or_known_default().unwrap_or(80);
+    let authority = url.host_str().unwrap_or_default();
     let request = format!(
-        "GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
+        "GET {path} HTTP/1.1\r\nHost: {authority}:{port}\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
     );
     let tls = matches!(url.scheme(), "https" | "wss");
     let exchange = async {
@@ -184,7 +197,7 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
 }
 
 /// A TLS client trusting the system's roots (`SSL_CERT_FILE` and `SSL_CERT_DIR` are honoured).
-async fn tls_connector() -> Result<tokio_rustls::TlsConnector, String> {
+pub async fn tls_connector() -> Result<tokio_rustls::TlsConnector, String> {
     static CONFIG: tokio::sync::OnceCell<Arc<rustls::ClientConfig>> =
         tokio::sync::OnceCell::const_new();
     let config = CONFIG
@@ -456,6 +469,10 @@ mod tests {
             as_asked(answered, &asked).as_str(),
             "wss://fleet.example:8443/"
         );
+        // A published port that differs from the container's own.
+        let asked = url::Url::parse("http://127.0.0.1:3001?token=T").expect("url");
+        let answered = url::Url::parse("ws://127.0.0.1:3000").expect("url");
+        assert_eq!(as_asked(answered, &asked).as_str(), "ws://127.0.0.1:3001/");
         let asked = url::Url::parse("http://10.0.0.5:9222").expect("url");
         let answered = url::Url::parse("ws://10.0.0.5:9222/devtools/browser/x").expect("url");
         assert_eq!(
@@ -486,5 +503,7 @@ mod tests {
         let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
         let e = explain(&shown, &tungstenite::Error::Io(refused));
         assert!(e.starts_with("nothing listens at h:3000"), "{e}");
+        let v6 = url::Url::parse("ws://[::1]:9222/devtools/browser/x").expect("url");
+        assert_eq!(host_of(&v6), Ok("::1".to_string()));
     }
 }

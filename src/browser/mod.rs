@@ -187,16 +187,22 @@ pub fn find_chromium(explicit: Option<&Path>) -> Result<PathBuf, StartError> {
 /// say better; `MOONPILOT_LOG=warn,chromiumoxide=debug` shows them.
 pub const QUIET_CDP_LOG: &str = "chromiumoxide=off";
 
+/// The WebSocket library's own lines: its trace lines quote the handshake request, the token
+/// in its query string with it.
+const QUIET_WS_LOG: &str = "tungstenite=off,async_tungstenite=off";
+
 /// The log directives for `given` (`MOONPILOT_LOG`; `warn` when unset): [`QUIET_CDP_LOG`] is
 /// added unless a directive names chromiumoxide, so `MOONPILOT_LOG=info` stays quiet about it too.
 pub fn log_directives(given: Option<&str>) -> String {
     let given = given.map(str::trim).filter(|g| !g.is_empty());
-    let directives = given.unwrap_or("warn");
-    if directives.contains("chromiumoxide") {
-        directives.to_string()
-    } else {
-        format!("{directives},{QUIET_CDP_LOG}")
+    let mut directives = given.unwrap_or("warn").to_string();
+    if !directives.contains("chromiumoxide") {
+        directives = format!("{directives},{QUIET_CDP_LOG}");
     }
+    if !directives.contains("tungstenite") {
+        directives = format!("{directives},{QUIET_WS_LOG}");
+    }
+    directives
 }
 
 /// How long Chromium may take to open its DevTools endpoint (about 0.6 s here; a loaded CI
@@ -583,14 +589,35 @@ impl Browser {
                         mux::RAW_IDS + 1,
                     )
                 })
-                .ok_or_else(|| CommandError::failed("the shared connection has no raw client")),
+                .ok_or_else(|| {
+                    CommandError::failed(
+                        "the endpoint granted no browser session: no renderer-crash events, and \
+                         no commands in cross-site frames",
+                    )
+                }),
             None => raw::RawConnection::connect(&ws_url, &runtime, Some(alive_tx.clone())).await,
         };
+        if let Some(m) = &mux {
+            // The shared socket's end is the browser's: the pump's handler would wait forever
+            // on a closed socket, and the raw client may be missing.
+            let mut ended = m.ended_watch();
+            let alive = alive_tx.clone();
+            let pump = pump.abort_handle();
+            runtime.spawn(async move {
+                let _ = ended.wait_for(|e| *e).await;
+                alive.send_replace(false);
+                pump.abort();
+            });
+        }
         match opened {
             Ok(conn) => {
                 // Renderer crashes are announced to connections that discover targets.
-                if let Err(e) = conn.discover_targets().await {
-                    tracing::warn!("no renderer-crash events: {}", e.msg);
+                match tokio::time::timeout(Duration::from_secs(5), conn.discover_targets()).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => tracing::warn!("no renderer-crash events: {}", e.msg),
+                    Err(_) => {
+                        tracing::warn!("no renderer-crash events: target discovery went unanswered")
+                    }
                 }
                 let _ = raw.set(Arc::new(conn));
             }

@@ -47,6 +47,7 @@ pub struct Mux {
     browser_session: Option<String>,
     shutdown: Mutex<Option<oneshot::Sender<()>>>,
     done: watch::Receiver<bool>,
+    ended: watch::Receiver<bool>,
 }
 
 /// The raw client's ends of the mux: what it sends upstream, what upstream sends it.
@@ -70,34 +71,61 @@ impl Mux {
         gone: Arc<Mutex<Option<String>>>,
     ) -> Result<Mux, String> {
         let parsed = url::Url::parse(url).map_err(|e| format!("not a URL ({e})"))?;
-        let host = parsed.host_str().unwrap_or_default().to_string();
+        let host = endpoint::host_of(&parsed)?;
         let port = parsed.port_or_known_default().unwrap_or(80);
+        let tls = parsed.scheme() == "wss";
         let seen: Arc<Mutex<Vec<u8>>> = Arc::default();
         let reached = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let handshake = {
-            let (seen, reached, host) = (seen.clone(), reached.clone(), host.clone());
+            let (seen, reached) = (seen.clone(), reached.clone());
             async move {
                 let tcp = tokio::net::TcpStream::connect((host.as_str(), port))
                     .await
                     .map_err(tungstenite::Error::Io)?;
                 reached.store(true, std::sync::atomic::Ordering::SeqCst);
                 let _ = tcp.set_nodelay(true);
-                async_tungstenite::tokio::client_async_tls_with_config(
+                // TLS is ours (the same trusted roots as an https /json/version), under the
+                // byte tail, so that what the endpoint says last is read in clear.
+                let stream: Box<dyn Io> = if tls {
+                    let connector = endpoint::tls_connector()
+                        .await
+                        .map_err(|e| tungstenite::Error::Io(std::io::Error::other(e)))?;
+                    let name = rustls::pki_types::ServerName::try_from(host.clone())
+                        .map_err(|e| tungstenite::Error::Io(std::io::Error::other(e)))?;
+                    Box::new(
+                        connector
+                            .connect(name, tcp)
+                            .await
+                            .map_err(tungstenite::Error::Io)?,
+                    )
+                } else {
+                    Box::new(tcp)
+                };
+                async_tungstenite::tokio::client_async_with_config(
                     url,
-                    Tail { inner: tcp, seen },
+                    Tail {
+                        inner: stream,
+                        seen,
+                    },
                     Some(unlimited()),
                 )
                 .await
             }
         };
-        let socket = match tokio::time::timeout(wait, handshake).await {
+        tokio::pin!(handshake);
+        let socket = match tokio::time::timeout(wait, &mut handshake).await {
             Ok(Ok((socket, _))) => socket,
             Ok(Err(e)) => return Err(endpoint::explain(shown, &e)),
             Err(_) => {
+                // Asked while this connection still waits in the queue, so that it counts.
                 let reached = reached.load(std::sync::atomic::Ordering::SeqCst);
                 return Err(endpoint::no_browser_within(&parsed, shown, wait, reached).await);
             }
         };
+        // The handshake's bytes are not what the endpoint says when it ends the session.
+        if let Ok(mut seen) = seen.lock() {
+            seen.clear();
+        }
         let (mut up_tx, mut up_rx) = socket.split();
         // The raw client's browser session. Messages that come before its answer are kept for
         // the router: chromiumoxide is not connected yet, and none may be lost.
@@ -111,7 +139,14 @@ impl Mux {
             while let Some(msg) = up_rx.next().await {
                 let text = match msg.map_err(|e| e.to_string())? {
                     Message::Text(t) => t.to_string(),
-                    Message::Close(_) => break,
+                    Message::Close(frame) => {
+                        return Err(format!(
+                            "the endpoint closed the connection{}",
+                            frame
+                                .map(|f| format!(" (code {}: {})", u16::from(f.code), f.reason))
+                                .unwrap_or_default()
+                        ))
+                    }
                     _ => continue,
                 };
                 let value: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
@@ -160,6 +195,7 @@ impl Mux {
         let (raw_in_tx, raw_in) = mpsc::unbounded_channel();
         let (shutdown_tx, shutdown) = oneshot::channel();
         let (done_tx, done) = watch::channel(false);
+        let (ended_tx, ended) = watch::channel(false);
         let router = Router {
             up_tx,
             up_rx,
@@ -168,6 +204,7 @@ impl Mux {
             sessions: Sessions::new(browser_session.clone()),
             gone,
             seen,
+            ended: ended_tx,
         };
         let local_path = path.clone();
         tokio::spawn(async move {
@@ -183,6 +220,7 @@ impl Mux {
             browser_session,
             shutdown: Mutex::new(Some(shutdown_tx)),
             done,
+            ended,
         })
     }
 
@@ -196,9 +234,24 @@ impl Mux {
         self.browser_session.as_deref()
     }
 
-    /// The raw client's ends (once).
+    /// The raw client's ends (once), when the endpoint granted it a browser session. Without
+    /// one it would share chromiumoxide's own session, whose attach events chromiumoxide
+    /// acts on: no raw client then.
     pub fn take_raw(&self) -> Option<RawEnds> {
+        self.browser_session.as_ref()?;
         self.raw.lock().ok()?.take()
+    }
+
+    /// Resolves once the socket to the endpoint has ended (or the mux was shut down), the reason
+    /// already written.
+    pub async fn ended(&self) {
+        let mut ended = self.ended.clone();
+        let _ = ended.wait_for(|e| *e).await;
+    }
+
+    /// A handle that resolves as [`Mux::ended`], for a task of its own.
+    pub fn ended_watch(&self) -> watch::Receiver<bool> {
+        self.ended.clone()
     }
 
     /// Closes the socket to the endpoint (which frees a fleet's slot) and waits a second at most
@@ -339,7 +392,20 @@ impl Sessions {
     }
 }
 
-type Upstream = async_tungstenite::tokio::ClientStream<Tail>;
+type Upstream = async_tungstenite::tokio::TokioAdapter<Tail>;
+
+/// What the endpoint's socket runs on: TCP, or TLS over it.
+trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
+
+/// How often the endpoint is pinged, and how long it may stay silent (pongs included) before
+/// the connection counts as lost: a network path that drops silently would otherwise hold a
+/// fleet's slot until the kernel gives up on the socket.
+const PING_EVERY: Duration = Duration::from_secs(15);
+const SILENCE: Duration = Duration::from_secs(45);
+
+/// How long a closing message may take to go out.
+const CLOSE_BOUND: Duration = Duration::from_secs(1);
 type Local = async_tungstenite::tokio::TokioAdapter<tokio::net::TcpStream>;
 
 struct Router {
@@ -350,6 +416,7 @@ struct Router {
     sessions: Sessions,
     gone: Arc<Mutex<Option<String>>>,
     seen: Arc<Mutex<Vec<u8>>>,
+    ended: watch::Sender<bool>,
 }
 
 impl Router {
@@ -360,83 +427,112 @@ impl Router {
         early: Vec<String>,
         mut shutdown: oneshot::Receiver<()>,
     ) {
-        let accepted = tokio::time::timeout(ACCEPT_BOUND, accept(&listener, &path)).await;
+        let accepted = tokio::select! {
+            accepted = tokio::time::timeout(ACCEPT_BOUND, accept(&listener, &path)) => accepted,
+            _ = &mut shutdown => Ok(None),
+        };
         drop(listener);
         let Ok(Some(client)) = accepted else {
-            tracing::warn!(target: "moonpilot::cdp", "the CDP client never connected to the mux");
-            let _ = self.up_tx.send(Message::Close(None)).await;
+            tracing::debug!(target: "moonpilot::cdp", "the CDP client never connected to the mux");
+            self.ended.send_replace(true);
+            self.close_upstream().await;
             return;
         };
         let (mut c_tx, mut c_rx) = client.split();
+        let mut reason = None;
         for text in early {
             if self.deliver(text, &mut c_tx).await.is_err() {
-                return;
+                reason = Some(None);
+                break;
             }
         }
-        let reason = loop {
-            tokio::select! {
-                _ = &mut shutdown => {
-                    let _ = self.up_tx.send(Message::Close(None)).await;
-                    break None;
-                }
-                msg = self.up_rx.next() => match msg {
-                    Some(Ok(Message::Text(t))) => {
-                        if self.deliver(t.to_string(), &mut c_tx).await.is_err() {
-                            let _ = self.up_tx.send(Message::Close(None)).await;
-                            break None;
+        let mut ping = tokio::time::interval(PING_EVERY);
+        ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut heard = tokio::time::Instant::now();
+        let reason = match reason {
+            Some(r) => r,
+            None => loop {
+                tokio::select! {
+                    _ = &mut shutdown => break None,
+                    _ = ping.tick() => {
+                        if heard.elapsed() > SILENCE {
+                            break Some(format!(
+                                "the endpoint stopped answering: nothing came for {} s, pings included",
+                                SILENCE.as_secs()
+                            ));
+                        }
+                        let _ = tokio::time::timeout(
+                            CLOSE_BOUND,
+                            self.up_tx.send(Message::Ping(Vec::new().into())),
+                        )
+                        .await;
+                    }
+                    msg = self.up_rx.next() => {
+                        heard = tokio::time::Instant::now();
+                        match msg {
+                            Some(Ok(Message::Text(t))) => {
+                                if self.deliver(t.to_string(), &mut c_tx).await.is_err() {
+                                    break None;
+                                }
+                            }
+                            Some(Ok(Message::Binary(b))) => {
+                                let text = String::from_utf8_lossy(&b).into_owned();
+                                if self.deliver(text, &mut c_tx).await.is_err() {
+                                    break None;
+                                }
+                            }
+                            Some(Ok(Message::Close(frame))) => break Some(match frame {
+                                Some(f) if !f.reason.is_empty() => format!(
+                                    "the endpoint closed the connection (code {}: {})",
+                                    u16::from(f.code),
+                                    f.reason
+                                ),
+                                Some(f) => format!(
+                                    "the endpoint closed the connection (code {})",
+                                    u16::from(f.code)
+                                ),
+                                None => "the endpoint closed the connection".to_string(),
+                            }),
+                            Some(Ok(_)) => {}
+                            Some(Err(e)) => break Some(self.why_ended(Some(&e))),
+                            None => break Some(self.why_ended(None)),
                         }
                     }
-                    Some(Ok(Message::Binary(b))) => {
-                        let text = String::from_utf8_lossy(&b).into_owned();
-                        if self.deliver(text, &mut c_tx).await.is_err() {
-                            let _ = self.up_tx.send(Message::Close(None)).await;
-                            break None;
+                    msg = c_rx.next() => match msg {
+                        Some(Ok(Message::Text(t))) => {
+                            if let Err(e) = self.up_tx.send(Message::Text(t)).await {
+                                break Some(self.why_ended(Some(&e)));
+                            }
                         }
-                    }
-                    Some(Ok(Message::Close(frame))) => break Some(match frame {
-                        Some(f) if !f.reason.is_empty() => format!(
-                            "the endpoint closed the connection (code {}: {})",
-                            u16::from(f.code),
-                            f.reason
-                        ),
-                        Some(f) => format!(
-                            "the endpoint closed the connection (code {})",
-                            u16::from(f.code)
-                        ),
-                        None => "the endpoint closed the connection".to_string(),
-                    }),
-                    Some(Ok(_)) => {}
-                    Some(Err(e)) => break Some(self.why_ended(Some(&e))),
-                    None => break Some(self.why_ended(None)),
-                },
-                msg = c_rx.next() => match msg {
-                    Some(Ok(Message::Text(t))) => {
-                        if let Err(e) = self.up_tx.send(Message::Text(t)).await {
+                        // chromiumoxide went away: the engine detached.
+                        Some(Ok(Message::Close(_))) | Some(Err(_)) | None => break None,
+                        Some(Ok(_)) => {}
+                    },
+                    Some(text) = self.raw_out.recv() => {
+                        if let Err(e) = self.up_tx.send(Message::text(text)).await {
                             break Some(self.why_ended(Some(&e)));
                         }
                     }
-                    Some(Ok(Message::Close(_))) | Some(Err(_)) | None => {
-                        // chromiumoxide went away: the engine detached.
-                        let _ = self.up_tx.send(Message::Close(None)).await;
-                        break None;
-                    }
-                    Some(Ok(_)) => {}
-                },
-                Some(text) = self.raw_out.recv() => {
-                    if let Err(e) = self.up_tx.send(Message::text(text)).await {
-                        break Some(self.why_ended(Some(&e)));
-                    }
+                }
+            },
+        };
+        match &reason {
+            Some(reason) => {
+                tracing::info!(target: "moonpilot::cdp", "{reason}");
+                if let Ok(mut g) = self.gone.lock() {
+                    g.get_or_insert(crate::redact::text(reason).into_owned());
                 }
             }
-        };
-        if let Some(reason) = reason {
-            tracing::info!(target: "moonpilot::cdp", "{reason}");
-            if let Ok(mut g) = self.gone.lock() {
-                g.get_or_insert(reason);
-            }
+            None => self.close_upstream().await,
         }
-        let _ = c_tx.send(Message::Close(None)).await;
-        // Dropping the raw client's inbound end ends its reader: the browser counts as gone.
+        // The browser counts as gone from here, before the closing below is sent.
+        self.ended.send_replace(true);
+        let _ = tokio::time::timeout(CLOSE_BOUND, c_tx.send(Message::Close(None))).await;
+    }
+
+    /// Sends a Close to the endpoint, a second at most.
+    async fn close_upstream(&mut self) {
+        let _ = tokio::time::timeout(CLOSE_BOUND, self.up_tx.send(Message::Close(None))).await;
     }
 
     /// Sends `text` where it belongs. `Err` when chromiumoxide's end is gone.
@@ -469,21 +565,15 @@ impl Router {
 /// Why the endpoint's socket ended, for a person: `tail` is the last bytes it sent.
 fn ended_because(tail: &str, error: Option<&tungstenite::Error>) -> String {
     // browserless ends a session at its TIMEOUT by writing a plain HTTP answer into the
-    // upgraded socket: `HTTP/1.1 408 Request Timeout … Request has timed out`.
-    if let Some(at) = tail.find("HTTP/1.") {
-        let answer = &tail[at..];
-        let status = answer.lines().next().unwrap_or_default().trim();
-        let body = answer
-            .split("\r\n\r\n")
-            .nth(1)
-            .map(|b| b.trim().chars().take(120).collect::<String>())
-            .unwrap_or_default();
+    // upgraded socket: `HTTP/1.1 408 Request Timeout … Request has timed out`. Only a real
+    // status line counts (a page's headers travel inside CDP messages, JSON-escaped).
+    if let Some((status, body)) = http_answer(tail) {
         let said = if body.is_empty() {
             format!("`{status}`")
         } else {
             format!("`{status}` ({body})")
         };
-        if status.contains(" 408") {
+        if status.split_whitespace().nth(1) == Some("408") {
             return format!(
                 "the endpoint ended the session: it answered {said}, which browserless does at \
                  its session TIMEOUT (30 s by default): raise TIMEOUT, or add &timeout=MS to the URL"
@@ -492,14 +582,36 @@ fn ended_because(tail: &str, error: Option<&tungstenite::Error>) -> String {
         return format!("the endpoint ended the session: it answered {said}");
     }
     match error {
-        Some(tungstenite::Error::Protocol(p)) => format!(
-            "the endpoint stopped speaking WebSocket ({p}); browserless does that when its session \
-             TIMEOUT ends a session"
-        ),
+        Some(tungstenite::Error::Protocol(
+            tungstenite::error::ProtocolError::ResetWithoutClosingHandshake,
+        )) => "the endpoint dropped the connection without closing it: the browser exited, or \
+               the network broke"
+            .to_string(),
+        Some(tungstenite::Error::Protocol(p)) => {
+            format!("the endpoint stopped speaking WebSocket ({p})")
+        }
         Some(tungstenite::Error::Io(e)) => format!("the connection to the endpoint broke: {e}"),
         Some(e) => format!("the connection to the endpoint ended: {e}"),
         None => "the endpoint closed the connection".to_string(),
     }
+}
+
+/// The last plain HTTP answer in `tail`: its status line and up to 120 characters of its body.
+fn http_answer(tail: &str) -> Option<(String, String)> {
+    let at = tail.rfind("HTTP/1.")?;
+    let answer = &tail[at..];
+    let (status, rest) = answer.split_once("\r\n")?;
+    let code = status.split_whitespace().nth(1)?;
+    let plain = |s: &str| !s.contains(['"', '\\']);
+    if code.len() != 3 || !code.bytes().all(|b| b.is_ascii_digit()) || !plain(status) {
+        return None;
+    }
+    let body = rest
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.trim().chars().take(120).collect::<String>())
+        .filter(|b| plain(b))
+        .unwrap_or_default();
+    Some((status.chars().take(80).collect(), body))
 }
 
 /// The first connection to `listener` that asks for `path`; others are refused.
@@ -535,9 +647,9 @@ async fn accept(
     }
 }
 
-/// A TCP stream that keeps the last [`TAIL`] bytes it read.
+/// A stream that keeps the last [`TAIL`] bytes it read.
 pub struct Tail {
-    inner: tokio::net::TcpStream,
+    inner: Box<dyn Io>,
     seen: Arc<Mutex<Vec<u8>>>,
 }
 
@@ -688,6 +800,17 @@ mod tests {
         assert_eq!(
             ended_because("", None),
             "the endpoint closed the connection"
+        );
+        // A page's headers inside a CDP message are no answer of the endpoint's.
+        let json = r#"{"method":"Network.responseReceivedExtraInfo","params":{"headersText":"HTTP/1.1 200 OK\r\nSet-Cookie: sid=1\r\n"}}"#;
+        assert_eq!(http_answer(json), None);
+        let reset = tungstenite::Error::Protocol(
+            tungstenite::error::ProtocolError::ResetWithoutClosingHandshake,
+        );
+        let why = ended_because(json, Some(&reset));
+        assert!(
+            why.contains("browser exited") && !why.contains("TIMEOUT"),
+            "{why}"
         );
     }
 }
