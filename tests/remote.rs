@@ -73,8 +73,23 @@ impl RemoteChromium {
         }
     }
 
-    fn running(&mut self) -> bool {
-        self.child.try_wait().ok().flatten().is_none()
+    /// Whether the browser still runs and answers `/json/version`.
+    fn answers(&mut self) -> bool {
+        if self.child.try_wait().ok().flatten().is_some() {
+            return false;
+        }
+        std::net::TcpStream::connect(("127.0.0.1", self.port))
+            .and_then(|mut s| {
+                s.set_read_timeout(Some(Duration::from_secs(5)))?;
+                write!(
+                    s,
+                    "GET /json/version HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+                )?;
+                let mut answer = String::new();
+                let _ = s.read_to_string(&mut answer);
+                Ok(answer.starts_with("HTTP/1.1 200"))
+            })
+            .unwrap_or(false)
     }
 }
 
@@ -175,6 +190,9 @@ fn an_attached_chromium_gets_one_socket_for_frames_and_crash_events() {
         // Commands inside an out-of-process frame travel on the shared socket.
         let text = click_in_the_cross_site_frame(&ex, id).await;
         assert!(text.contains("child clicked 1"), "{text}");
+        // One connection to the browser, the cross-site frame's commands included (a
+        // launched engine holds two).
+        assert_eq!(clients(port), 1, "connections to the DevTools port");
         // A second task on another site: its renderer crash is its own.
         let (other, _) = start(&ex).await;
         let nav = ex
@@ -189,7 +207,65 @@ fn an_attached_chromium_gets_one_socket_for_frames_and_crash_events() {
         ex.execute(None, "shutdown", json!({})).await;
     });
     // Attached, the engine detaches: the browser it did not launch keeps running.
-    assert!(remote.running(), "the remote browser was left running");
+    nap(Duration::from_secs(1));
+    assert!(
+        remote.answers(),
+        "the remote browser was stopped by a detach"
+    );
+    assert_eq!(clients(port), 0, "the engine's connection is closed");
+}
+
+/// Established TCP connections to `port` on loopback (the clients' ends of them).
+fn clients(port: u16) -> usize {
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+    let port = format!(":{port:04X}");
+    table
+        .lines()
+        .skip(1)
+        .filter(|l| {
+            let f: Vec<_> = l.split_whitespace().collect();
+            f.len() > 3 && f[2].ends_with(&port) && f[3] == "01"
+        })
+        .count()
+}
+
+#[test]
+fn a_remote_browser_that_exits_is_browser_gone_and_the_next_start_says_why_it_cannot() {
+    let remote = RemoteChromium::launch("exits");
+    let mut config = test_config();
+    config.launch = LaunchConfig {
+        cdp_url: Some(format!("http://127.0.0.1:{}", remote.port)),
+        ..LaunchConfig::default()
+    };
+    let remote = std::sync::Arc::new(std::sync::Mutex::new(remote));
+    let killer = remote.clone();
+    private(config, move |ex| async move {
+        let (id, _) = start(&ex).await;
+        let nav = ex
+            .execute(Some(id), "navigate", json!({"url": url_a("basic.html")}))
+            .await;
+        assert!(nav.ok, "{:?}", nav.msg);
+        {
+            let mut r = killer.lock().unwrap();
+            let _ = r.child.kill();
+            let _ = r.child.wait();
+        }
+        let t0 = Instant::now();
+        let r = ex.execute(Some(id), "get_title", json!({})).await;
+        assert_eq!(r.code, Some(ErrorCode::BrowserGone), "{:?}", r.msg);
+        let msg = r.msg.unwrap_or_default();
+        assert!(msg.contains("is gone: the endpoint"), "{msg}");
+        assert!(
+            !msg.contains("TIMEOUT"),
+            "not blamed on a fleet's timeout: {msg}"
+        );
+        assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+        let again = ex.execute(None, "start", json!({})).await;
+        assert!(!again.ok);
+        let msg = again.msg.unwrap_or_default();
+        assert!(msg.contains("nothing answers at 127.0.0.1"), "{msg}");
+    });
+    drop(remote);
 }
 
 /// The `moonpilot` binary with the tests' state directory, and no endpoint from the caller's
@@ -296,6 +372,8 @@ fn attach_failures_exit_2_naming_the_masked_url_and_the_fix() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("invalid value '0' for '--cdp-wait"), "{err}");
 }
 
 /// A TLS proxy (Python) in front of `port`, with a CA of its own that `SSL_CERT_FILE` trusts.
@@ -562,7 +640,7 @@ fn browserless_session_timeout_is_browser_gone_with_its_reason_and_start_reconne
     bl.idle();
     let mut config = test_config();
     config.launch = LaunchConfig {
-        cdp_url: Some(format!("{}&timeout=3000", bl.ws("/chromium"))),
+        cdp_url: Some(format!("{}&timeout=8000", bl.ws("/chromium"))),
         ..LaunchConfig::default()
     };
     private(config, move |ex| async move {
@@ -571,8 +649,15 @@ fn browserless_session_timeout_is_browser_gone_with_its_reason_and_start_reconne
             .execute(Some(id), "navigate", json!({"url": url_a("basic.html")}))
             .await;
         assert!(nav.ok, "{:?}", nav.msg);
-        tokio::time::sleep(Duration::from_millis(4500)).await;
-        let r = ex.execute(Some(id), "get_title", json!({})).await;
+        // The session ends 8 s after it began; poll past it.
+        let t0 = Instant::now();
+        let r = loop {
+            let r = ex.execute(Some(id), "get_title", json!({})).await;
+            if !r.ok || t0.elapsed() > Duration::from_secs(30) {
+                break r;
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        };
         assert_eq!(r.code, Some(ErrorCode::BrowserGone), "{:?}", r.msg);
         let msg = r.msg.clone().unwrap_or_default();
         assert!(msg.contains("408") && msg.contains("TIMEOUT"), "{msg}");
@@ -612,7 +697,9 @@ fn browserless_url_forms_users_paste_all_work() {
     ];
     for (url, env) in forms {
         let mut c = moonpilot();
-        c.arg("run").arg(&script);
+        // A log level set: chromiumoxide's drift warnings and the WebSocket library's
+        // handshake lines (with the token) stay off all the same.
+        c.env("MOONPILOT_LOG", "debug").arg("run").arg(&script);
         if env {
             c.env("MOONPILOT_CDP_URL", &url);
         } else {
@@ -622,8 +709,11 @@ fn browserless_url_forms_users_paste_all_work() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(0), "{url}: {stderr}");
         assert!(String::from_utf8_lossy(&out.stdout).contains("title: Basic"));
-        // Protocol drift stays quiet.
         assert!(!stderr.contains("WS Invalid message"), "{stderr}");
+        assert!(
+            !stderr.contains(&bl.token),
+            "the token stays out of the log"
+        );
     }
     let out = moonpilot()
         .arg("run")
@@ -637,17 +727,42 @@ fn browserless_url_forms_users_paste_all_work() {
     assert!(err.contains("HTTP 401") && err.contains("token"), "{err}");
 }
 
+/// A child process killed when dropped (a failed assertion must not leave it holding a fleet
+/// slot for the next test).
+struct Run(Option<std::process::Child>);
+
+impl Run {
+    fn child(&mut self) -> &mut std::process::Child {
+        self.0.as_mut().unwrap()
+    }
+
+    fn wait_with_output(mut self) -> std::io::Result<std::process::Output> {
+        self.0.take().unwrap().wait_with_output()
+    }
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
 /// Runs `moonpilot run` on `script` against `url` in the background.
-fn spawn_run(script: &std::path::Path, url: &str, wait: Option<u64>) -> std::process::Child {
+fn spawn_run(script: &std::path::Path, url: &str, wait: Option<u64>) -> Run {
     let mut c = moonpilot();
     c.arg("run").arg(script).arg("--cdp-url").arg(url);
     if let Some(secs) = wait {
         c.arg("--cdp-wait").arg(secs.to_string());
     }
-    c.stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    Run(Some(
+        c.stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    ))
 }
 
 #[test]
@@ -688,7 +803,7 @@ fn browserless_three_engines_with_a_limit_of_two_all_finish_one_browser_each() {
         queued_seen |= bl.pressure().1 >= 1;
         for (k, child) in children.iter_mut().enumerate() {
             if done[k].is_none() {
-                done[k] = child.try_wait().unwrap();
+                done[k] = child.child().try_wait().unwrap();
             }
         }
         nap(Duration::from_millis(200));
