@@ -617,6 +617,37 @@ fn browserless_runs_a_task_in_one_browser_with_frames_and_crashes() {
             pages.iter().any(|(_, _, u)| u.ends_with("/second.html")),
             "{pages:?}"
         );
+        // Another engine reaches this very browser through /devtools/browser/<browserId>.
+        let script = title_script("joins", &url_a("basic.html?joined=1"), 2000);
+        let joined = spawn_run(
+            &script,
+            &bl.ws(&format!("/devtools/browser/{}", browsers[0])),
+            None,
+        );
+        let t0 = Instant::now();
+        let mut seen = None;
+        while seen.is_none() && t0.elapsed() < Duration::from_secs(20) {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            seen = bl
+                .sessions()
+                .into_iter()
+                .find(|(t, _, u)| t == "page" && u.contains("joined=1"))
+                .map(|(_, b, _)| b);
+        }
+        assert_eq!(
+            seen.as_ref(),
+            Some(&browsers[0]),
+            "the joining engine's page"
+        );
+        let out = joined.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // Its detach left this engine's browser running.
+        assert!(ex.execute(Some(id), "get_title", json!({})).await.ok);
         crash_and_see_it(&ex, other).await;
         assert!(ex.execute(Some(id), "get_title", json!({})).await.ok);
         let config = ex.execute(Some(id), "get_config", json!({})).await;
