@@ -710,6 +710,54 @@ fn browserless_session_timeout_is_browser_gone_with_its_reason_and_start_reconne
 }
 
 #[test]
+fn browserless_over_wss_quotes_its_session_timeout_too() {
+    let Some(bl) = browserless() else { return };
+    bl.idle();
+    let Some(proxy) = TlsProxy::start(bl.port) else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("moonpilot-remote-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("wss-timeout.lua");
+    std::fs::write(
+        &script,
+        format!(
+            "local page = browser.start{{}}\n\
+             page:navigate{{ url = {:?} }}:unwrap()\n\
+             local r\n\
+             for _ = 1, 120 do r = page:get_title{{}}; if not r.ok then break end; browser.sleep(250) end\n\
+             print(r.code, r.msg)\n",
+            url_a("basic.html")
+        ),
+    )
+    .unwrap();
+    // TLS is the engine's own, under the tail it reads the endpoint's last words from.
+    let url = format!(
+        "wss://localhost:{}/chromium?token={}&timeout=6000",
+        proxy.port, bl.token
+    );
+    let out = moonpilot()
+        .env("SSL_CERT_FILE", proxy.dir.join("ca.pem"))
+        .arg("run")
+        .arg(&script)
+        .arg("--cdp-url")
+        .arg(&url)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stdout.starts_with("BROWSER_GONE"), "{stdout}");
+    assert!(
+        stdout.contains("`HTTP/1.1 408 Request Timeout`") && stdout.contains("TIMEOUT"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains(&bl.token), "{stdout}");
+}
+
+#[test]
 fn browserless_url_forms_users_paste_all_work() {
     let Some(bl) = browserless() else { return };
     bl.idle();
