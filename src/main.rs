@@ -20,6 +20,9 @@ struct Cli {
     command: Command,
 }
 
+/// The longest `--cdp-wait` (and `MOONPILOT_CDP_WAIT`), in seconds.
+const CDP_WAIT_MAX: u64 = 3600;
+
 /// Options shared by the hosts that drive a browser.
 #[derive(clap::Args, Debug, Clone)]
 struct BrowserOpts {
@@ -38,7 +41,7 @@ struct BrowserOpts {
     /// How long an endpoint may keep the connection waiting before it opens a browser (a
     /// fleet queues connections past its concurrency limit) [default: $MOONPILOT_CDP_WAIT, else
     /// 60].
-    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=3600))]
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=CDP_WAIT_MAX))]
     cdp_wait: Option<u64>,
     /// Keep the browser profile in DIR (default: a fresh temporary profile per browser).
     #[arg(long, value_name = "DIR")]
@@ -272,11 +275,11 @@ fn engine_config(opts: BrowserOpts) -> Result<EngineConfig, ExitCode> {
         Some(secs) => Some(std::time::Duration::from_secs(secs)),
         None => match std::env::var("MOONPILOT_CDP_WAIT") {
             Ok(v) if !v.trim().is_empty() => match v.trim().parse::<u64>() {
-                Ok(secs) if (1..=3600).contains(&secs) => {
+                Ok(secs) if (1..=CDP_WAIT_MAX).contains(&secs) => {
                     Some(std::time::Duration::from_secs(secs))
                 }
                 _ => {
-                    eprintln!("moonpilot: MOONPILOT_CDP_WAIT must be whole seconds from 1 to 3600, not `{v}`");
+                    eprintln!("moonpilot: MOONPILOT_CDP_WAIT must be whole seconds from 1 to {CDP_WAIT_MAX}, not `{v}`");
                     return Err(ExitCode::from(2));
                 }
             },

@@ -279,22 +279,49 @@ fn moonpilot() -> Command {
     command
 }
 
-/// A script file that starts a task, opens `url` and prints its title.
-fn title_script(name: &str, url: &str, hold_ms: u64) -> std::path::PathBuf {
+/// `moonpilot run script` attached to `url`: by `--cdp-url`, or by `MOONPILOT_CDP_URL` when
+/// `by_env`.
+fn attached(script: &std::path::Path, url: &str, by_env: bool) -> Command {
+    let mut c = moonpilot();
+    c.arg("run").arg(script);
+    if by_env {
+        c.env("MOONPILOT_CDP_URL", url);
+    } else {
+        c.arg("--cdp-url").arg(url);
+    }
+    c
+}
+
+/// The exit code, stdout and stderr of running `c`.
+fn outcome(c: &mut Command) -> (Option<i32>, String, String) {
+    let out = c.output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A Lua script file of the tests' own, `name.lua` holding `body`.
+fn script_file(name: &str, body: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("moonpilot-remote-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{name}.lua"));
-    std::fs::write(
-        &path,
-        format!(
+    std::fs::write(&path, body).unwrap();
+    path
+}
+
+/// A script file that starts a task, opens `url` and prints its title.
+fn title_script(name: &str, url: &str, hold_ms: u64) -> std::path::PathBuf {
+    script_file(
+        name,
+        &format!(
             "local page = browser.start{{}}\n\
              page:navigate{{ url = {url:?} }}:unwrap()\n\
              browser.sleep({hold_ms})\n\
              print('title: ' .. page:get_title{{}}:unwrap().title)\n"
         ),
     )
-    .unwrap();
-    path
 }
 
 fn free_port() -> u16 {
@@ -309,18 +336,8 @@ fn free_port() -> u16 {
 fn attach_failures_exit_2_naming_the_masked_url_and_the_fix() {
     let script = title_script("fails", &url_a("basic.html"), 0);
     let run = |url: &str, env: bool| {
-        let mut c = moonpilot();
-        c.arg("run").arg(&script);
-        if env {
-            c.env("MOONPILOT_CDP_URL", url);
-        } else {
-            c.arg("--cdp-url").arg(url);
-        }
-        let out = c.output().unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        let (code, _, err) = outcome(&mut attached(&script, url, env));
+        (code, err)
     };
     let port = free_port();
     for env in [false, true] {
@@ -366,13 +383,9 @@ fn attach_failures_exit_2_naming_the_masked_url_and_the_fix() {
     );
     assert!(!err.contains("SEKRIT3"), "{err}");
     // A bad wait is a usage error.
-    let out = moonpilot()
-        .args(["run", "--cdp-wait", "0", "--cdp-url", "ws://127.0.0.1:1/"])
-        .arg(&script)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let (code, _, err) =
+        outcome(attached(&script, "ws://127.0.0.1:1/", false).args(["--cdp-wait", "0"]));
+    assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("invalid value '0' for '--cdp-wait"), "{err}");
 }
 
@@ -448,31 +461,16 @@ fn https_and_wss_endpoints_are_reached_over_tls() {
     let script = title_script("tls", &url_a("basic.html"), 0);
     let ca = proxy.dir.join("ca.pem");
     // https: /json/version over TLS names a ws:// URL, reached as wss:// through the proxy.
-    let out = moonpilot()
-        .env("SSL_CERT_FILE", &ca)
-        .arg("run")
-        .arg(&script)
-        .arg("--cdp-url")
-        .arg(format!("https://localhost:{}", proxy.port))
-        .output()
-        .unwrap();
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let https = format!("https://localhost:{}", proxy.port);
+    let (code, stdout, stderr) =
+        outcome(attached(&script, &https, false).env("SSL_CERT_FILE", &ca));
+    assert_eq!(code, Some(0), "{stderr}");
     assert!(stdout.contains("title: Basic"), "{stdout}");
     // Trusting another CA only, the certificate is not trusted: a start error that says so.
-    let out = moonpilot()
-        .env("SSL_CERT_FILE", proxy.dir.join("other.pem"))
-        .arg("run")
-        .arg(&script)
-        .arg("--cdp-url")
-        .arg(format!("wss://localhost:{}/devtools/browser/x", proxy.port))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let wss = format!("wss://localhost:{}/devtools/browser/x", proxy.port);
+    let (code, _, err) =
+        outcome(attached(&script, &wss, false).env("SSL_CERT_FILE", proxy.dir.join("other.pem")));
+    assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("TLS with localhost:"), "{err}");
 }
 
@@ -716,12 +714,9 @@ fn browserless_over_wss_quotes_its_session_timeout_too() {
     let Some(proxy) = TlsProxy::start(bl.port) else {
         return;
     };
-    let dir = std::env::temp_dir().join(format!("moonpilot-remote-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let script = dir.join("wss-timeout.lua");
-    std::fs::write(
-        &script,
-        format!(
+    let script = script_file(
+        "wss-timeout",
+        &format!(
             "local page = browser.start{{}}\n\
              page:navigate{{ url = {:?} }}:unwrap()\n\
              local r\n\
@@ -729,26 +724,15 @@ fn browserless_over_wss_quotes_its_session_timeout_too() {
              print(r.code, r.msg)\n",
             url_a("basic.html")
         ),
-    )
-    .unwrap();
+    );
     // TLS is the engine's own, under the tail it reads the endpoint's last words from.
     let url = format!(
         "wss://localhost:{}/chromium?token={}&timeout=6000",
         proxy.port, bl.token
     );
-    let out = moonpilot()
-        .env("SSL_CERT_FILE", proxy.dir.join("ca.pem"))
-        .arg("run")
-        .arg(&script)
-        .arg("--cdp-url")
-        .arg(&url)
-        .output()
-        .unwrap();
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let (code, stdout, stderr) =
+        outcome(attached(&script, &url, false).env("SSL_CERT_FILE", proxy.dir.join("ca.pem")));
+    assert_eq!(code, Some(0), "{stderr}");
     assert!(stdout.starts_with("BROWSER_GONE"), "{stdout}");
     assert!(
         stdout.contains("`HTTP/1.1 408 Request Timeout`") && stdout.contains("TIMEOUT"),
@@ -775,34 +759,21 @@ fn browserless_url_forms_users_paste_all_work() {
         (bl.ws("/chromium"), true),
     ];
     for (url, env) in forms {
-        let mut c = moonpilot();
         // A log level set: chromiumoxide's drift warnings and the WebSocket library's
         // handshake lines (with the token) stay off all the same.
-        c.env("MOONPILOT_LOG", "debug").arg("run").arg(&script);
-        if env {
-            c.env("MOONPILOT_CDP_URL", &url);
-        } else {
-            c.arg("--cdp-url").arg(&url);
-        }
-        let out = c.output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{url}: {stderr}");
-        assert!(String::from_utf8_lossy(&out.stdout).contains("title: Basic"));
+        let (code, stdout, stderr) =
+            outcome(attached(&script, &url, env).env("MOONPILOT_LOG", "debug"));
+        assert_eq!(code, Some(0), "{url}: {stderr}");
+        assert!(stdout.contains("title: Basic"), "{stdout}");
         assert!(!stderr.contains("WS Invalid message"), "{stderr}");
         assert!(
             !stderr.contains(&bl.token),
             "the token stays out of the log"
         );
     }
-    let out = moonpilot()
-        .arg("run")
-        .arg(&script)
-        .arg("--cdp-url")
-        .arg(format!("ws://127.0.0.1:{}/chromium", bl.port))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let no_token = format!("ws://127.0.0.1:{}/chromium", bl.port);
+    let (code, _, err) = outcome(&mut attached(&script, &no_token, false));
+    assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("HTTP 401") && err.contains("token"), "{err}");
 }
 
@@ -831,8 +802,7 @@ impl Drop for Run {
 
 /// Runs `moonpilot run` on `script` against `url` in the background.
 fn spawn_run(script: &std::path::Path, url: &str, wait: Option<u64>) -> Run {
-    let mut c = moonpilot();
-    c.arg("run").arg(script).arg("--cdp-url").arg(url);
+    let mut c = attached(script, url, false);
     if let Some(secs) = wait {
         c.arg("--cdp-wait").arg(secs.to_string());
     }

@@ -242,14 +242,8 @@ impl Mux {
         self.raw.lock().ok()?.take()
     }
 
-    /// Resolves once the socket to the endpoint has ended (or the mux was shut down), the reason
-    /// already written.
-    pub async fn ended(&self) {
-        let mut ended = self.ended.clone();
-        let _ = ended.wait_for(|e| *e).await;
-    }
-
-    /// A handle that resolves as [`Mux::ended`], for a task of its own.
+    /// Turns true once the socket to the endpoint has ended (or the mux was shut down), the
+    /// reason already written.
     pub fn ended_watch(&self) -> watch::Receiver<bool> {
         self.ended.clone()
     }

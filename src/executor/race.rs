@@ -72,10 +72,8 @@ impl Executor {
             // Before browser death: closing the last task stops the browser, and the closing is
             // what the command met.
             _ = task_closed => Err(closed_error()),
-            _ = browser_gone => Err(match task {
-                Some(t) => t.browser.gone_error(),
-                None => CommandError::browser_gone(),
-            }),
+            // Said with its reason below, as a call that met the lost connection itself.
+            _ = browser_gone => Err(CommandError::browser_gone()),
             _ = tab_crashed => Err(CommandError::new(
                 ErrorCode::ActionFailed,
                 "the tab's renderer crashed; close this task and start a new one (other tasks are unaffected)",
