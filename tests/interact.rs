@@ -361,3 +361,25 @@ fn a_fill_whose_read_back_differs_is_a_failure() {
         eq(value("notes"), "one\ntwo three")
     "#);
 }
+
+/// Issue 21 §1 (the seed selftest): an element under an endless animation never holds still,
+/// so auto mode clicks it with the real mouse where it is; native mode times out on stability.
+#[test]
+fn auto_mode_clicks_an_element_that_never_holds_still_with_the_mouse() {
+    run(r##"
+        page:navigate{ url = A .. "/moving.html" }:unwrap()
+        local b = browser.clock()
+        local c = page:click_element_by_selector{ selector = "#moving", mode = "auto", timeoutMs = 900 }
+        local took = (browser.clock() - b) * 1000
+        eq(c.ok, true, tostring(c))
+        eq(c.data.mode, "mouse"); eq(c.data.fallbackFrom, "native")
+        has(c.data.fallbackReason, "never held still")
+        eq(js("window.trustedMovingClicks"), 1, "one real click")
+        eq(js("document.getElementById('state').textContent"), "caught 1")
+        assert(took < 3000, "the mouse got its turn within the budget: " .. took .. " ms")
+        local n = page:click_element_by_selector{ selector = "#moving", mode = "native", timeoutMs = 600 }
+        eq(n.ok, false); eq(n.code, "ACTION_TIMEOUT"); eq(n.started, false)
+        has(n.msg, "stability check"); has(n.msg, "600 ms")
+        eq(js("window.movingClicks"), 1, "native never clicked")
+    "##);
+}

@@ -497,6 +497,10 @@ pub struct ElementState {
     /// With [`Read::observe`]: the page mark taken after the read.
     #[serde(default)]
     pub page: Option<PageMark>,
+    /// From [`Target::inspect_settled`]: whether the box was exactly the same in the next
+    /// animation frame (Playwright's stability); `None` from other reads.
+    #[serde(default)]
+    pub stable: Option<bool>,
 }
 
 impl ElementState {
@@ -993,7 +997,26 @@ impl Target {
     /// Reads the element (scrolling it into view when it is not fully in view) with one
     /// retry 300 ms later when it is missing or replaced (re-rendering).
     pub async fn inspect(&self, read: Read) -> Result<ElementState, CommandError> {
-        let args = json!({"hitTest": read.hit_test, "observe": read.observe, "keepScroll": read.keep_scroll});
+        self.inspect_with(read, false).await
+    }
+
+    /// [`Target::inspect`], answered once the next animation frame began, with
+    /// [`ElementState::stable`] set.
+    pub async fn inspect_settled(&self, read: Read) -> Result<ElementState, CommandError> {
+        self.inspect_with(read, true).await
+    }
+
+    async fn inspect_with(
+        &self,
+        read: Read,
+        frame_check: bool,
+    ) -> Result<ElementState, CommandError> {
+        let args = json!({
+            "hitTest": read.hit_test,
+            "observe": read.observe,
+            "keepScroll": read.keep_scroll,
+            "frameCheck": frame_check,
+        });
         match self.probe("inspect", args.clone()).await {
             Err(e) if e.code == ErrorCode::StaleElement => {
                 tokio::time::sleep(Duration::from_millis(300)).await;
@@ -1034,9 +1057,10 @@ impl Target {
         }
     }
 
-    /// Waits until the element is visible, enabled and stable (the same box in two reads a
-    /// frame apart), reading it again with `read` (from `first` on) until `timeout_ms` passed.
-    /// A failed read (the element went away, the page navigated) ends the wait with its error.
+    /// Waits until the element is visible, enabled and stable (the same exact box in two
+    /// consecutive animation frames, [`Target::inspect_settled`]), reading it again with `read`
+    /// (from `first` on) until `timeout_ms` passed. A failed read (the element went away, the
+    /// page navigated) ends the wait with its error.
     pub async fn wait_actionable(
         &self,
         first: ElementState,
@@ -1045,11 +1069,10 @@ impl Target {
     ) -> Result<Actionable, CommandError> {
         let deadline = Instant::now() + Duration::from_millis(timeout_ms);
         let mut state = first;
-        let mut last_rect: Option<[f64; 4]> = None;
         loop {
             let visible = state.visible && state.has_box();
             let enabled = !state.disabled && !state.aria_disabled;
-            if visible && enabled && last_rect == Some(state.rect) {
+            if visible && enabled && state.stable == Some(true) {
                 return Ok(Actionable::Ready(state));
             }
             if Instant::now() >= deadline {
@@ -1058,10 +1081,14 @@ impl Target {
                 } else if !enabled {
                     (ErrorCode::ElementDisabled, "is disabled")
                 } else {
-                    (ErrorCode::ActionTimeout, "kept moving")
+                    (
+                        ErrorCode::ActionTimeout,
+                        "did not pass the stability check: it never held still for two \
+                         consecutive animation frames",
+                    )
                 };
                 let err =
-                    CommandError::new(code, format!("{} {why} after {timeout_ms} ms", self.label));
+                    CommandError::new(code, format!("{} {why} in {timeout_ms} ms", self.label));
                 let err = if code == ErrorCode::ElementDisabled {
                     err.with_details(disabled_details(&state))
                 } else {
@@ -1069,22 +1096,19 @@ impl Target {
                 };
                 return Ok(Actionable::NotReady(state, err));
             }
-            last_rect = Some(state.rect);
-            // One frame (about 16 ms) apart for the stability check; slower polls while the
-            // element is hidden or disabled.
-            let pause = if visible && enabled { 16 } else { 100 };
-            tokio::time::sleep(Duration::from_millis(pause)).await;
-            // The page mark (a fingerprint of the whole page) is taken only by the read that
-            // may end the wait; polls of a hidden or disabled element skip it.
-            let poll = if visible && enabled {
-                read
+            state = if visible && enabled {
+                // The read itself waits two frames: no pause between stability checks.
+                self.inspect_settled(read).await?
             } else {
-                Read {
+                // Slower polls while hidden or disabled; the page mark (a fingerprint of the
+                // whole page) is taken only by a read that may end the wait.
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                self.inspect(Read {
                     observe: false,
                     ..read
-                }
+                })
+                .await?
             };
-            state = self.inspect(poll).await?;
         }
     }
 
@@ -1301,7 +1325,12 @@ impl Target {
                     .await
             }
             ClickMode::Auto | ClickMode::Native => {
-                match self.wait_actionable(first, timeout_ms, observed).await? {
+                let wait_ms = if mode == ClickMode::Auto {
+                    native_share(timeout_ms)
+                } else {
+                    timeout_ms
+                };
+                match self.wait_actionable(first, wait_ms, observed).await? {
                     Actionable::Ready(state) => {
                         let state = self.with_mark(state).await?;
                         match self.click_point(&state) {
@@ -1581,6 +1610,13 @@ fn details_reason(e: &CommandError) -> Value {
         .unwrap_or(Value::Null)
 }
 
+/// The part of an auto click's `timeout_ms` that native mode may wait for actionability: a
+/// third (at most 1 s) is kept for the fallbacks, so an element that never becomes actionable
+/// is still clicked with the mouse or JS within the caller's budget.
+fn native_share(timeout_ms: u64) -> u64 {
+    timeout_ms - (timeout_ms / 3).min(1000)
+}
+
 fn disabled_details(state: &ElementState) -> Value {
     json!({"disabled": state.disabled, "ariaDisabled": state.aria_disabled})
 }
@@ -1786,6 +1822,13 @@ mod tests {
         let e = check_role("buton").unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidArgument);
         assert!(e.msg.contains("button"), "{}", e.msg);
+    }
+
+    #[test]
+    fn auto_mode_keeps_a_share_of_its_budget_for_the_fallbacks() {
+        assert_eq!(native_share(900), 600);
+        assert_eq!(native_share(5000), 4000);
+        assert_eq!(native_share(0), 0);
     }
 
     #[test]

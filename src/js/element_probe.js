@@ -9,6 +9,9 @@
   //             point {point, hit, coveredBy, reason} (lib.clickPoint; scrolled to the centre
   //             once more when no point was found), and with `observe` the page mark
   //             {page: lib.pageMark()} taken after the read, for the action's "before";
+  //             with `frameCheck` (op inspect only) the answer waits two animation frames
+  //             and adds {stable}: the same exact bounding box in both (Playwright's
+  //             stability; 150 ms stand in for frames that never come);
   //   js_click  {}: pointer and mouse events at its centre (§9 JS click) → {tag};
   //   set_value {value, validate, focus}: the native setter and input/change events (§9) →
   //             the read-back (lib.readBack). With `validate` (inputs whose value is set, such as
@@ -77,6 +80,35 @@
     if (opts.observe) value.page = lib.pageMark();
     return lib.ok(value);
   };
+
+  // Answers `read` after two more animation frames, with whether the element's box was
+  // exactly the same in both (Playwright's stability check). Both boxes are read inside rAF
+  // callbacks: a box read in a task between frames may be at a later animation time than the
+  // next frame's (Chromium keeps its animation clock monotonic), so it proves nothing.
+  const nextFrames = (read) => new Promise((resolve) => {
+    let done = false;
+    let first = null;
+    const finish = (stable) => {
+      if (done) return;
+      done = true;
+      read.value.stable = stable;
+      resolve(read);
+    };
+    const box = () => {
+      if (!el.isConnected) return null;
+      const b = el.getBoundingClientRect();
+      return [b.left, b.top, b.width, b.height];
+    };
+    requestAnimationFrame(() => {
+      first = box();
+      requestAnimationFrame(() => {
+        const second = box();
+        finish(first !== null && second !== null && first.every((v, i) => v === second[i]));
+      });
+    });
+    // A hidden or throttled page may not draw: then nothing moves on screen either.
+    setTimeout(() => finish(first === null || String(first) === String(box())), 150);
+  });
 
   // §9 JS click: pointer and mouse events at the centre, then a checkbox/radio safety net.
   const jsClick = () => {
@@ -176,7 +208,10 @@
   };
 
   switch (opts.op) {
-    case 'inspect': return inspect();
+    case 'inspect': {
+      const read = inspect();
+      return read.ok && opts.frameCheck ? nextFrames(read) : read;
+    }
     case 'resolve': {
       const read = inspect();
       if (read.ok) read.value.located = located;
