@@ -238,7 +238,7 @@ function Task:wait_for_text(params) end
 
 ---Wait until the tab's URL matches an engine glob
 ---
----Strict engine glob over the whole committed URL (not the lenient matcher): `*` matches within one path segment (never `/`), `**` between slashes any number of segments, `{a,b}` alternatives, `\\` escapes; `?` is literal. A pattern without wildcards is an exact URL. Re-checked at every navigation event and every 100 ms; the URL is read from the browser, so a busy page does not hold it. A timeout is ACTION_TIMEOUT with the last `url` (and a `hint` when it merely contains the pattern).
+---Strict engine glob over the whole committed URL (not the lenient matcher), playwright-core's own: `*` matches a run without `/`, `**` any run (`/` included), `**/` any path prefix, `{a,b}` alternatives, `\\` escapes; `?` and `.` are literal. A pattern that does not start with `*` is read as a URL first (`http://h` is `http://h/`). Re-checked at every navigation event and every 100 ms; the URL is read from the browser, so a busy page does not hold it. A timeout is ACTION_TIMEOUT with the last `url` (and a `hint` when it merely contains the pattern).
 ---@param params moonpilot.wait_for_url.params
 ---@return moonpilot.Result
 function Task:wait_for_url(params) end

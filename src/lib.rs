@@ -32,6 +32,7 @@ pub mod registry;
 pub mod repl;
 pub mod server;
 pub mod trace;
+pub mod url_glob;
 pub mod watch;
 
 pub use engine::{Engine, EngineConfig};

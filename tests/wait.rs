@@ -163,6 +163,30 @@ fn wait_for_url_sees_a_push_state_and_is_strict() {
     "##);
 }
 
+/// Issue 21 §2: playwright-core's glob (`**` not before `/` crosses `/`), and a timeout that
+/// falls on a poll tick is not "the main thread is busy" on a page whose only work is a timer.
+#[test]
+fn wait_for_url_globs_are_playwright_s_and_a_timeout_blames_no_busy_page() {
+    run(r##"
+        page:navigate{ url = A .. "/push.html" }:unwrap()
+        js("setInterval(() => { window.ticks = (window.ticks || 0) + 1; }, 100); later(0)")
+        page:wait_for_url{ url = "**/push.html?step=2" }:unwrap()
+        for _, p in ipairs{ "**step=2*", "**step=2", "**?step=2*", "**/push.html?step=2" } do
+          local r = page:wait_for_url{ url = p, timeoutSeconds = 1 }
+          eq(r.ok, true, p .. ": " .. tostring(r)); eq(r.data.url, A .. "/push.html?step=2")
+          assert(r.data.waitedMs < 500, p .. " matches at once")
+        end
+        -- A timeout of a whole number of polls: its deadline and a poll tick fall together.
+        for i = 1, 4 do
+          local r = page:wait_for_url{ url = "**step=3*", timeoutSeconds = 0.5 }
+          eq(r.code, "ACTION_TIMEOUT", tostring(r))
+          hasnt(r.msg, "busy", "try " .. i); eq(r.data.pageUnresponsive, nil, "try " .. i)
+          eq(r.data.url, A .. "/push.html?step=2")
+        end
+        assert(js("window.ticks") > 10, "the timer kept running")
+    "##);
+}
+
 #[test]
 fn wait_for_element_text_and_count_wait_for_what_the_page_shows() {
     run(r##"

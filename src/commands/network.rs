@@ -19,13 +19,13 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::tabs::lenient_url_match;
-use super::wait::UrlGlob;
 use crate::browser::events::epoch_ms;
 use crate::browser::netlog::{cut, RequestRecord, BODIES_CAP, BODY_CHARS, REQUESTS_CAP};
 use crate::browser::routes::{RouteAction, Rule};
 use crate::command::*;
 use crate::error::CommandError;
 use crate::protocol::{ErrorCode, Params};
+use crate::url_glob::UrlGlob;
 
 /// The default body truncation.
 const MAX_CHARS: i64 = 20_000;

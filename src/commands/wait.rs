@@ -29,6 +29,7 @@ use crate::command::*;
 use crate::error::CommandError;
 use crate::js;
 use crate::protocol::{ErrorCode, Params};
+use crate::url_glob::UrlGlob;
 
 /// The longest sleep `wait` takes, and the longest `timeoutSeconds`: under the long-command
 /// bound (PROTOCOL.md §4.2, 900 s), so a wait that is accepted can answer instead of timing out
@@ -111,13 +112,14 @@ pub const SPECS: &[CommandSpec] = &[
     Group::Wait
         .read("wait_for_url", wait_for_url)
         .summary("Wait until the tab's URL matches an engine glob")
-        .doc("Strict engine glob over the whole committed URL (not the lenient matcher): `*` \
-              matches within one path segment (never `/`), `**` between slashes any number of \
-              segments, `{a,b}` alternatives, `\\\\` escapes; `?` is literal. A pattern without \
-              wildcards is an exact URL. Re-checked at every navigation event and every 100 ms; \
-              the URL is read from the browser, so a busy page does not hold it. A timeout is \
-              ACTION_TIMEOUT with the last `url` (and a `hint` when it merely contains the \
-              pattern).")
+        .doc("Strict engine glob over the whole committed URL (not the lenient matcher), \
+              playwright-core's own: `*` matches a run without `/`, `**` any run (`/` \
+              included), `**/` any path prefix, `{a,b}` alternatives, `\\\\` escapes; `?` and \
+              `.` are literal. A pattern that does not start with `*` is read as a URL first \
+              (`http://h` is `http://h/`). Re-checked at every navigation event and every \
+              100 ms; the URL is read from the browser, so a busy page does not hold it. A \
+              timeout is ACTION_TIMEOUT with the last `url` (and a `hint` when it merely \
+              contains the pattern).")
         .params(&[
             string("url", "engine URL glob (e.g. **/path); strict: * does not cross /").req(),
             TIMEOUT,
@@ -231,13 +233,15 @@ struct Poller {
     t0: Instant,
     /// When the wait gives up.
     deadline: tokio::time::Instant,
-    /// The deadline of a look (past `deadline` only for the one look of a zero timeout).
-    look_deadline: tokio::time::Instant,
+    /// The command's bound (less its margin): no look runs past it.
+    bound: tokio::time::Instant,
     timeout: Duration,
     interval: tokio::time::Interval,
     looks: u32,
-    /// The last look got no answer before the deadline.
+    /// The last look got no answer within [`ONE_LOOK`] or more.
     unanswered: bool,
+    /// The last look was cut short by the command's bound before [`ONE_LOOK`].
+    cut: bool,
     /// The last look that failed, and why.
     last_error: Option<String>,
 }
@@ -247,21 +251,17 @@ impl Poller {
         let t0 = Instant::now();
         let bound = cx.deadline.checked_sub(BOUND_MARGIN).unwrap_or(t0);
         let deadline = (t0 + timeout).min(bound).max(t0);
-        let look_deadline = if timeout.is_zero() {
-            (t0 + ONE_LOOK).min(bound).max(t0)
-        } else {
-            deadline
-        };
         let mut interval = tokio::time::interval(period);
         interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         Poller {
             t0,
             deadline: deadline.into(),
-            look_deadline: look_deadline.into(),
+            bound: bound.max(t0).into(),
             timeout,
             interval,
             looks: 0,
             unanswered: false,
+            cut: false,
             last_error: None,
         }
     }
@@ -278,7 +278,7 @@ impl Poller {
             self.interval.tick().await;
             return true;
         }
-        if self.unanswered || tokio::time::Instant::now() >= self.deadline {
+        if self.unanswered || self.cut || tokio::time::Instant::now() >= self.deadline {
             return false;
         }
         let woken = async {
@@ -298,17 +298,24 @@ impl Poller {
         }
     }
 
-    /// One look under the deadline: `Ok(Some)` what it saw, `Ok(None)` nothing this time (the
-    /// page navigated, or did not answer before the deadline), `Err` a failure that ends the
-    /// wait (a bad argument, the browser or task gone).
+    /// One look: `Ok(Some)` what it saw, `Ok(None)` nothing this time (the page navigated, or
+    /// did not answer), `Err` a failure that ends the wait (a bad argument, the browser or
+    /// task gone). A look may run until the wait's deadline and always gets [`ONE_LOOK`]
+    /// (within the command's bound): one that starts as the deadline passes (an interval tick
+    /// and the deadline fall together when the timeout is a multiple of the poll) still gets
+    /// its answer, and only a look that went unanswered for all of [`ONE_LOOK`] says the page
+    /// is busy.
     async fn look<T>(
         &mut self,
         probe: impl std::future::Future<Output = Result<T, CommandError>>,
     ) -> Result<Option<T>, CommandError> {
         self.looks += 1;
-        match tokio::time::timeout_at(self.look_deadline, probe).await {
+        let started = tokio::time::Instant::now();
+        match tokio::time::timeout_at(self.look_until(), probe).await {
             Err(_) => {
-                self.unanswered = true;
+                // Cut short by the command's bound, it proves nothing about the page.
+                self.unanswered = started.elapsed() >= ONE_LOOK;
+                self.cut = !self.unanswered;
                 Ok(None)
             }
             Ok(Ok(v)) => {
@@ -321,6 +328,12 @@ impl Poller {
                 Ok(None)
             }
         }
+    }
+
+    /// Until when a look that starts now may run (see [`Poller::look`]).
+    fn look_until(&self) -> tokio::time::Instant {
+        let now = tokio::time::Instant::now();
+        self.deadline.max(now + ONE_LOOK).min(self.bound)
     }
 
     /// Whether the wait had its one look (`timeoutSeconds = 0`).
@@ -336,7 +349,10 @@ impl Poller {
         let mut msg = format!("timed out: condition never satisfied within the wait ({seen})");
         if self.unanswered {
             data["pageUnresponsive"] = json!(true);
-            msg.push_str("; the page did not answer its last look (its main thread is busy)");
+            msg.push_str(&format!(
+                "; the page did not answer its last look within {} ms (its main thread is busy)",
+                ONE_LOOK.as_millis()
+            ));
         } else if let Some(e) = &self.last_error {
             data["lastProbeError"] = json!(e);
         }
@@ -530,149 +546,6 @@ fn wait_for_text(p: &mut Params) -> Prepared<TaskCx> {
     })
 }
 
-/// One token of an engine URL glob.
-#[derive(Debug, Clone, PartialEq)]
-enum Tok {
-    /// This character.
-    Lit(char),
-    /// Any run of characters without `/`.
-    Star,
-    /// `**` between slashes: any run that is empty, ends with `/`, or reaches the end.
-    Deep,
-}
-
-/// An engine URL glob (Playwright's `globToRegex` semantics): every alternative of its `{…}`
-/// group spelled out as a token list.
-#[derive(Debug, Clone)]
-pub struct UrlGlob {
-    alternatives: Vec<Vec<Tok>>,
-}
-
-/// The most alternatives `{a,b}` groups may spell out.
-const MAX_ALTERNATIVES: usize = 256;
-
-impl UrlGlob {
-    /// Parses `pattern`; a pattern without wildcards that parses as an absolute URL is taken
-    /// in its normal form (`http://h` is `http://h/`). An unclosed `{` is refused.
-    pub fn parse(pattern: &str) -> Result<UrlGlob, String> {
-        let normal;
-        let mut pattern = pattern;
-        if !pattern.contains(['*', '{', '}', '\\']) {
-            if let Ok(u) = url::Url::parse(pattern) {
-                normal = u.to_string();
-                pattern = &normal;
-            }
-        }
-        let chars: Vec<char> = pattern.chars().collect();
-        // Token lists so far, and the alternatives of an open group.
-        let mut lists: Vec<Vec<Tok>> = vec![Vec::new()];
-        let mut group: Option<Vec<Vec<Tok>>> = None;
-        let push =
-            |lists: &mut Vec<Vec<Tok>>, group: &mut Option<Vec<Vec<Tok>>>, t: Tok| match group {
-                Some(alts) => alts.last_mut().into_iter().for_each(|a| a.push(t.clone())),
-                None => lists.iter_mut().for_each(|l| l.push(t.clone())),
-            };
-        let mut i = 0;
-        while i < chars.len() {
-            let c = chars[i];
-            match c {
-                '\\' if i + 1 < chars.len() => {
-                    i += 1;
-                    push(&mut lists, &mut group, Tok::Lit(chars[i]));
-                }
-                '*' => {
-                    let before = if i == 0 { None } else { Some(chars[i - 1]) };
-                    let mut stars = 1;
-                    while chars.get(i + 1) == Some(&'*') {
-                        stars += 1;
-                        i += 1;
-                    }
-                    let after = chars.get(i + 1).copied();
-                    let deep = stars > 1
-                        && matches!(before, None | Some('/'))
-                        && matches!(after, None | Some('/'));
-                    if deep {
-                        push(&mut lists, &mut group, Tok::Deep);
-                        // The deep token takes its slash with it.
-                        i += 1;
-                    } else {
-                        push(&mut lists, &mut group, Tok::Star);
-                    }
-                }
-                '{' if group.is_none() => group = Some(vec![Vec::new()]),
-                '{' => return Err("groups `{…}` cannot nest".into()),
-                ',' if group.is_some() => {
-                    if let Some(alts) = group.as_mut() {
-                        alts.push(Vec::new());
-                    }
-                }
-                '}' if group.is_some() => {
-                    let alts = group.take().unwrap_or_default();
-                    let mut spelled = Vec::with_capacity(lists.len() * alts.len());
-                    for l in &lists {
-                        for a in &alts {
-                            let mut both = l.clone();
-                            both.extend(a.iter().cloned());
-                            spelled.push(both);
-                        }
-                    }
-                    if spelled.len() > MAX_ALTERNATIVES {
-                        return Err(format!("more than {MAX_ALTERNATIVES} alternatives"));
-                    }
-                    lists = spelled;
-                }
-                c => push(&mut lists, &mut group, Tok::Lit(c)),
-            }
-            i += 1;
-        }
-        if group.is_some() {
-            return Err("a `{` group is not closed".into());
-        }
-        Ok(UrlGlob {
-            alternatives: lists,
-        })
-    }
-
-    /// Whether the whole of `url` matches.
-    pub fn matches(&self, url: &str) -> bool {
-        let s: Vec<char> = url.chars().collect();
-        self.alternatives.iter().any(|toks| {
-            let mut failed = std::collections::HashSet::new();
-            glob_at(toks, 0, &s, 0, &mut failed)
-        })
-    }
-}
-
-fn glob_at(
-    toks: &[Tok],
-    ti: usize,
-    s: &[char],
-    si: usize,
-    failed: &mut std::collections::HashSet<(usize, usize)>,
-) -> bool {
-    if failed.contains(&(ti, si)) {
-        return false;
-    }
-    let ok = match toks.get(ti) {
-        None => si == s.len(),
-        Some(Tok::Lit(c)) => s.get(si) == Some(c) && glob_at(toks, ti + 1, s, si + 1, failed),
-        Some(Tok::Star) => {
-            let end = s[si..]
-                .iter()
-                .position(|c| *c == '/')
-                .map_or(s.len(), |p| si + p);
-            (si..=end).any(|k| glob_at(toks, ti + 1, s, k, failed))
-        }
-        Some(Tok::Deep) => (si..=s.len())
-            .filter(|&k| k == si || s[k - 1] == '/' || k == s.len())
-            .any(|k| glob_at(toks, ti + 1, s, k, failed)),
-    };
-    if !ok {
-        failed.insert((ti, si));
-    }
-    ok
-}
-
 /// Whether `url` holds the literal parts of `pattern` in order (`*` as any characters, `/`
 /// included, anything after): close to the lenient matcher, for the hint of a timeout.
 fn loosely_matches(pattern: &str, url: &str) -> bool {
@@ -852,7 +725,7 @@ fn wait_for_function(p: &mut Params) -> Prepared<TaskCx> {
         let mut polls = 0u32;
         while poll.next(None).await {
             let budget = poll
-                .look_deadline
+                .look_until()
                 .saturating_duration_since(tokio::time::Instant::now())
                 .as_millis()
                 .clamp(1, u128::from(MAX_EVAL_MS)) as u64;
@@ -863,7 +736,7 @@ fn wait_for_function(p: &mut Params) -> Prepared<TaskCx> {
             // page that did not answer is not asked again here.
             if !poll.unanswered {
                 let release = tab.release_script_objects(&main);
-                let _ = tokio::time::timeout_at(poll.look_deadline, release).await;
+                let _ = tokio::time::timeout_at(poll.look_until(), release).await;
             }
             let Some(ran) = ran else { continue };
             polls += 1;
@@ -1256,35 +1129,8 @@ fn wait_for_count(p: &mut Params) -> Prepared<TaskCx> {
 mod tests {
     use super::*;
 
-    fn glob(p: &str, url: &str) -> bool {
-        UrlGlob::parse(p).unwrap().matches(url)
-    }
-
     #[test]
-    fn url_globs_have_engine_semantics() {
-        let u = "http://127.0.0.1:8080/shop/cart/items?id=3";
-        assert!(glob("**/items?id=3", u));
-        assert!(glob("**/shop/**", u));
-        assert!(glob("http://127.0.0.1:8080/shop/*/items?id=3", u));
-        assert!(
-            !glob("http://127.0.0.1:8080/*/items?id=3", u),
-            "* does not cross /"
-        );
-        assert!(!glob("**/items", u), "the whole URL must match");
-        assert!(glob("**/items*", u));
-        assert!(glob("**/{cart,basket}/items*", u));
-        assert!(!glob("**/{basket,bag}/items*", u));
-        assert!(glob(u, u), "an exact URL");
-        assert!(!glob("http://127.0.0.1:8080/shop", u));
-        // The trailing-slash trap of COMMANDS.md: `*` cannot eat the slash.
-        assert!(!glob("**/example.com*", "https://example.com/"));
-        assert!(glob("**/example.com/**", "https://example.com/"));
-        // A bare origin is normalised as a URL.
-        assert!(glob("https://example.com", "https://example.com/"));
-        assert!(glob("**", "about:blank"));
-        assert!(glob("", ""));
-        assert!(glob("\\*x", "*x"));
-        assert!(UrlGlob::parse("**/{a,b").is_err());
+    fn the_timeout_hint_reads_patterns_leniently() {
         assert!(loosely_matches("**/push.html", "http://h/push.html?step=2"));
         assert!(!loosely_matches("**/pull.html", "http://h/push.html"));
     }
