@@ -1177,7 +1177,7 @@ function Task:get_response_body(params) end
 
 ---The newest matching response of the look-back window, else the next one
 ---
----Lenient pattern (substring, or glob where * crosses /). First the newest matching response received within lookBackSeconds (fromLookBack, ageMs its age), so 'click; wait_for_response' still catches a fast one; else waits for a new one (ageMs 0). xhr/fetch bodies come from the capture cache. Times out with ACTION_TIMEOUT.
+---Lenient pattern (substring, or glob where * crosses /). First the newest matching response received within lookBackSeconds (fromLookBack, ageMs its age), so 'click; wait_for_response' still catches a fast one; else waits for a new one (ageMs 0). xhr/fetch bodies come from the capture cache; a fetch whose body the page never reads (Chromium never reports it finished) is answered with the bytes the browser holds once its Content-Length says they are whole (after 1 s without a length: what arrived, bodySource 'held', bodyWhole, bodyNote). Times out with ACTION_TIMEOUT.
 ---@param params moonpilot.wait_for_response.params
 ---@return moonpilot.Result
 function Task:wait_for_response(params) end

@@ -262,3 +262,31 @@ fn routes_reach_out_of_process_frames() {
         eq(page:unroute{ urlPattern = "**/net_data.js?from=frame" }:unwrap().hits, 1)
     "#);
 }
+
+/// Issue 21 §3: a fetch whose body the page never reads is never reported finished by
+/// Chromium; the wait answers when the whole body is in (its Content-Length says so), with it.
+#[test]
+fn wait_for_response_answers_an_unread_fetch_at_once_with_its_body() {
+    lua(r#"
+        page:navigate{ url = A .. "/empty.html" }:unwrap()
+        page:execute_js{ body = "() => { fetch('/slow-text?ms=300'); }" }:unwrap()
+        local t = browser.clock()
+        local r = page:wait_for_response{ urlPattern = "**/slow-text*", timeoutSeconds = 5 }
+        local took = browser.clock() - t
+        eq(r.ok, true, tostring(r)); eq(r.data.status, 200)
+        eq(r.data.bodyAvailable, true, tostring(r)); eq(r.data.body, "slow done")
+        eq(r.data.bodyError, nil)
+        assert(took < 2, "answered when the body was in, not at the timeout: " .. took .. " s")
+        -- Kept: get_response_body answers it too.
+        local again = page:get_response_body{ requestId = r.data.requestId }:unwrap()
+        eq(again.body, "slow done")
+        -- The fetch starts after the wait began.
+        local w = page:execute_js{ body = "() => { setTimeout(() => fetch('/slow-text?ms=300&late=1'), 100); }" }:unwrap()
+        t = browser.clock()
+        local late = page:wait_for_response{ urlPattern = "**/slow-text?ms=300&late=1", timeoutSeconds = 5,
+                                              lookBackSeconds = 0 }
+        took = browser.clock() - t
+        eq(late.ok, true, tostring(late)); eq(late.data.body, "slow done")
+        assert(took >= 0.35 and took < 2, "after the response, well before the timeout: " .. took .. " s")
+    "#);
+}

@@ -80,6 +80,10 @@ pub struct RequestRecord {
     pub failure: Option<String>,
     /// Epoch ms when it finished or failed.
     pub finished_at: Option<u64>,
+    /// The response's `Content-Length` when it is the length of the body itself (no
+    /// `Content-Encoding` other than identity): how a body read before the request finished
+    /// is known to be whole.
+    pub body_length: Option<u64>,
 }
 
 impl RequestRecord {
@@ -374,6 +378,7 @@ impl TaskLog {
             post_data_length,
             failure: None,
             finished_at: None,
+            body_length: None,
         };
         self.with(|s| {
             if let Some(r) = s
@@ -405,7 +410,29 @@ impl TaskLog {
                 r.url = ev.response.url.clone();
                 r.mime_type = Some(ev.response.mime_type.clone());
                 r.responded_at = Some(epoch_ms());
+                r.body_length = identity_length(ev.response.headers.inner());
             }
+        });
+        self.bump();
+    }
+
+    /// Keeps `body` as the copied body of request `id` (one read before its request finished,
+    /// known to be whole), unless one is kept already.
+    pub fn keep_body(&self, id: &str, body: String, base64: bool) {
+        let (text, length, _) = cut(&body, BODY_CHARS);
+        self.with(|s| {
+            if s.bodies.iter().any(|b| b.request_id == id) {
+                return;
+            }
+            let rec = BodyRecord {
+                request_id: id.to_string(),
+                body: Some(text),
+                length,
+                base64,
+                error: None,
+                captured_at: epoch_ms(),
+            };
+            push_capped(&mut s.bodies, BODIES_CAP, rec, &mut s.bodies_dropped);
         });
         self.bump();
     }
@@ -681,6 +708,24 @@ impl TaskLog {
     }
 }
 
+/// The `Content-Length` of response headers `headers` (a JSON object, names in any case)
+/// when no `Content-Encoding` other than identity changes what it counts.
+fn identity_length(headers: &Value) -> Option<u64> {
+    let header = |name: &str| {
+        headers.as_object().and_then(|h| {
+            h.iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                .and_then(|(_, v)| v.as_str())
+        })
+    };
+    let encoded = header("content-encoding")
+        .is_some_and(|e| !e.trim().is_empty() && !e.trim().eq_ignore_ascii_case("identity"));
+    if encoded {
+        return None;
+    }
+    header("content-length").and_then(|n| n.trim().parse().ok())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -697,6 +742,24 @@ mod tests {
         assert_eq!(c.logs[0], "log: 5");
         assert_eq!(log.clear_console(), (CONSOLE_CAP, 0));
         assert_eq!(log.console().logs_dropped, 0);
+    }
+
+    #[test]
+    fn only_an_identity_content_length_is_the_body_s() {
+        assert_eq!(identity_length(&json!({"Content-Length": "9"})), Some(9));
+        assert_eq!(
+            identity_length(&json!({"content-length": " 12 ", "Content-Encoding": "identity"})),
+            Some(12)
+        );
+        assert_eq!(
+            identity_length(&json!({"content-length": "9", "content-encoding": "gzip"})),
+            None
+        );
+        assert_eq!(
+            identity_length(&json!({"transfer-encoding": "chunked"})),
+            None
+        );
+        assert_eq!(identity_length(&Value::Null), None);
     }
 
     #[test]

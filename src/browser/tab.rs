@@ -403,6 +403,36 @@ impl Tab {
         ))
     }
 
+    /// What Chromium holds of request `request_id`'s body before the request finished:
+    /// `Network.streamResourceContent`'s buffered data (which also has later data streamed).
+    /// A fetch whose body the page never reads is never reported finished, and
+    /// `Network.getResponseBody` has nothing for it, while the bytes that arrived are held.
+    /// Answers the body (text when it is UTF-8, else base64), whether it is base64, and its
+    /// length in bytes.
+    pub async fn buffered_body(
+        &self,
+        request_id: &str,
+    ) -> Result<(String, bool, usize), CommandError> {
+        let v = self
+            .call(
+                "Network.streamResourceContent",
+                json!({"requestId": request_id}),
+            )
+            .await?;
+        let data = v
+            .get("bufferedData")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let bytes = decode_base64(data).ok_or_else(|| {
+            CommandError::failed("Network.streamResourceContent answered data that is not base64")
+        })?;
+        let n = bytes.len();
+        Ok(match String::from_utf8(bytes) {
+            Ok(text) => (text, false, n),
+            Err(_) => (data.to_string(), true, n),
+        })
+    }
+
     /// Applies the task's current routes and credentials to this tab (see `routes`): its own
     /// session on the raw connection (the one navigations go through) is adopted.
     pub async fn apply_routes(&self) -> Result<(), CommandError> {

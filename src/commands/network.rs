@@ -35,6 +35,52 @@ const LOOK_BACK_S: i64 = 10;
 const WAIT_S: f64 = 30.0;
 /// How long a matched xhr/fetch response may take to finish and have its body copied.
 const BODY_BOUND: Duration = Duration::from_secs(10);
+/// How long after its response an unfinished xhr/fetch waits before its held bytes are read
+/// (and between reads).
+const UNREAD_GRACE: Duration = Duration::from_millis(200);
+/// How long after its response an unfinished xhr/fetch without a body length is answered with
+/// the bytes that arrived.
+const UNREAD_UNKNOWN: Duration = Duration::from_secs(1);
+
+/// The bytes Chromium held of a response body the page had not read, when they are not known
+/// to be the whole body.
+struct HeldBody {
+    body: String,
+    base64: bool,
+    /// `Some(false)`: the `Content-Length` says more is due; `None`: no length says.
+    whole: Option<bool>,
+}
+
+impl HeldBody {
+    /// Puts the held bytes into a `wait_for_response` answer whose body was not available.
+    fn describe(self, data: &mut Value, max: usize) {
+        let (mut text, len, cut_here) = cut(&self.body, max);
+        if cut_here {
+            text.push_str("…[truncated]");
+        }
+        data["body"] = json!(text);
+        data["bodyLength"] = json!(len);
+        data["truncated"] = json!(cut_here);
+        data["bodyAvailable"] = json!(true);
+        data["bodyWhole"] = json!(self.whole);
+        data["bodySource"] = json!("held");
+        data["bodyNote"] = json!(if self.whole == Some(false) {
+            "the response has not finished arriving (its Content-Length says more is due): \
+             the body is what had arrived"
+        } else {
+            "Chromium has not reported the response finished (the page has not read its body, \
+             or it is still arriving) and no Content-Length gives its size: the body is what \
+             had arrived"
+        });
+        if self.base64 {
+            data["base64Encoded"] = json!(true);
+        }
+        if let Some(map) = data.as_object_mut() {
+            map.remove("bodyError");
+            map.remove("bodyHint");
+        }
+    }
+}
 
 /// The network group.
 pub const SPECS: &[CommandSpec] = &[
@@ -112,7 +158,10 @@ pub const SPECS: &[CommandSpec] = &[
             "Lenient pattern (substring, or glob where * crosses /). First the newest matching \
               response received within lookBackSeconds (fromLookBack, ageMs its age), so \
               'click; wait_for_response' still catches a fast one; else waits for a new one \
-              (ageMs 0). xhr/fetch bodies come from the capture cache. Times out with \
+              (ageMs 0). xhr/fetch bodies come from the capture cache; a fetch whose body the \
+              page never reads (Chromium never reports it finished) is answered with the bytes \
+              the browser holds once its Content-Length says they are whole (after 1 s without \
+              a length: what arrived, bodySource 'held', bodyWhole, bodyNote). Times out with \
               ACTION_TIMEOUT.",
         )
         .params(&[
@@ -398,10 +447,14 @@ fn wait_for_response(p: &mut Params) -> Prepared<TaskCx> {
         let Some(mut record) = found else {
             return Err(CommandError::failed("no response"));
         };
-        // An xhr/fetch body is copied when its request finishes: give it that long.
+        // An xhr/fetch body is copied when its request finishes: give it that long. Chromium
+        // reports a fetch finished only once the page read its body, so a body the page leaves
+        // unread is taken from what the browser holds, once it is known to be whole.
+        let mut held: Option<HeldBody> = None;
         if matches!(record.resource_type.as_str(), "xhr" | "fetch") {
             // Within the caller's timeout too: a late response is answered without its body.
             let body_deadline = deadline.min(tokio::time::Instant::now() + BODY_BOUND);
+            let responded = tokio::time::Instant::now();
             loop {
                 let (cached, pending) = log.body(&record.request_id);
                 let current = log
@@ -419,15 +472,43 @@ fn wait_for_response(p: &mut Params) -> Prepared<TaskCx> {
                 if cached.is_some() || done {
                     break;
                 }
-                if tokio::time::timeout_at(body_deadline, changes.changed())
+                let waited = responded.elapsed();
+                if record.finished_at.is_none() && waited >= UNREAD_GRACE {
+                    if let Ok(tab) = cx.tab() {
+                        if let Ok((body, base64, bytes)) =
+                            tab.buffered_body(&record.request_id).await
+                        {
+                            let whole = record.body_length.map(|n| n == bytes as u64);
+                            if whole == Some(true) {
+                                log.keep_body(&record.request_id, body, base64);
+                                continue;
+                            }
+                            held = Some(HeldBody {
+                                body,
+                                base64,
+                                whole,
+                            });
+                            // Without a length, what arrived in a second is the answer.
+                            if whole.is_none() && waited >= UNREAD_UNKNOWN {
+                                break;
+                            }
+                        }
+                    }
+                }
+                let tick = tokio::time::Instant::now() + UNREAD_GRACE;
+                if tokio::time::timeout_at(body_deadline.min(tick), changes.changed())
                     .await
                     .is_err()
+                    && tokio::time::Instant::now() >= body_deadline
                 {
                     break;
                 }
             }
         }
         let mut data = response_json(&cx, &record, max).await;
+        if let Some(h) = held.filter(|_| data["bodyAvailable"] == false) {
+            h.describe(&mut data, max);
+        }
         data["fromLookBack"] = json!(from_look_back);
         if !from_look_back {
             data["ageMs"] = json!(0);

@@ -3,7 +3,7 @@
 //! the other is out-of-process, as on real sites.
 //!
 //! Paths are confined to the fixture directory. Scripted routes put timing in the server's hands:
-//! `/slow?ms=N`, `/redirect?to=URL`, `/status/N` (204 and 304 without a body), `/post` (counts
+//! `/slow?ms=N` (`/slow-text?ms=N`: `slow done` as text/plain), `/redirect?to=URL`, `/status/N` (204 and 304 without a body), `/post` (counts
 //! POSTs), `/count?key=K` (counts POSTs per key), `/echo` (the request's headers and cookies
 //! as JSON), `/set-cookie?name=N&value=V` (answers with that `Set-Cookie`), `/auth` (basic auth:
 //! 401 with `WWW-Authenticate` unless `user:secret` comes; `/auth-net` the same for `net:pw`), `/cookie-pixel.png`
@@ -236,6 +236,17 @@ async fn route(
             } else {
                 (403, "text/plain", b"no cookie".to_vec(), String::new())
             }
+        }
+        "/slow-text" => {
+            // The issue 21 §3 answer: plain text with a Content-Length, after `ms`.
+            let ms = q.get("ms").and_then(|m| m.parse().ok()).unwrap_or(1000);
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            (
+                200,
+                "text/plain; charset=utf-8",
+                b"slow done".to_vec(),
+                String::new(),
+            )
         }
         "/slow" => {
             let ms = q.get("ms").and_then(|m| m.parse().ok()).unwrap_or(1000);
