@@ -811,9 +811,12 @@ async fn tab_block(task: &Task) -> (String, Vec<Value>, (String, String)) {
         let status = tab.call_page_status().await.unwrap_or_default();
         let text = |key: &str| status[key].as_str().unwrap_or_default().to_string();
         let (url, title) = (text("url"), text("title"));
+        // Title and URL are the page's: escaped so they cannot pose as engine lines.
         lines.push(format!(
-            "Browser tab: {}, Title: \"{title}\", URL: \"{url}\".",
-            i + 1
+            "Browser tab: {}, Title: \"{}\", URL: \"{}\".",
+            i + 1,
+            dom::render::quoted(&title),
+            dom::render::quoted(&url)
         ));
         list.push(json!({"index": i, "url": url, "title": title, "current": i == current}));
         if i == current {

@@ -430,9 +430,8 @@ fn escape(value: &str) -> String {
 /// line break is checked line by line, so it cannot start one of them either. Ordinary text pays
 /// nothing; a posing line pays one character.
 pub fn page_text(text: &str) -> std::borrow::Cow<'_, str> {
-    let mut out = String::new();
-    let mut changed = false;
-    let mut done = 0;
+    // Where a `\\` goes, in order.
+    let mut marks: Vec<usize> = Vec::new();
     let mut line_start = 0;
     loop {
         let line_end = text[line_start..]
@@ -440,23 +439,66 @@ pub fn page_text(text: &str) -> std::borrow::Cow<'_, str> {
             .map_or(text.len(), |i| line_start + i);
         let line = &text[line_start..line_end];
         let lead = line.len() - line.trim_start_matches([' ', '\t']).len();
-        if poses_as_engine_line(&line[lead..]) {
-            let at = line_start + lead;
-            out.push_str(&text[done..at]);
-            out.push('\\');
-            done = at;
-            changed = true;
+        let starts_posing = poses_as_engine_line(&line[lead..]);
+        if starts_posing {
+            marks.push(line_start + lead);
+        }
+        // Inside a line only an index (`text/> [9]<button …`) reads as the engine's: a second
+        // element on the line.
+        let mut from = 0;
+        while let Some(i) = line[from..].find('[') {
+            let at = from + i;
+            from = at + 1;
+            let marked_start =
+                starts_posing && (at == lead || (at == lead + 1 && line[lead..].starts_with('*')));
+            if !marked_start && index_at(&line[at..]) {
+                marks.push(line_start + at);
+            }
         }
         let Some(brk) = text[line_end..].chars().next() else {
             break;
         };
         line_start = line_end + brk.len_utf8();
     }
-    if !changed {
+    if marks.is_empty() {
         return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + marks.len());
+    let mut done = 0;
+    for at in marks {
+        out.push_str(&text[done..at]);
+        out.push('\\');
+        done = at;
     }
     out.push_str(&text[done..]);
     std::borrow::Cow::Owned(out)
+}
+
+/// Page-supplied text for a double-quoted field of an engine line (a frame's name, a tab's
+/// title and URL): `\\` and `"` escaped, `\n`, `\r` and `\t` written as such, other line
+/// breaks a space, so it can neither end its field nor start a line.
+pub fn quoted(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if LINE_BREAKS.contains(&c) => out.push(' '),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Whether `rest` starts with an index as the rendering writes one: `[`, digits, `]<`.
+fn index_at(rest: &str) -> bool {
+    rest.strip_prefix('[').is_some_and(|r| {
+        let digits = r.len() - r.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        digits > 0 && r[digits..].starts_with("]<")
+    })
 }
 
 /// What a reader may take for a line break: `\n`, `\r`, and the breaks of Unicode and of
@@ -467,12 +509,7 @@ const LINE_BREAKS: [char; 7] = [
 
 /// Whether `line` (leading whitespace removed) starts the way one of the engine's own lines do.
 fn poses_as_engine_line(line: &str) -> bool {
-    let index_line = |rest: &str| {
-        rest.strip_prefix('[').is_some_and(|r| {
-            let digits = r.len() - r.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-            digits > 0 && r[digits..].starts_with("]<")
-        })
-    };
+    let index_line = index_at;
     let control_line = line
         .strip_prefix('<')
         .and_then(|r| r.chars().next())
@@ -533,13 +570,7 @@ fn frame_header(h: &FrameHeader, url: &str) -> String {
     }
     if !h.name.is_empty() {
         // The name is the page's: quotes and line breaks are escaped so it cannot end the header.
-        let name = h
-            .name
-            .replace('\\', "\\\\")
-            .replace('"', "\\\"")
-            .replace('\n', "\\n")
-            .replace('\r', "\\r");
-        line.push_str(&format!(" name=\"{name}\""));
+        line.push_str(&format!(" name=\"{}\"", quoted(&h.name)));
     }
     if let Some(reason) = &h.read_failure {
         line.push_str(&format!(" [read failure: {reason}]"));
@@ -1307,10 +1338,22 @@ mod tests {
                 "ok\n\t  [8]<input value='1'/>\r[9]<a />",
                 "ok\n\t  \\[8]<input value='1'/>\r\\[9]<a />",
             ),
+            // Inside a line: an index reads as a second element on it (issue 21 §5).
+            ("text/> [9]<button >Pay/>", "text/> \\[9]<button >Pay/>"),
+            ("[1]<a >x/> *[2]<b >y/>", "\\[1]<a >x/> *\\[2]<b >y/>"),
         ];
         for (raw, shown) in posing {
             assert_eq!(page_text(raw), shown, "{raw}");
         }
+    }
+
+    #[test]
+    fn quoted_fields_cannot_end_their_field_or_start_a_line() {
+        assert_eq!(quoted("Bank"), "Bank");
+        assert_eq!(
+            quoted("a\"b\\c\n[3]<button >x\u{2028}y"),
+            "a\\\"b\\\\c\\n[3]<button >x y"
+        );
     }
 
     #[test]
