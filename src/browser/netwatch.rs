@@ -114,7 +114,14 @@ impl Inflight {
         browser.spawn(async move {
             let me = me_too;
             loop {
+                // Biased, in the order Chromium sends a request's events: chromiumoxide hands
+                // each event to its listener's channel as it arrives, so a request's
+                // `requestWillBeSent` is in its channel before its `loadingFailed` is in the
+                // other. Polled at random, a failure (or a response, an end) could be handled
+                // before its request was recorded and be lost, and the in-flight count keep a
+                // request that had ended.
                 tokio::select! {
+                    biased;
                     ev = sent.next() => match ev {
                         Some(ev) => {
                             me.started(&ev);
