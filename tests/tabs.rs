@@ -209,3 +209,36 @@ fn bad_tab_arguments_fail_at_once_and_touch_nothing() {
         eq(#page:get_tabs():unwrap().tabs, 3)
     "#);
 }
+
+/// Issue 21 §5: a popup's first request carries the task's settings (here its header): the
+/// popup is held before it loads until they are on it, so the site sees no unauthenticated hit.
+#[test]
+fn a_popup_s_first_request_carries_the_task_s_header() {
+    let key = format!("popup-{}", std::process::id());
+    run(&format!(
+        r#"
+        page:navigate{{ url = A .. "/basic.html" }}:unwrap()
+        page:set_headers{{ headersJson = '{{"X-Task":"yes"}}' }}:unwrap()
+        local t0 = browser.clock()
+        js("window.open('/guarded?key={key}', '_blank'); return 1")
+        local deadline = os.time() + 10
+        while #page:get_tabs():unwrap().tabs < 2 and os.time() < deadline do end
+        eq(#page:get_tabs():unwrap().tabs, 2, "the popup is a tab of the task")
+        page:switch_tab_by_url{{ url = "guarded" }}:unwrap()
+        page:wait_for_load{{}}:unwrap()
+        eq(page:get_title().data.title, "in", "the popup's document was let in")
+        assert(browser.clock() - t0 < 4, "held only while its settings went on, not the fallback")
+    "#
+    ));
+    let fixtures = &crate::support::harness::harness().fixtures;
+    assert_eq!(
+        fixtures.count(&format!("guarded-without-{key}")),
+        0,
+        "no hit without the header"
+    );
+    assert_eq!(
+        fixtures.count(&format!("guarded-with-{key}")),
+        1,
+        "one hit, with it"
+    );
+}

@@ -127,6 +127,52 @@ pub struct Browser {
     pub protocol_version: String,
 }
 
+/// How long a popup is held for the task that owns its opener before the browser lets it run
+/// anyway (its adoption failed, or no task owns it).
+const POPUP_HOLD: Duration = Duration::from_secs(5);
+
+/// Has `conn` hold every new page before its first request ([`raw::RawConnection::pause_new_pages`])
+/// and resumes what no task will: at once a page no page opened (the engine's own tabs), a
+/// popup after [`POPUP_HOLD`] (its task resumes it as soon as its settings are on). Without
+/// the hold (an endpoint that refuses it), popups are adopted as they load.
+async fn hold_new_pages(conn: &Arc<raw::RawConnection>, runtime: &tokio::runtime::Handle) {
+    use tokio::sync::broadcast::error::RecvError;
+    // Subscribed before the hold starts: no held page goes unseen.
+    let mut targets = conn.targets();
+    let weak = Arc::downgrade(conn);
+    let spawner = runtime.clone();
+    runtime.spawn(async move {
+        loop {
+            let (opener, session) = match targets.recv().await {
+                Ok(raw::TargetEvent::Paused {
+                    opener, session, ..
+                }) => (opener, session),
+                Ok(_) => continue,
+                Err(RecvError::Lagged(n)) => {
+                    tracing::warn!("{n} target events were missed; held pages among them wait");
+                    continue;
+                }
+                Err(RecvError::Closed) => return,
+            };
+            let Some(conn) = weak.upgrade() else { return };
+            let hold = if opener.is_some() {
+                POPUP_HOLD
+            } else {
+                Duration::ZERO
+            };
+            spawner.spawn(async move {
+                tokio::time::sleep(hold).await;
+                let _ = tokio::time::timeout(Duration::from_secs(5), conn.resume(&session)).await;
+            });
+        }
+    });
+    match tokio::time::timeout(Duration::from_secs(5), conn.pause_new_pages()).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::warn!("popups load before their task's settings apply: {}", e.msg),
+        Err(_) => tracing::warn!("popups load before their task's settings apply: no answer"),
+    }
+}
+
 /// Launch args measured to work on this machine (CDP-NOTES.md), without the leading `--`.
 const LAUNCH_ARGS: &[&str] = &[
     "disable-gpu",
@@ -619,7 +665,9 @@ impl Browser {
                         tracing::warn!("no renderer-crash events: target discovery went unanswered")
                     }
                 }
-                let _ = raw.set(Arc::new(conn));
+                let conn = Arc::new(conn);
+                hold_new_pages(&conn, &runtime).await;
+                let _ = raw.set(conn);
             }
             Err(e) => tracing::warn!("opening the second CDP connection failed: {e}"),
         }
@@ -773,7 +821,9 @@ impl Browser {
                 if let Err(e) = conn.discover_targets().await {
                     tracing::warn!("no renderer-crash events: {}", e.msg);
                 }
-                Ok::<_, CommandError>(Arc::new(conn))
+                let conn = Arc::new(conn);
+                hold_new_pages(&conn, &self.runtime).await;
+                Ok::<_, CommandError>(conn)
             })
             .await
             .cloned()

@@ -8,7 +8,7 @@
 //! shares the engine's one socket through [`super::mux::Mux`], in a browser session of its own.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_tungstenite::tungstenite::Message;
@@ -87,6 +87,8 @@ pub struct RawConnection {
     sinks: Sinks,
     /// The browser session commands without a session go to (on a shared socket).
     browser_session: Option<String>,
+    /// New pages are auto-attached paused: their popups are announced paused, not created.
+    pausing: Arc<AtomicBool>,
 }
 
 /// An event of a session attached on this connection: `Network.*` and
@@ -110,6 +112,18 @@ pub enum TargetEvent {
         target: String,
         /// The target id of the page that opened it.
         opener: String,
+    },
+    /// A page target that browser-level auto-attach ([`RawConnection::pause_new_pages`])
+    /// holds before its first request: it stays paused until `Runtime.runIfWaitingForDebugger`
+    /// goes to `session` (the task that owns its opener sends it once the task's settings are
+    /// on; the browser's resumer after a bound, and at once for a page without an opener).
+    Paused {
+        /// The new page's target id.
+        target: String,
+        /// The target id of the page that opened it, if a page did.
+        opener: Option<String>,
+        /// This connection's session on it.
+        session: String,
     },
     /// `target` is gone (closed by its page or by anyone else).
     Gone {
@@ -176,6 +190,8 @@ impl RawConnection {
         let sinks: Sinks = Arc::default();
         let fetch_sinks = sinks.clone();
         let own_session = browser_session.clone();
+        let pausing = Arc::new(AtomicBool::new(false));
+        let reader_pausing = pausing.clone();
         runtime.spawn(async move {
             while let Some(text) = incoming.recv().await {
                 let Ok(value) = serde_json::from_str::<Value>(&text) else {
@@ -244,9 +260,22 @@ impl RawConnection {
                                 let _ = crash_tx.send(t);
                             }
                         }
+                        Some("Target.attachedToTarget")
+                            if value.pointer("/params/waitingForDebugger")
+                                == Some(&Value::from(true)) =>
+                        {
+                            if let Some(session) = target("sessionId") {
+                                let _ = target_tx.send(TargetEvent::Paused {
+                                    target: target("targetInfo/targetId").unwrap_or_default(),
+                                    opener: target("targetInfo/openerId"),
+                                    session,
+                                });
+                            }
+                        }
                         Some("Target.targetCreated")
                             if value.pointer("/params/targetInfo/type")
-                                == Some(&Value::from("page")) =>
+                                == Some(&Value::from("page"))
+                                && !reader_pausing.load(Ordering::Relaxed) =>
                         {
                             if let (Some(t), Some(opener)) =
                                 (target("targetInfo/targetId"), target("targetInfo/openerId"))
@@ -305,7 +334,35 @@ impl RawConnection {
             session_events,
             sinks,
             browser_session,
+            pausing,
         }
+    }
+
+    /// Holds every new page before its first request (browser-level auto-attach, waiting for
+    /// the debugger, pages only): a popup is then announced as [`TargetEvent::Paused`], so its
+    /// task's settings, routes and credentials are on before it loads. Someone must resume each
+    /// ([`RawConnection::resume`]); see `Browser::raw`.
+    pub async fn pause_new_pages(&self) -> Result<(), CommandError> {
+        self.call(
+            None,
+            "Target.setAutoAttach",
+            json!({
+                "autoAttach": true,
+                "waitForDebuggerOnStart": true,
+                "flatten": true,
+                "filter": [{"type": "page", "exclude": false}, {"exclude": true}],
+            }),
+        )
+        .await?;
+        self.pausing.store(true, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Lets the page held on `session` run (a page already running is not affected).
+    pub async fn resume(&self, session: &str) -> Result<(), CommandError> {
+        self.call(Some(session), "Runtime.runIfWaitingForDebugger", json!({}))
+            .await
+            .map(drop)
     }
 
     /// Sends every event of `kind` of `session` from now on to `sink`, none missed (unlike

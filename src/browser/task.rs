@@ -130,64 +130,83 @@ async fn adopt_popups(
         if task.is_closed() {
             return;
         }
-        match event {
-            TargetEvent::Opened { target, opener } => {
-                let ours = task.state(|s| {
-                    s.tabs.iter().any(|t| t.target_id() == opener) || s.adopting.contains(&opener)
-                });
-                if !ours {
-                    continue;
-                }
-                task.state(|s| s.adopting.push(target.clone()));
-                // Attached on its own task of the runtime: a popup of a popup can open meanwhile.
-                let browser = task.browser.clone();
-                let events = task.events.clone();
-                let me = Arc::downgrade(&task);
-                task.browser.spawn(async move {
-                    let adopted = browser.adopt_tab(&target, events).await;
-                    let task = me.upgrade().filter(|t| !t.is_closed());
-                    if let Some(task) = &task {
-                        task.state(|s| s.adopting.retain(|t| *t != target));
-                    }
-                    match (adopted, task) {
-                        // Its task is gone: so is the popup.
-                        (Ok(tab), None) => {
-                            let _ = tokio::time::timeout(REVIVE_PROBE, tab.close()).await;
-                        }
-                        // Closed while it was being attached: not listed.
-                        (Ok(tab), Some(_)) if tab.target_url().await.is_err() => {}
-                        (Ok(tab), Some(task)) => {
-                            let tab = Arc::new(tab);
-                            task.state(|s| s.tabs.push(tab.clone()));
-                            task.join_tab(&tab).await;
-                            // A close that took the tabs meanwhile did not see this one.
-                            if task.is_closed() {
-                                let _ = tokio::time::timeout(REVIVE_PROBE, tab.close()).await;
-                            }
-                        }
-                        (Err(e), Some(task)) => tracing::warn!("task {}: {}", task.id, e.msg),
-                        (Err(_), None) => {}
-                    }
-                });
+        let (target, opener, held) = match event {
+            TargetEvent::Opened { target, opener } => (target, opener, None),
+            // Held before its first request: it runs once the task's settings are on it.
+            TargetEvent::Paused {
+                target,
+                opener: Some(opener),
+                session,
+            } => (target, opener, Some(session)),
+            // No page opened it: the engine's own tab, resumed by the browser.
+            TargetEvent::Paused { opener: None, .. } => continue,
+            TargetEvent::Gone { target } => {
+                drop_gone_tab(&task, &target);
+                continue;
             }
-            TargetEvent::Gone { target } => task.state(|s| {
-                let Some(at) = s.tabs.iter().position(|t| t.target_id() == target) else {
-                    return;
-                };
-                // The last tab stays listed: the task's commands then say what happened to it.
-                if s.tabs.len() == 1 {
-                    return;
-                }
-                s.tabs.remove(at);
-                if s.current == at {
-                    s.snapshot = None;
-                    s.current = s.tabs.len() - 1;
-                } else if s.current > at {
-                    s.current -= 1;
-                }
-            }),
+        };
+        let ours = task.state(|s| {
+            s.tabs.iter().any(|t| t.target_id() == opener) || s.adopting.contains(&opener)
+        });
+        if !ours {
+            continue;
         }
+        task.state(|s| s.adopting.push(target.clone()));
+        // Attached on its own task of the runtime: a popup of a popup can open meanwhile.
+        let browser = task.browser.clone();
+        let events = task.events.clone();
+        let me = Arc::downgrade(&task);
+        task.browser.spawn(async move {
+            let adopted = browser.adopt_tab(&target, events).await;
+            let task = me.upgrade().filter(|t| !t.is_closed());
+            if let Some(task) = &task {
+                task.state(|s| s.adopting.retain(|t| *t != target));
+            }
+            match (adopted, task) {
+                // Its task is gone: so is the popup.
+                (Ok(tab), None) => {
+                    let _ = tokio::time::timeout(REVIVE_PROBE, tab.close()).await;
+                }
+                // Closed while it was being attached: not listed.
+                (Ok(tab), Some(_)) if tab.target_url().await.is_err() => {}
+                (Ok(tab), Some(task)) => {
+                    let tab = Arc::new(tab);
+                    task.state(|s| s.tabs.push(tab.clone()));
+                    task.join_tab(&tab).await;
+                    // A close that took the tabs meanwhile did not see this one.
+                    if task.is_closed() {
+                        let _ = tokio::time::timeout(REVIVE_PROBE, tab.close()).await;
+                    }
+                }
+                (Err(e), Some(task)) => tracing::warn!("task {}: {}", task.id, e.msg),
+                (Err(_), None) => {}
+            }
+            // Whatever became of the adoption, a held page runs now.
+            if let (Some(session), Ok(conn)) = (held, browser.raw().await) {
+                let _ = tokio::time::timeout(REVIVE_PROBE, conn.resume(&session)).await;
+            }
+        });
     }
+}
+
+/// Takes tab `target`, which went away, off the task's list (the last tab stays listed: the
+/// task's commands then say what happened to it).
+fn drop_gone_tab(task: &Task, target: &str) {
+    task.state(|s| {
+        let Some(at) = s.tabs.iter().position(|t| t.target_id() == target) else {
+            return;
+        };
+        if s.tabs.len() == 1 {
+            return;
+        }
+        s.tabs.remove(at);
+        if s.current == at {
+            s.snapshot = None;
+            s.current = s.tabs.len() - 1;
+        } else if s.current > at {
+            s.current -= 1;
+        }
+    });
 }
 
 /// How long a page that did not answer a command gets to answer a trivial evaluation.

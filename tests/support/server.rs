@@ -4,7 +4,8 @@
 //!
 //! Paths are confined to the fixture directory. Scripted routes put timing in the server's hands:
 //! `/slow?ms=N` (`/slow-text?ms=N`: `slow done` as text/plain), `/redirect?to=URL`, `/status/N` (204 and 304 without a body), `/post` (counts
-//! POSTs), `/count?key=K` (counts POSTs per key), `/echo` (the request's headers and cookies
+//! POSTs), `/count?key=K` (counts POSTs per key), `/guarded?key=K` (counts GETs
+//! per key with and without `X-Task: yes`), `/echo` (the request's headers and cookies
 //! as JSON), `/set-cookie?name=N&value=V` (answers with that `Set-Cookie`), `/auth` (basic auth:
 //! 401 with `WWW-Authenticate` unless `user:secret` comes; `/auth-net` the same for `net:pw`), `/cookie-pixel.png`
 //! (pixel.png only with the cookie `pass=1`). In served HTML the placeholders `{{A}}` and
@@ -273,6 +274,26 @@ async fn route(
                 format!("<title>posted</title><p id=count>{n}</p>").into_bytes(),
                 String::new(),
             )
+        }
+        "/guarded" => {
+            // Counts hits per key with and without the header `X-Task: yes` (a site that needs
+            // the task's header: issue 21 §5).
+            let key = q.get("key").cloned().unwrap_or_default();
+            let with = head.lines().any(|l| {
+                l.split_once(':')
+                    .is_some_and(|(k, v)| k.eq_ignore_ascii_case("x-task") && v.trim() == "yes")
+            });
+            let counter = format!("guarded-{}-{key}", if with { "with" } else { "without" });
+            {
+                let mut counters = shared.counters.lock().unwrap_or_else(|e| e.into_inner());
+                *counters.entry(counter).or_default() += 1;
+            }
+            let body = if with {
+                "<title>in</title>welcome"
+            } else {
+                "<title>out</title>denied"
+            };
+            (200, html, body.as_bytes().to_vec(), String::new())
         }
         "/count" => {
             let key = q.get("key").cloned().unwrap_or_default();
