@@ -132,8 +132,9 @@ pub struct Browser {
 const POPUP_HOLD: Duration = Duration::from_secs(5);
 
 /// Has `conn` hold every new page before its first request ([`raw::RawConnection::pause_new_pages`])
-/// and resumes what no task will: at once a page no page opened (the engine's own tabs), a
-/// popup after [`POPUP_HOLD`] (its task resumes it as soon as its settings are on). Without
+/// and resumes what no task will: at once a page that no page of this engine opened (its own
+/// new tabs, another engine's pages on a shared browser), a popup of one of its pages after
+/// [`POPUP_HOLD`] (its task resumes it as soon as its settings are on). Without
 /// the hold (an endpoint that refuses it), popups are adopted as they load.
 async fn hold_new_pages(conn: &Arc<raw::RawConnection>, runtime: &tokio::runtime::Handle) {
     use tokio::sync::broadcast::error::RecvError;
@@ -143,10 +144,18 @@ async fn hold_new_pages(conn: &Arc<raw::RawConnection>, runtime: &tokio::runtime
     let spawner = runtime.clone();
     runtime.spawn(async move {
         loop {
-            let (opener, session) = match targets.recv().await {
+            let (target, opener, session) = match targets.recv().await {
                 Ok(raw::TargetEvent::Paused {
-                    opener, session, ..
-                }) => (opener, session),
+                    target,
+                    opener,
+                    session,
+                }) => (target, opener, session),
+                Ok(raw::TargetEvent::Gone { target }) => {
+                    if let Some(conn) = weak.upgrade() {
+                        conn.forget_page(&target);
+                    }
+                    continue;
+                }
                 Ok(_) => continue,
                 Err(RecvError::Lagged(n)) => {
                     tracing::warn!("{n} target events were missed; held pages among them wait");
@@ -155,11 +164,12 @@ async fn hold_new_pages(conn: &Arc<raw::RawConnection>, runtime: &tokio::runtime
                 Err(RecvError::Closed) => return,
             };
             let Some(conn) = weak.upgrade() else { return };
-            let hold = if opener.is_some() {
-                POPUP_HOLD
-            } else {
-                Duration::ZERO
-            };
+            // A popup of one of our pages waits for its task; it is ours too (its own popups).
+            let ours = opener.as_deref().is_some_and(|o| conn.owns_page(o));
+            if ours {
+                conn.note_page(&target);
+            }
+            let hold = if ours { POPUP_HOLD } else { Duration::ZERO };
             spawner.spawn(async move {
                 tokio::time::sleep(hold).await;
                 let _ = tokio::time::timeout(Duration::from_secs(5), conn.resume(&session)).await;

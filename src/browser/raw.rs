@@ -89,6 +89,9 @@ pub struct RawConnection {
     browser_session: Option<String>,
     /// New pages are auto-attached paused: their popups are announced paused, not created.
     pausing: Arc<AtomicBool>,
+    /// Page targets this engine has as tabs (or is adopting): a held popup of another page
+    /// (another engine's, on a shared browser) is not this engine's to hold.
+    pages: Mutex<std::collections::HashSet<String>>,
 }
 
 /// An event of a session attached on this connection: `Network.*` and
@@ -335,7 +338,27 @@ impl RawConnection {
             sinks,
             browser_session,
             pausing,
+            pages: Mutex::default(),
         }
+    }
+
+    /// Notes `target` as a page of this engine (see [`RawConnection::owns_page`]).
+    pub fn note_page(&self, target: &str) {
+        if let Ok(mut p) = self.pages.lock() {
+            p.insert(target.to_string());
+        }
+    }
+
+    /// Forgets page `target` (it went away).
+    pub fn forget_page(&self, target: &str) {
+        if let Ok(mut p) = self.pages.lock() {
+            p.remove(target);
+        }
+    }
+
+    /// Whether `target` is a page of this engine.
+    pub fn owns_page(&self, target: &str) -> bool {
+        self.pages.lock().is_ok_and(|p| p.contains(target))
     }
 
     /// Holds every new page before its first request (browser-level auto-attach, waiting for

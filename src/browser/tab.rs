@@ -334,7 +334,11 @@ impl Tab {
         // (its session is dead; the task is closed). The page's own event stream only tells
         // the watcher when the tab is gone, so it ends with it.
         let mut crashes = match browser.raw().await {
-            Ok(conn) => Some(conn.crashes()),
+            Ok(conn) => {
+                // Its popups are held for its task (`hold_new_pages`).
+                conn.note_page(&target_id);
+                Some(conn.crashes())
+            }
             Err(e) => {
                 tracing::warn!("renderer crashes of a tab go unnoticed: {}", e.msg);
                 None
