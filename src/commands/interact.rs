@@ -3,12 +3,12 @@
 //!
 //! Specs and handlers only: an index becomes a live element through `target.rs` (frame routing,
 //! identity check, actionability, the click and input techniques), and a click becomes its
-//! receipt through `observe.rs`. A missing or changed element is `STALE_ELEMENT`, never a
+//! receipt through `click_receipt.rs`. A missing or changed element is `STALE_ELEMENT`, never a
 //! click on something else; a click that would not reach the element is never made.
 
 use crate::command::*;
-use crate::commands::observe;
 use crate::commands::target::{self, ClickMode, InputMode, Locator, Read};
+use crate::commands::{click_receipt, observe};
 use crate::error::CommandError;
 use crate::protocol::Params;
 
@@ -97,7 +97,7 @@ fn click_element_by_index(p: &mut Params) -> Prepared<TaskCx> {
         let (target, first) =
             target::find_or_recover(&task, &Locator::Index(index), mode.first_read()).await?;
         let clicked = target.click(&task, first, mode, timeout_ms).await?;
-        Ok(observe::click_receipt(&task, &target, clicked).await)
+        Ok(click_receipt::click_receipt(&task, &target, clicked).await)
     })
 }
 
@@ -362,7 +362,7 @@ fn double_click_element_by_index(p: &mut Params) -> Prepared<TaskCx> {
         let clicked = target
             .press(&task, first, mode, timeout_ms, target::Press::Double)
             .await?;
-        let mut receipt = observe::click_receipt(&task, &target, clicked).await;
+        let mut receipt = click_receipt::click_receipt(&task, &target, clicked).await;
         receipt["clickCount"] = serde_json::json!(2);
         Ok(receipt)
     })
@@ -497,7 +497,7 @@ fn set_checked(p: &mut Params, want: bool) -> Prepared<TaskCx> {
             "checked": want, already: false, "changed": true,
         });
         if raw_mode.is_some() {
-            observe::technique(&mut data, &clicked);
+            click_receipt::technique(&mut data, &clicked);
         }
         target_fields(&target, &mut data);
         Ok(data)
@@ -566,7 +566,7 @@ fn upload_file(p: &mut Params) -> Prepared<TaskCx> {
             },
             other => other.describe(),
         };
-        let before = observe::observe(&task, &target).await;
+        let before = target.observe(&task).await;
         let input = target.object("file_input").await?;
         let files = vec![file.display().to_string()];
         let set = tokio::time::timeout(timeout, target.tab.set_input_files(&input, &files)).await;
@@ -585,7 +585,7 @@ fn upload_file(p: &mut Params) -> Prepared<TaskCx> {
                 .sent())
             }
         }
-        let (after, recovered) = observe::observe_after(&task, &target, &before).await;
+        let (after, recovered) = target.observe_after(&task, &before).await;
         let seen = observe::compare(&before, &after, recovered, None);
         let changed = seen["changed"] == true;
         let mut data = serde_json::json!({
@@ -872,7 +872,7 @@ fn drag_element_by_index(p: &mut Params) -> Prepared<TaskCx> {
                 "the source and the drop target are in different frames, one of them out of process: a real drag cannot cross them",
             ));
         };
-        let before = observe::observe(&task, &source).await;
+        let before = source.observe(&task).await;
         let tab = &source.tab;
         tab.mouse_move_in(&frame, from[0], from[1]).await?;
         tab.mouse_button_in(&frame, from[0], from[1], Button::Press, 1)
@@ -891,7 +891,7 @@ fn drag_element_by_index(p: &mut Params) -> Prepared<TaskCx> {
         }
         tab.mouse_button_in(&frame, to[0], to[1], Button::Release, 1)
             .await?;
-        let (after, recovered) = observe::observe_after(&task, &source, &before).await;
+        let (after, recovered) = source.observe_after(&task, &before).await;
         let mut data = observe::compare(&before, &after, recovered, src_state.hit.as_ref());
         data["from"] = serde_json::json!(from);
         data["to"] = serde_json::json!(to);

@@ -5,7 +5,7 @@
 //! Specs and handlers only. A selector, text, role or label becomes a live element through
 //! `target.rs` ([`Locator`]: chosen in its frame by the probe library, then found again by
 //! position and identity on every later call), and a click becomes its receipt through
-//! `observe.rs`: the same receipt as `click_element_by_index`, plus what the choice saw
+//! `click_receipt.rs`: the same receipt as `click_element_by_index`, plus what the choice saw
 //! (`matched`, `chosenIndex`, ...) and the element that was chosen (`tag`, `text`,
 //! `outerHtml`). A click that would not reach the element is never made.
 
@@ -15,10 +15,10 @@ use serde_json::{json, Value};
 
 use crate::browser::task::Task;
 use crate::command::*;
-use crate::commands::observe;
 use crate::commands::target::{
     self, ClickMode, InputMode, Locator, Read, Takes, FRAME_PARAM, INDEX_OR, NTH_PARAM, SELECTOR_OR,
 };
+use crate::commands::{click_receipt, observe};
 use crate::error::CommandError;
 use crate::protocol::Params;
 
@@ -252,7 +252,7 @@ impl Click {
         }
         let tabs_before = tab_ids(&task);
         let clicked = target.click(&task, first, self.mode, timeout_ms).await?;
-        let mut receipt = observe::click_receipt(&task, &target, clicked).await;
+        let mut receipt = click_receipt::click_receipt(&task, &target, clicked).await;
         if let Value::Object(map) = &mut receipt {
             map.extend(target.chosen_fields());
             map.insert("target".into(), json!(target.described));

@@ -2,6 +2,7 @@
 //! into the registry.
 
 pub mod capture;
+pub mod click_receipt;
 pub mod console;
 pub mod dialogs;
 pub mod extract;

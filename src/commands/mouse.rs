@@ -9,13 +9,14 @@
 //! A background tab gets no input until it is in front (Chromium holds its mouse moves), so
 //! every command here first brings a hidden current tab to the front.
 //!
-//! `mouse_click` answers the click receipt (`observe.rs`), with `hit` the element the point
+//! `mouse_click` answers the click receipt (`click_receipt.rs`), with `hit` the element the point
 //! reached before the click. `mouse_click_by_selector` finds its element with the toolkit's
 //! selector locator (`target.rs`) and clicks it in the toolkit's mouse mode.
 
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::click_receipt;
 use super::observe::{self, PageMark};
 use super::target::{self, ClickMode, Clicked, Summary, Takes};
 use crate::browser::tab::{MouseButton, Pointer};
@@ -244,7 +245,7 @@ fn mouse_click_by_selector(p: &mut Params) -> Prepared<TaskCx> {
                 .page
                 .clone()
                 .ok_or_else(|| CommandError::failed("the read before the click took no page mark"));
-            let before = observe::observation(&task, &target, mark).await;
+            let before = target.observation(&task, mark).await;
             target
                 .tab
                 .mouse_click_with(point[0], point[1], button, count)
@@ -256,7 +257,7 @@ fn mouse_click_by_selector(p: &mut Params) -> Prepared<TaskCx> {
                 fallback: None,
             }
         };
-        let mut receipt = observe::click_receipt(&task, &target, clicked).await;
+        let mut receipt = click_receipt::click_receipt(&task, &target, clicked).await;
         if let (Some(located), Value::Object(r)) = (&target.located, &mut receipt) {
             for (k, v) in located {
                 r.entry(k.clone()).or_insert_with(|| v.clone());

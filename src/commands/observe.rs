@@ -9,10 +9,9 @@
 
 use std::time::{Duration, Instant};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::target::{Clicked, Summary, Target};
 use crate::browser::tab::FrameRef;
 use crate::browser::task::Task;
 use crate::browser::Tab;
@@ -45,6 +44,22 @@ pub struct PageMark {
     pub probe_error: Option<String>,
 }
 
+/// An element as the probes describe it (JS-PROBES.md §8).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    /// Upper-case tag name.
+    pub tag: String,
+    /// The `id` attribute.
+    pub id: Option<String>,
+    /// The class name, at most 120 characters.
+    pub class_name: Option<String>,
+    /// Collapsed inner text, at most 60 characters.
+    pub text: String,
+    /// Outer HTML, at most 300 characters (only the start tag for elements with many children).
+    pub outer_html: String,
+}
+
 /// What the click receipt compares.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Observation {
@@ -56,19 +71,9 @@ pub struct Observation {
     probe_error: Option<String>,
 }
 
-/// The observation of `target`'s page from a page mark taken in its frame (a failed mark is
-/// an untrustworthy observation). The page URL comes from the mark in the main frame and
-/// from the tab for a child frame.
-pub async fn observation(
-    task: &Task,
-    target: &Target,
-    mark: Result<PageMark, CommandError>,
-) -> Observation {
-    observation_in(task, &target.tab, &target.frame, mark).await
-}
-
-/// [`observation`] of a page mark taken in `frame` of `tab` (no element needed: the mouse
-/// commands observe the main frame of the current tab).
+/// The observation of a page mark taken in `frame` of `tab` (a failed mark is an
+/// untrustworthy observation). The page URL comes from the mark in the main frame and from the
+/// tab for a child frame.
 pub async fn observation_in(
     task: &Task,
     tab: &Tab,
@@ -105,13 +110,7 @@ pub async fn observation_in(
     }
 }
 
-/// Observes `target`'s page now (one probe call in its frame, plus the tab's URL for a child
-/// frame).
-pub async fn observe(task: &Task, target: &Target) -> Observation {
-    observe_in(task, &target.tab, &target.frame).await
-}
-
-/// [`observe`] in `frame` of `tab`.
+/// Observes `frame` of `tab` now (one probe call in it, plus the tab's URL for a child frame).
 pub async fn observe_in(task: &Task, tab: &Tab, frame: &FrameRef) -> Observation {
     let mark = tab
         .call_probe::<PageMark>(frame, js::FINGERPRINT_JS, json!({}))
@@ -134,15 +133,6 @@ fn usable(before: &Observation, after: &Observation) -> bool {
 /// The observation window after an action (JS-PROBES.md §7): polls every 50 ms for up to
 /// 500 ms until something changes; if the page is unreadable, waits up to 2.5 s for it to come
 /// back. Answers the last observation and whether the page came back (`probeRecovered`).
-pub async fn observe_after(
-    task: &Task,
-    target: &Target,
-    before: &Observation,
-) -> (Observation, bool) {
-    observe_after_in(task, &target.tab, &target.frame, before).await
-}
-
-/// [`observe_after`] in `frame` of `tab`.
 pub async fn observe_after_in(
     task: &Task,
     tab: &Tab,
@@ -214,48 +204,6 @@ pub fn compare(
         r["hint"] = json!("nothing observable changed within 500 ms; the page may react later, or the click may have been ignored: read the page before acting again");
     }
     r
-}
-
-/// Observes the page after `clicked` and answers the full click receipt: the comparison, the
-/// technique used (`mode`, `fallbackReason`, `fallbackFrom`, `note`), `clickPoint` (in the
-/// viewport of the element's frame) for real clicks, `coveredBy` when mode js dispatched to a
-/// covered element, `probedFrameUrl` for elements in frames and `staleRecovered`.
-pub async fn click_receipt(task: &Task, target: &Target, clicked: Clicked) -> Value {
-    let (after, recovered) = observe_after(task, target, &clicked.before).await;
-    let state = &clicked.state;
-    let mut receipt = compare(&clicked.before, &after, recovered, state.hit.as_ref());
-    if clicked.mode != "js" {
-        receipt["clickPoint"] = json!(state.point);
-    }
-    technique(&mut receipt, &clicked);
-    if !target.frame.is_main() {
-        receipt["probedFrameUrl"] = json!(target.frame.url);
-    }
-    if target.stale_recovered {
-        receipt["staleRecovered"] = json!(true);
-        receipt["staleNote"] = json!("the index's path no longer led to its element; the one element with the same tag and text was clicked");
-    }
-    receipt
-}
-
-/// The technique fields of a click (COMMANDS.md "Click modes"): `mode`, and `fallbackReason`
-/// / `fallbackFrom` / `note` when auto mode fell back, `coveredBy` / `coveredHint` when events
-/// were dispatched to a covered element.
-pub fn technique(receipt: &mut Value, clicked: &Clicked) {
-    receipt["mode"] = json!(clicked.mode);
-    if let Some(reason) = &clicked.fallback {
-        receipt["fallbackReason"] = json!(reason);
-        receipt["fallbackFrom"] = json!("native");
-        receipt["note"] = json!(if clicked.mode == "js" {
-            "fell back to JS dispatch: some frameworks ignore untrusted events; check the page"
-        } else {
-            "fell back to a real mouse click where the element is now (it kept moving)"
-        });
-    }
-    if let Some(cover) = &clicked.state.covered_by {
-        receipt["coveredBy"] = json!(cover);
-        receipt["coveredHint"] = json!("events were dispatched to the element itself; a real click would have reached the covering element");
-    }
 }
 
 #[cfg(test)]

@@ -12,12 +12,12 @@
 //! apart), enabled (neither `disabled` nor `aria-disabled`), and receives events (a point inside
 //! its own client rects where the hit test finds it or a descendant: [`ElementState::point`]).
 //! [`Target::click`] and [`Target::input`] are the techniques of COMMANDS.md "Click modes" and
-//! "Input modes"; `observe.rs` turns a click into its receipt. A click command is therefore
+//! "Input modes"; `click_receipt.rs` turns a click into its receipt. A click command is therefore
 //!
 //! ```text
 //! let (target, first) = target::find(&task, &locator, mode.first_read()).await?;
 //! let clicked = target.click(&task, first, mode, timeout_ms).await?;
-//! Ok(observe::click_receipt(&task, &target, clicked).await)
+//! Ok(click_receipt::click_receipt(&task, &target, clicked).await)
 //! ```
 //!
 //! and commands by selector, text, role or label differ only in their [`Locator`] (a variant,
@@ -30,9 +30,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{json, Value};
 
+pub use super::observe::Summary;
 use super::observe::{self, Observation, PageMark};
 use crate::browser::tab::{ElementObject, FrameRef};
 use crate::browser::task::{SnapElement, Task};
@@ -440,22 +441,6 @@ pub enum FillKind {
     Set,
 }
 
-/// An element as the probes describe it (JS-PROBES.md §8).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Summary {
-    /// Upper-case tag name.
-    pub tag: String,
-    /// The `id` attribute.
-    pub id: Option<String>,
-    /// The class name, at most 120 characters.
-    pub class_name: Option<String>,
-    /// Collapsed inner text, at most 60 characters.
-    pub text: String,
-    /// Outer HTML, at most 300 characters (only the start tag for elements with many children).
-    pub outer_html: String,
-}
-
 /// One read of the element (`element_probe.js` op `inspect`, after scrolling it into view).
 /// Coordinates are CSS px in the viewport of the element's own frame.
 #[derive(Debug, Clone, Deserialize)]
@@ -854,7 +839,7 @@ impl ClickMode {
     }
 }
 
-/// How a click went (the input of `observe::click_receipt`).
+/// How a click went (the input of `click_receipt::click_receipt`).
 pub struct Clicked {
     /// The read the click was decided on: its point, hit and cover.
     pub state: ElementState,
@@ -931,6 +916,26 @@ struct JsClicked {
 }
 
 impl Target {
+    /// The observation of this element's page from a page mark taken in its frame
+    /// ([`observe::observation_in`]).
+    pub async fn observation(
+        &self,
+        task: &Task,
+        mark: Result<PageMark, CommandError>,
+    ) -> Observation {
+        observe::observation_in(task, &self.tab, &self.frame, mark).await
+    }
+
+    /// Observes this element's page now ([`observe::observe_in`]).
+    pub async fn observe(&self, task: &Task) -> Observation {
+        observe::observe_in(task, &self.tab, &self.frame).await
+    }
+
+    /// The page after an action on this element ([`observe::observe_after_in`]).
+    pub async fn observe_after(&self, task: &Task, before: &Observation) -> (Observation, bool) {
+        observe::observe_after_in(task, &self.tab, &self.frame, before).await
+    }
+
     /// The `target` argument that finds this element again in its frame (`probe_lib.js`
     /// `locate`: `{path, expect}`), for probes of other files built on the library.
     pub fn element_arg(&self) -> Value {
@@ -1196,7 +1201,7 @@ impl Target {
             .page
             .clone()
             .ok_or_else(|| CommandError::failed("the read before the action took no page mark"));
-        observe::observation(task, self, mark).await
+        self.observation(task, mark).await
     }
 
     /// A trusted left click at a point of the element's frame viewport, sent to the session of

@@ -1,0 +1,51 @@
+//! The click receipt (COMMANDS.md "Click receipt"): the observation after a click compared
+//! with the one before it, and the technique that was used. It sits above both the element
+//! toolkit (`target.rs`, which clicks) and the observation (`observe.rs`, which compares).
+
+use serde_json::{json, Value};
+
+use super::observe::compare;
+use super::target::{Clicked, Target};
+use crate::browser::task::Task;
+
+/// Observes the page after `clicked` and answers the full click receipt: the comparison, the
+/// technique used (`mode`, `fallbackReason`, `fallbackFrom`, `note`), `clickPoint` (in the
+/// viewport of the element's frame) for real clicks, `coveredBy` when mode js dispatched to a
+/// covered element, `probedFrameUrl` for elements in frames and `staleRecovered`.
+pub async fn click_receipt(task: &Task, target: &Target, clicked: Clicked) -> Value {
+    let (after, recovered) = target.observe_after(task, &clicked.before).await;
+    let state = &clicked.state;
+    let mut receipt = compare(&clicked.before, &after, recovered, state.hit.as_ref());
+    if clicked.mode != "js" {
+        receipt["clickPoint"] = json!(state.point);
+    }
+    technique(&mut receipt, &clicked);
+    if !target.frame.is_main() {
+        receipt["probedFrameUrl"] = json!(target.frame.url);
+    }
+    if target.stale_recovered {
+        receipt["staleRecovered"] = json!(true);
+        receipt["staleNote"] = json!("the index's path no longer led to its element; the one element with the same tag and text was clicked");
+    }
+    receipt
+}
+
+/// The technique fields of a click (COMMANDS.md "Click modes"): `mode`, and `fallbackReason`
+/// / `fallbackFrom` / `note` when auto mode fell back, `coveredBy` / `coveredHint` when events
+/// were dispatched to a covered element.
+pub fn technique(receipt: &mut Value, clicked: &Clicked) {
+    receipt["mode"] = json!(clicked.mode);
+    if let Some(reason) = &clicked.fallback {
+        receipt["fallbackReason"] = json!(reason);
+        receipt["fallbackFrom"] = json!("native");
+        receipt["note"] = json!(if clicked.mode == "js" {
+            "fell back to JS dispatch: some frameworks ignore untrusted events; check the page"
+        } else {
+            "fell back to a real mouse click where the element is now (it never held still)"
+        });
+    }
+    if let Some(cover) = &clicked.state.covered_by {
+        receipt["coveredBy"] = json!(cover);
+        receipt["coveredHint"] = json!("events were dispatched to the element itself; a real click would have reached the covering element");
+    }
+}
