@@ -228,6 +228,16 @@ fn a_popup_s_first_request_carries_the_task_s_header() {
         page:wait_for_load{{}}:unwrap()
         eq(page:get_title().data.title, "in", "the popup's document was let in")
         assert(browser.clock() - t0 < 4, "held only while its settings went on, not the fallback")
+        -- Routes too: the popup's document itself is answered by the task's mock.
+        page:switch_tab{{ pageIndex = 0 }}:unwrap()
+        page:route{{ urlPattern = "**/popup-mocked*", action = "mock", contentType = "text/html",
+                     body = "<title>mocked</title>from the route" }}:unwrap()
+        js("window.open('/popup-mocked', '_blank'); return 1")
+        deadline = os.time() + 10
+        while #page:get_tabs():unwrap().tabs < 3 and os.time() < deadline do end
+        page:switch_tab_by_url{{ url = "popup-mocked" }}:unwrap()
+        page:wait_for_load{{}}:unwrap()
+        eq(page:get_title().data.title, "mocked", "the popup's first request was routed")
     "#
     ));
     let fixtures = &crate::support::harness::harness().fixtures;

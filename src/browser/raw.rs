@@ -381,6 +381,19 @@ impl RawConnection {
         Ok(())
     }
 
+    /// Lets the page held on `session` run and detaches from it (what was set on the session,
+    /// its headers and request interception, goes with it).
+    pub async fn let_go(&self, session: &str) -> Result<(), CommandError> {
+        self.resume(session).await?;
+        self.call(
+            None,
+            "Target.detachFromTarget",
+            json!({"sessionId": session}),
+        )
+        .await
+        .map(drop)
+    }
+
     /// Lets the page held on `session` run (a page already running is not affected).
     pub async fn resume(&self, session: &str) -> Result<(), CommandError> {
         self.call(Some(session), "Runtime.runIfWaitingForDebugger", json!({}))

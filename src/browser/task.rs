@@ -14,10 +14,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use serde_json::json;
 use tokio::sync::watch;
 
 use super::events::TabEvents;
-use super::raw::TargetEvent;
+use super::raw::{RawConnection, TargetEvent};
 use super::settings::{Setting, Settings};
 use super::{Browser, Tab};
 use crate::error::CommandError;
@@ -157,6 +158,16 @@ async fn adopt_popups(
         let events = task.events.clone();
         let me = Arc::downgrade(&task);
         task.browser.spawn(async move {
+            // A held page gets what shapes its first request on the held session itself
+            // (commands that need its renderer would wait for it), then runs; the tab's own
+            // sessions take over as it is attached.
+            let held = match (held, browser.raw().await, me.upgrade()) {
+                (Some(session), Ok(conn), Some(task)) => {
+                    task.prepare_held(&conn, &session).await;
+                    Some((conn, session))
+                }
+                _ => None,
+            };
             let adopted = browser.adopt_tab(&target, events).await;
             let task = me.upgrade().filter(|t| !t.is_closed());
             if let Some(task) = &task {
@@ -181,9 +192,9 @@ async fn adopt_popups(
                 (Err(e), Some(task)) => tracing::warn!("task {}: {}", task.id, e.msg),
                 (Err(_), None) => {}
             }
-            // Whatever became of the adoption, a held page runs now.
-            if let (Some(session), Ok(conn)) = (held, browser.raw().await) {
-                let _ = tokio::time::timeout(REVIVE_PROBE, conn.resume(&session)).await;
+            // The held session's headers and routes are the tab's own sessions' now.
+            if let Some((conn, session)) = held {
+                let _ = tokio::time::timeout(REVIVE_PROBE, conn.let_go(&session)).await;
             }
         });
     }
@@ -649,6 +660,49 @@ impl Task {
                 return;
             }
         }
+    }
+
+    /// Puts the task's headers, routes and credentials on `session`, a new page held before
+    /// its first request ([`super::raw::TargetEvent::Paused`]), and lets it run (each step
+    /// bounded; a failed one only logs: the page must run either way).
+    async fn prepare_held(&self, conn: &Arc<RawConnection>, session: &str) {
+        let headers = self
+            .state(|s| s.settings.to_apply())
+            .into_iter()
+            .find_map(|s| match s {
+                Setting::Headers(h) => Some(h),
+                _ => None,
+            });
+        if let Some(headers) = headers {
+            let set = async {
+                conn.call(Some(session), "Network.enable", json!({}))
+                    .await?;
+                let headers = json!({ "headers": headers });
+                conn.call(Some(session), "Network.setExtraHTTPHeaders", headers)
+                    .await
+            };
+            if let Ok(Err(e)) = tokio::time::timeout(REVIVE_PROBE, set).await {
+                tracing::warn!(
+                    "task {}: a popup's first request lacks its headers: {}",
+                    self.id,
+                    e.msg
+                );
+            }
+        }
+        if self.events.routes.active() {
+            let adopt = self
+                .events
+                .routes
+                .adopt(&self.browser, conn, session, false);
+            if let Ok(Err(e)) = tokio::time::timeout(REVIVE_PROBE, adopt).await {
+                tracing::warn!(
+                    "task {}: a popup's first request is not routed: {}",
+                    self.id,
+                    e.msg
+                );
+            }
+        }
+        let _ = tokio::time::timeout(REVIVE_PROBE, conn.resume(session)).await;
     }
 
     /// Marks the task closed: commands still running on it end with `TASK_NOT_FOUND`.
