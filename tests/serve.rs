@@ -414,7 +414,7 @@ fn unique(stem: &str, ext: &str) -> String {
     format!(
         "{stem}-{}-{n}-{}.{ext}",
         std::process::id(),
-        moonpilot::browser::events::epoch_ms()
+        moonpilot::clock::epoch_ms()
     )
 }
 
@@ -547,7 +547,7 @@ fn uploads_are_sanitised_bounded_and_confined() {
     let big = unique("big", "bin");
     let r = upload_json(
         addr,
-        json!({"filename": big, "contentBase64": moonpilot::browser::tab::encode_base64(&over)}),
+        json!({"filename": big, "contentBase64": moonpilot::encoding::encode_base64(&over)}),
     );
     assert_eq!(r.status, 413);
     assert!(r.json()["msg"].as_str().unwrap().contains("more than"));
