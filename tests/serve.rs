@@ -838,7 +838,7 @@ fn fifty_clients_on_five_tasks_lose_nothing() {
         .build()
         .unwrap();
     let engine = moonpilot::Engine::new(super::support::harness::test_config());
-    let executor = moonpilot::Executor::new(engine.clone());
+    let executor = moonpilot::Executor::new(engine.clone(), moonpilot::lua::recipe_host());
     let addr = rt.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();

@@ -11,6 +11,9 @@ mod capture;
 mod nested;
 mod outcome;
 mod race;
+mod recipe_host;
+
+pub use recipe_host::{RecipeHost, Script, ScriptCommand, ScriptEnd};
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -47,6 +50,8 @@ enum LaneHold<'a> {
 #[derive(Clone)]
 pub struct Executor {
     engine: Arc<Engine>,
+    /// What runs a recipe's script (`run_recipe` of a Lua recipe).
+    recipes: Arc<dyn RecipeHost>,
 }
 
 fn ms_since(t0: Instant) -> f64 {
@@ -62,9 +67,10 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 impl Executor {
-    /// An executor over `engine`.
-    pub fn new(engine: Arc<Engine>) -> Executor {
-        Executor { engine }
+    /// An executor over `engine` whose recipe scripts run in `recipes` (the Lua bridge's:
+    /// `lua::recipe_host()`).
+    pub fn new(engine: Arc<Engine>, recipes: Arc<dyn RecipeHost>) -> Executor {
+        Executor { engine, recipes }
     }
 
     /// The engine.
@@ -432,6 +438,14 @@ impl Executor {
 }
 
 #[cfg(test)]
+impl Executor {
+    /// An executor for unit tests, which run no recipe script.
+    pub(crate) fn bare(engine: Arc<Engine>) -> Executor {
+        Executor::new(engine, Arc::new(recipe_host::NoRecipes))
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::command::{boolean, int, Group, ParamSpec, Prepared};
@@ -564,7 +578,7 @@ mod tests {
             .enable_all()
             .build()
             .unwrap();
-        let ex = Executor::new(Engine::new(EngineConfig::default()));
+        let ex = Executor::bare(Engine::new(EngineConfig::default()));
         rt.block_on(ex.execute_spec(spec, None, spec.name, params, Instant::now(), None))
     }
 
