@@ -70,8 +70,14 @@ fn main() {
 
         let mut attached_config = figures::engine("moonpilot-bench-attach").config.clone();
         attached_config.launch.cdp_url = Some(format!("http://127.0.0.1:{port}"));
-        let attached = Executor::new(moonpilot::Engine::new(attached_config));
-        let managed = Executor::new(figures::engine("moonpilot-bench-attach-managed"));
+        let attached = Executor::new(
+            moonpilot::Engine::new(attached_config),
+            moonpilot::lua::recipe_host(),
+        );
+        let managed = Executor::new(
+            figures::engine("moonpilot-bench-attach-managed"),
+            moonpilot::lua::recipe_host(),
+        );
         let mut tasks = Vec::new();
         for ex in [&attached, &managed] {
             let r = ex.execute(None, "start", json!({})).await;

@@ -65,7 +65,7 @@ fn main() {
     local.block_on(&rt, async move {
         let fixtures = server::Fixtures::start().await.unwrap();
         let engine = figures::engine("moonpilot-bench-data");
-        let executor = Executor::new(engine.clone());
+        let executor = Executor::new(engine.clone(), moonpilot::lua::recipe_host());
         let host = LuaHost::new(executor.clone(), BTreeMap::new()).unwrap();
         host.lua().globals().set("A", fixtures.a.clone()).unwrap();
 

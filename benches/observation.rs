@@ -76,7 +76,7 @@ fn main() {
         };
         let fixtures = server::Fixtures::start().await.unwrap();
         let engine = figures::engine("moonpilot-bench-observation");
-        let executor = Executor::new(engine.clone());
+        let executor = Executor::new(engine.clone(), moonpilot::lua::recipe_host());
         let host = LuaHost::new(executor, BTreeMap::new()).unwrap();
         host.eval("page = browser.start{}", "setup").await.unwrap();
         let read: mlua::Function = host.lua().load(READ_LUA).eval().unwrap();

@@ -42,7 +42,7 @@ fn main() {
         .build()
         .unwrap();
     let engine = figures::engine("moonpilot-bench-serve");
-    let executor = Executor::new(engine.clone());
+    let executor = Executor::new(engine.clone(), moonpilot::lua::recipe_host());
     let (fixtures, addr) = rt.block_on(async {
         let fixtures = server::Fixtures::start().await.unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

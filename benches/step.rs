@@ -86,7 +86,7 @@ fn main() {
     local.block_on(&rt, async move {
         let fixtures = server::Fixtures::start().await.unwrap();
         let engine = figures::engine("moonpilot-bench-step");
-        let ex = Executor::new(engine.clone());
+        let ex = Executor::new(engine.clone(), moonpilot::lua::recipe_host());
         let started = ex.execute(None, "start", json!({})).await;
         assert!(started.ok, "{:?}", started.msg);
         let id = TaskId(started.data["id"].as_str().unwrap().parse().unwrap());

@@ -11,8 +11,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use crate::browser::events::epoch_ms;
 use crate::browser::task::TaskId;
+use crate::clock::epoch_ms;
 use crate::executor::Executor;
 use crate::human::{option_label, Request, Status};
 

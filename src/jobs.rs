@@ -13,20 +13,13 @@ use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use serde_json::{json, Value};
 
 use crate::browser::task::TaskId;
+use crate::clock::epoch_ms;
 use crate::protocol::Receipt;
-
-/// Milliseconds since the Unix epoch.
-fn epoch_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
 
 /// Where a job is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,15 +9,18 @@
 //!   state machine.
 //! - [`browser`]: everything that touches chromiumoxide (launch, pump, tabs, frames, events).
 //! - [`dom`]: the snapshot model and its text rendering; [`js`]: the page-side probes.
+//! - [`clock`] and [`encoding`]: leaves every layer may use (epoch milliseconds, base64).
 //! - [`lua`]: the Lua bridge used by `moonpilot run`, [`repl`] and [`watch`].
 
 #![warn(missing_docs)]
 
 pub mod browser;
+pub mod clock;
 pub mod command;
 pub mod commands;
 pub mod console;
 pub mod dom;
+pub mod encoding;
 pub mod engine;
 pub mod error;
 pub mod evidence;

@@ -26,7 +26,7 @@ use tokio::sync::mpsc;
 
 pub use complete::{complete, Names};
 
-use crate::browser::events::epoch_ms;
+use crate::clock::epoch_ms;
 use crate::console::Console;
 use crate::lua::{run_host, LuaHost};
 use crate::EngineConfig;

@@ -154,7 +154,13 @@ pub fn run(config: crate::EngineConfig, opts: ServeOptions) -> std::process::Exi
         if let Ok(addr) = listener.local_addr() {
             println!("{}", banner(addr, opts.token.is_some()));
         }
-        let res = serve(Executor::new(engine.clone()), listener, opts, stop_signal()).await;
+        let res = serve(
+            Executor::new(engine.clone(), crate::lua::recipe_host()),
+            listener,
+            opts,
+            stop_signal(),
+        )
+        .await;
         engine.shutdown().await;
         engine.flush_trace().await;
         match res {

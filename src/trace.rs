@@ -16,8 +16,8 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 
 use serde_json::{json, Map, Value};
 
-use crate::browser::events::epoch_ms;
 use crate::browser::task::TaskId;
+use crate::clock::epoch_ms;
 use crate::command::{ParamSpec, Secrecy};
 use crate::protocol::Receipt;
 

@@ -414,7 +414,7 @@ fn unique(stem: &str, ext: &str) -> String {
     format!(
         "{stem}-{}-{n}-{}.{ext}",
         std::process::id(),
-        moonpilot::browser::events::epoch_ms()
+        moonpilot::clock::epoch_ms()
     )
 }
 
@@ -547,7 +547,7 @@ fn uploads_are_sanitised_bounded_and_confined() {
     let big = unique("big", "bin");
     let r = upload_json(
         addr,
-        json!({"filename": big, "contentBase64": moonpilot::browser::tab::encode_base64(&over)}),
+        json!({"filename": big, "contentBase64": moonpilot::encoding::encode_base64(&over)}),
     );
     assert_eq!(r.status, 413);
     assert!(r.json()["msg"].as_str().unwrap().contains("more than"));
@@ -838,7 +838,7 @@ fn fifty_clients_on_five_tasks_lose_nothing() {
         .build()
         .unwrap();
     let engine = moonpilot::Engine::new(super::support::harness::test_config());
-    let executor = moonpilot::Executor::new(engine.clone());
+    let executor = moonpilot::Executor::new(engine.clone(), moonpilot::lua::recipe_host());
     let addr = rt.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();

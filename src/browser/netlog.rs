@@ -30,9 +30,9 @@ use futures::StreamExt;
 use serde_json::{json, Value};
 
 use super::cdp_error::from_cdp;
-use super::events::epoch_ms;
 use super::raw::Raw;
 use super::Browser;
+use crate::clock::epoch_ms;
 use crate::error::CommandError;
 
 /// Console messages kept per task.
@@ -349,7 +349,7 @@ impl TaskLog {
             for e in entries {
                 if let Some(b) = &e.bytes {
                     let b64: &str = b.as_ref();
-                    bytes.extend(super::tab::decode_base64(b64).unwrap_or_default());
+                    bytes.extend(crate::encoding::decode_base64(b64).unwrap_or_default());
                 }
             }
             String::from_utf8_lossy(&bytes).into_owned()

@@ -235,7 +235,7 @@ impl Routes {
                     "requestId": id,
                     "responseCode": status,
                     "responseHeaders": [{"name": "Content-Type", "value": content_type}],
-                    "body": super::tab::encode_base64(body.as_bytes()),
+                    "body": crate::encoding::encode_base64(body.as_bytes()),
                 }),
             ),
             Some(RouteAction::Resume) | None => ("Fetch.continueRequest", json!({"requestId": id})),

@@ -38,7 +38,7 @@ impl TaskId {
     /// A fresh snowflake-style id: milliseconds since 2020 shifted left, plus a sequence.
     pub fn generate() -> TaskId {
         static SEQ: AtomicU64 = AtomicU64::new(0);
-        let ms = super::events::epoch_ms().saturating_sub(1_577_836_800_000);
+        let ms = crate::clock::epoch_ms().saturating_sub(1_577_836_800_000);
         let seq = SEQ.fetch_add(1, Ordering::Relaxed) & 0xfff;
         TaskId((ms << 12) | seq)
     }

@@ -646,7 +646,7 @@ fn inline_fields(data: &mut Map<String, Value>, inline: bool, bytes: &[u8], fiel
     if inline {
         data.insert(
             "base64".into(),
-            json!(crate::browser::tab::encode_base64(bytes)),
+            json!(crate::encoding::encode_base64(bytes)),
         );
     } else {
         data.insert("base64Omitted".into(), json!(true));
@@ -947,7 +947,7 @@ async fn fetch_in_page(
     let got = tokio::time::timeout(Duration::from_secs(60), call)
         .await
         .map_err(|_| CommandError::failed("the in-page fetch took longer than 60 s"))??;
-    let bytes = crate::browser::tab::decode_base64(&got.base64)
+    let bytes = crate::encoding::decode_base64(&got.base64)
         .ok_or_else(|| CommandError::failed("the in-page fetch came back garbled"))?;
     Ok((
         bytes,
@@ -964,7 +964,7 @@ fn decode_data_url(url: &str) -> Option<(Vec<u8>, Option<String>)> {
         None => (meta, false),
     };
     let bytes = if base64 {
-        crate::browser::tab::decode_base64(payload)?
+        crate::encoding::decode_base64(payload)?
     } else {
         payload.as_bytes().to_vec()
     };

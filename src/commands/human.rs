@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 
-use crate::browser::events::epoch_ms;
 use crate::browser::task::TaskId;
+use crate::clock::epoch_ms;
 use crate::command::*;
 use crate::error::CommandError;
 use crate::human::{self, NewRequest, Origin, Refusal, Request, Status, StepSpec, Submission};
@@ -380,7 +380,7 @@ fn request_human_input(p: &mut Params) -> Prepared<TaskCx> {
                     if inline {
                         data.insert(
                             "imageBase64".into(),
-                            json!(crate::browser::tab::encode_base64(&png)),
+                            json!(crate::encoding::encode_base64(&png)),
                         );
                     } else {
                         data.insert("base64Omitted".into(), json!(true));

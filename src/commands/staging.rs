@@ -91,7 +91,7 @@ pub fn decode_inline(raw: &str) -> Result<Vec<u8>, CommandError> {
         None => raw,
     };
     let compact: String = body.chars().filter(|c| !c.is_whitespace()).collect();
-    crate::browser::tab::decode_base64(&compact).ok_or_else(|| {
+    crate::encoding::decode_base64(&compact).ok_or_else(|| {
         CommandError::invalid("contentBase64", "param `contentBase64`: not valid base64")
     })
 }
@@ -271,7 +271,7 @@ pub async fn log_upload(trace_dir: Option<&Path>, info: &Value) {
         return;
     };
     let day = root.join(crate::trace::today());
-    let mut line = json!({"ts": crate::browser::events::epoch_ms()});
+    let mut line = json!({"ts": crate::clock::epoch_ms()});
     for key in [
         "filename",
         "relativePath",

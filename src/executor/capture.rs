@@ -16,12 +16,50 @@ use super::Executor;
 use crate::browser::breaker::{is_spurious, Gate};
 use crate::browser::tab::ShotArea;
 use crate::browser::task::Task;
+use crate::command::CommandSpec;
 use crate::protocol::Receipt;
 
 /// The most a capture may take (§8: browser.capture.timeoutMs 8000).
 const CAPTURE_BOUND: Duration = Duration::from_secs(8);
 
+/// Evidence of the task's previous command may still be being written: the files its receipt
+/// named exist before this command touches the page. Each job is bounded (EVIDENCE_BOUND), so
+/// this wait is too. Only a command that holds the lane waits; a job that failed is answered
+/// (its `seq` and error) for this command's receipt.
+pub(super) async fn previous_failure(
+    task: Option<&Arc<Task>>,
+    lane_held: bool,
+) -> Option<(u64, String)> {
+    let t = task.filter(|_| lane_held)?;
+    if t.evidence_pending() {
+        t.evidence_settled().await;
+    }
+    t.take_evidence_failure()
+}
+
 impl Executor {
+    /// The capture step: evidence after a successful command whose spec asks for it, and the
+    /// failure of the task's previous capture (`previous_capture_error`), if any.
+    pub(super) fn capture_after(
+        &self,
+        receipt: &mut Receipt,
+        spec: &CommandSpec,
+        task: Option<&Arc<Task>>,
+        earlier_failure: Option<(u64, String)>,
+    ) {
+        if receipt.ok && spec.auto_capture {
+            if let Some(t) = task {
+                self.capture(receipt, t);
+            }
+        }
+        if let Some((seq, error)) = earlier_failure {
+            receipt.add_data_field(
+                "previous_capture_error",
+                json!({"seq": seq, "screenshot_error": error}),
+            );
+        }
+    }
+
     /// Evidence after a page-changing command (PROTOCOL.md §8): `seq`, `screenshot`,
     /// `screenshot_path` — or why not (`screenshot_skipped`, `capture_degraded`). Never fails the
     /// command and never waits for the screenshot: everything that can be decided without the

@@ -5,25 +5,29 @@
 //! typed failure with page context (`outcome.rs`) → evidence (`capture.rs`, written in the
 //! background and awaited before the task's next command) → trace. Only this module decides
 //! `started`, deadlines, lanes, retries, capture and trace, and it decides them from the
-//! command's spec, never from its name.
+//! command's spec, never from its name. `Executor::execute_spec` runs these steps, one function
+//! each.
 
 mod capture;
 mod nested;
 mod outcome;
 mod race;
+mod recipe_host;
+
+pub use recipe_host::{RecipeHost, Script, ScriptCommand, ScriptEnd};
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use tokio::sync::SemaphorePermit;
 
-use crate::browser::task::TaskId;
-use crate::command::{CommandSpec, Cx, Group, Handler, Lane, TaskCx};
+use crate::browser::task::{Task, TaskId};
+use crate::command::{CommandFuture, CommandSpec, Cx, Group, Handler, Lane, TaskCx};
 use crate::engine::Engine;
 use crate::error::CommandError;
 use crate::protocol::{ErrorCode, Params, Receipt};
-use outcome::recovery_report;
 
 /// At most this many extra attempts of a retry-safe command (PROTOCOL.md §5: 2).
 const MAX_RETRIES: u32 = 2;
@@ -43,10 +47,102 @@ enum LaneHold<'a> {
     Inherited,
 }
 
+/// A step's early answer: the receipt that ends the command there (boxed, so that what a step
+/// hands the next one stays small).
+type Answered = Box<Receipt>;
+
+/// One command on its way through the pipeline: what every step reads of it.
+struct Call<'a> {
+    spec: &'static CommandSpec,
+    method: &'a str,
+    task_id: Option<TaskId>,
+    /// When the executor got it (`elapsedMs` counts from here).
+    t0: Instant,
+    /// The running command that sent it, if any.
+    within: Option<nested::Within>,
+}
+
+impl Call<'_> {
+    /// The receipt of a command answered before its handler ran: nothing started.
+    fn refused(&self, code: ErrorCode, msg: String, details: Option<Value>) -> Answered {
+        Box::new(Receipt::failure(
+            self.method,
+            code,
+            format!("{}: {msg}", self.method),
+            details,
+            false,
+            ms_since(self.t0),
+        ))
+    }
+
+    /// Whether it runs inside the lane its sender holds (a batch step on the batch's own
+    /// task): waiting for that lane would wait for itself.
+    fn inherits_lane(&self) -> bool {
+        self.within.is_some_and(|w| w.shares_lane(self.task_id))
+    }
+}
+
+/// Every declared param is checked the same way before the handler runs (kind, presence,
+/// range), and before the lane, so a bad argument is answered at once. Nothing has run:
+/// `started:false`. Nothing was read either, so no param is reported as unknown.
+fn check_params(call: &Call<'_>, params: &Params) -> Result<(), Answered> {
+    let Some(e) = call.spec.params.iter().find_map(|p| p.check(params).err()) else {
+        return Ok(());
+    };
+    let param = e.param.clone();
+    let mut receipt = call.refused(e.code, e.msg, e.details.map(|d| *d));
+    if let Some(param) = param {
+        receipt.add_data_field("param", json!(param));
+    }
+    Err(receipt)
+}
+
+/// What a command's attempts came to (the race step).
+struct Attempts {
+    /// The last attempt's outcome.
+    outcome: Result<Value, CommandError>,
+    /// Whether the caller may resend it: its spec, or the caller's `retryOnSpurious`.
+    retry_safe: bool,
+    /// The resends the engine made.
+    retries: Retries,
+}
+
+/// The resends the engine made, for the receipt.
+struct Retries {
+    /// `retryBudget`, measured when the attempts ended.
+    budget: Value,
+    /// The noise the last resend recovered from, and the resends until then.
+    recovered: Option<(ErrorCode, u32)>,
+}
+
+impl Retries {
+    /// `retryBudget` in an object receipt, and after a success, the noise resending recovered
+    /// from.
+    fn report(self, receipt: &mut Receipt) {
+        if !receipt.data.is_object() {
+            return;
+        }
+        receipt.add_data_field("retryBudget", self.budget);
+        if let Some((code, attempts)) = self.recovered.filter(|_| receipt.ok) {
+            let key = if code == ErrorCode::PageNavigating {
+                "pageNavigatingRetry"
+            } else {
+                "spuriousRetry"
+            };
+            receipt.add_data_field(
+                key,
+                json!({"attempts": attempts + 1, "errorCode": code.as_str(), "note": "recovered by resending a retry-safe command"}),
+            );
+        }
+    }
+}
+
 /// The executor: a cheap clone handle.
 #[derive(Clone)]
 pub struct Executor {
     engine: Arc<Engine>,
+    /// What runs a recipe's script (`run_recipe` of a Lua recipe).
+    recipes: Arc<dyn RecipeHost>,
 }
 
 fn ms_since(t0: Instant) -> f64 {
@@ -62,9 +158,10 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 impl Executor {
-    /// An executor over `engine`.
-    pub fn new(engine: Arc<Engine>) -> Executor {
-        Executor { engine }
+    /// An executor over `engine` whose recipe scripts run in `recipes` (the Lua bridge's:
+    /// `lua::recipe_host()`).
+    pub fn new(engine: Arc<Engine>, recipes: Arc<dyn RecipeHost>) -> Executor {
+        Executor { engine, recipes }
     }
 
     /// The engine.
@@ -117,6 +214,9 @@ impl Executor {
         receipt
     }
 
+    /// The pipeline of a known command, one named step each: admission, params (and the task),
+    /// lane, the handler's attempts (race), the receipt (outcome), evidence (capture). A step
+    /// answers what the next one needs, or the receipt that ends the command there.
     async fn execute_spec(
         &self,
         spec: &'static CommandSpec,
@@ -126,79 +226,93 @@ impl Executor {
         t0: Instant,
         within: Option<nested::Within>,
     ) -> Receipt {
-        let fail = |code: ErrorCode, msg: String, details: Option<Value>, started: bool| {
-            Receipt::failure(
-                method,
-                code,
-                format!("{method}: {msg}"),
-                details,
-                started,
-                ms_since(t0),
-            )
+        let call = Call {
+            spec,
+            method,
+            task_id,
+            t0,
+            within,
         };
-        // A call of a running command on that command's own task (a batch step) runs inside the
-        // lane that command holds: waiting for it would wait for itself.
-        let inherited = within.filter(|w| w.shares_lane(task_id));
-        // Overload is answered at once, never queued: nothing ran, resending later is safe. A
-        // step inside its sender's lane takes no permit of its own: the sender holds one (a
-        // running batch must not meet "concurrency full" halfway).
-        let permit = if spec.way_out || inherited.is_some() {
-            None
-        } else {
-            Some(self.engine.in_flight.try_acquire())
-        };
-        let Ok(_permit) = permit.transpose() else {
+        match self.pipeline(&call, params).await {
+            Ok(receipt) => receipt,
+            Err(answered) => *answered,
+        }
+    }
+
+    /// The steps of [`Executor::execute_spec`], in order; a step's early answer ends it.
+    async fn pipeline(&self, call: &Call<'_>, params: Value) -> Result<Receipt, Answered> {
+        let _permit = self.admit(call)?;
+        let mut params =
+            Params::new(params).map_err(|e| call.refused(e.code, e.msg, e.details.map(|d| *d)))?;
+        let owned_task = self.find_task(call)?;
+        let task = owned_task.as_ref();
+        check_params(call, &params)?;
+        // Held until the receipt is complete: a revival, the page context and the capture of
+        // this command happen inside it.
+        let lane = self.lane(call, task).await?;
+        let lane_held = lane.is_some();
+        let earlier_failure = capture::previous_failure(task, lane_held).await;
+        let Attempts {
+            outcome,
+            retry_safe,
+            retries,
+        } = self.attempts(call, task, &mut params, lane_held).await?;
+        let mut receipt = self
+            .outcome(call, &params, task, lane_held, outcome, retry_safe)
+            .await;
+        self.capture_after(&mut receipt, call.spec, task, earlier_failure);
+        retries.report(&mut receipt);
+        receipt.elapsed_ms = ms_since(call.t0);
+        Ok(receipt)
+    }
+
+    /// Admission: overload is answered at once, never queued (nothing ran, resending later is
+    /// safe). A step inside its sender's lane takes no permit of its own: the sender holds one
+    /// (a running batch must not meet "concurrency full" halfway); nor does a way-out command.
+    fn admit(&self, call: &Call<'_>) -> Result<Option<SemaphorePermit<'_>>, Answered> {
+        if call.spec.way_out || call.inherits_lane() {
+            return Ok(None);
+        }
+        self.engine.in_flight.try_acquire().map(Some).map_err(|_| {
             let limit = self.engine.config.max_in_flight;
-            let mut receipt = fail(
+            let mut receipt = call.refused(
                 ErrorCode::CommandTimeout,
                 format!("not executed: server concurrency full ({limit} commands in flight)"),
                 Some(json!({"overloaded": true, "inFlightLimit": limit,
                     "commandTimeoutMs": self.engine.config.command_timeout.as_millis() as u64})),
-                false,
             );
             receipt.set_retryable(500);
-            return receipt;
-        };
-        let mut params = match Params::new(params) {
-            Ok(p) => p,
-            Err(e) => return fail(e.code, e.msg, e.details.map(|d| *d), false),
-        };
-        let task = match (spec.needs_task(), task_id) {
-            (true, None) => {
-                return fail(
-                    ErrorCode::InvalidArgument,
-                    "missing parameter `id` (task id); `start` creates one".into(),
-                    None,
-                    false,
-                )
-            }
-            (true, Some(id)) => match self.engine.task(id) {
-                Some(t) => Some(t),
-                None => {
-                    return fail(
-                        ErrorCode::TaskNotFound,
-                        self.no_task_message(id),
-                        None,
-                        false,
-                    )
-                }
-            },
-            (false, Some(id)) => self.engine.task(id),
-            (false, None) => None,
-        };
-        // Every declared param is checked the same way before the handler runs (kind, presence,
-        // range), and before the lane, so a bad argument is answered at once. Nothing has run:
-        // `started:false`. Nothing was read either, so no param is reported as unknown.
-        if let Some(e) = spec.params.iter().find_map(|p| p.check(&params).err()) {
-            let param = e.param.clone();
-            let mut receipt = fail(e.code, e.msg, e.details.map(|d| *d), false);
-            if let Some(param) = param {
-                receipt.add_data_field("param", json!(param));
-            }
-            return receipt;
+            receipt
+        })
+    }
+
+    /// The task the command addresses: required for a task command, looked up (if named) for
+    /// an engine command.
+    fn find_task(&self, call: &Call<'_>) -> Result<Option<Arc<Task>>, Answered> {
+        match (call.spec.needs_task(), call.task_id) {
+            (true, None) => Err(call.refused(
+                ErrorCode::InvalidArgument,
+                "missing parameter `id` (task id); `start` creates one".into(),
+                None,
+            )),
+            (true, Some(id)) => self.engine.task(id).map(Some).ok_or_else(|| {
+                call.refused(ErrorCode::TaskNotFound, self.no_task_message(id), None)
+            }),
+            (false, Some(id)) => Ok(self.engine.task(id)),
+            (false, None) => Ok(None),
         }
-        let _lane = match &task {
-            Some(_) if spec.needs_task() && inherited.is_some() => Some(LaneHold::Inherited),
+    }
+
+    /// The lane: a task command waits for its task's lane (bounded by `lane_wait`) unless its
+    /// spec runs lane-free or its sender holds it; then the task must still be open.
+    async fn lane<'t>(
+        &self,
+        call: &Call<'_>,
+        task: Option<&'t Arc<Task>>,
+    ) -> Result<Option<LaneHold<'t>>, Answered> {
+        let spec = call.spec;
+        let lane = match task {
+            Some(_) if spec.needs_task() && call.inherits_lane() => Some(LaneHold::Inherited),
             Some(t) if spec.needs_task() && spec.lane == Lane::Queued => {
                 // Fast path without a timer: the lane is usually free.
                 let lane = match t.lane.try_lock() {
@@ -211,42 +325,41 @@ impl Executor {
                     Ok(guard) => Some(LaneHold::Own(guard)),
                     Err(_) => {
                         let waited = self.engine.config.lane_wait.as_millis();
-                        return fail(
+                        return Err(call.refused(
                             ErrorCode::TaskBusy,
                             format!(
                                 "not executed: another command of the same task is running; waited {waited} ms"
                             ),
                             Some(json!({"serialized": true})),
-                            false,
-                        );
+                        ));
                     }
                 }
             }
             _ => None,
         };
-        if task.as_ref().is_some_and(|t| t.is_closed()) && !spec.way_out {
-            return fail(
+        if task.is_some_and(|t| t.is_closed()) && !spec.way_out {
+            return Err(call.refused(
                 ErrorCode::TaskNotFound,
                 "the task was closed while this command waited for its turn".into(),
                 None,
-                false,
-            );
+            ));
         }
-        // Evidence of the task's previous command may still be being written (capture.rs): the
-        // files its receipt named exist before this command touches the page. Each job is
-        // bounded (EVIDENCE_BOUND), so this wait is too. A job that failed is reported here.
-        let earlier_failure = match (&task, &_lane) {
-            (Some(t), Some(_)) => {
-                if t.evidence_pending() {
-                    t.evidence_settled().await;
-                }
-                t.take_evidence_failure()
-            }
-            _ => None,
-        };
-        // Retry-safe commands (or a caller's retryOnSpurious) are resent on page-navigation
-        // and spurious-dispatch noise, within one budget (PROTOCOL.md §5): at most
-        // MAX_RETRIES extra attempts inside RETRY_WINDOW and the command's own bound.
+        Ok(lane)
+    }
+
+    /// The race step: the handler's attempts, each raced against its bound, browser death, the
+    /// task's closing and a renderer crash (`race.rs`). Retry-safe commands (or a caller's
+    /// `retryOnSpurious`) are resent on page-navigation and spurious-dispatch noise, within one
+    /// budget (PROTOCOL.md §5): at most MAX_RETRIES extra attempts inside RETRY_WINDOW and the
+    /// command's own bound.
+    async fn attempts(
+        &self,
+        call: &Call<'_>,
+        task: Option<&Arc<Task>>,
+        params: &mut Params,
+        lane_held: bool,
+    ) -> Result<Attempts, Answered> {
+        let spec = call.spec;
         let opted_in = params.raw().get("retryOnSpurious") == Some(&Value::Bool(true));
         let retry_safe = spec.retry_safe || opted_in;
         // The engine resends by itself only what cannot act twice: pure reads on any noise,
@@ -256,62 +369,16 @@ impl Executor {
         let auto_spurious = auto_navigating || opted_in;
         let raw_params =
             (auto_navigating || auto_spurious).then(|| Value::Object(params.raw().clone()));
-        let mut bound = if spec.long_running {
-            self.engine.config.long_command_timeout
-        } else {
-            self.engine.config.command_timeout
-        };
-        if spec.group == Group::Lifecycle {
-            // `start` may wait for a fleet's queue (`--cdp-wait`) longer than a command runs.
-            bound = bound.max(self.engine.config.launch_bound() + Duration::from_secs(10));
-        }
+        let bound = self.bound(spec);
         let window = bound.min(RETRY_WINDOW);
         // The bound counts from here, after the lane: waiting for one's turn is not running.
         let t_run = Instant::now();
         let mut retries = 0u32;
         let mut recovered: Option<(ErrorCode, u32)> = None;
         let outcome = loop {
-            // The synchronous part reads params; nothing has touched the browser yet.
-            let prepared = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                match (spec.handler, &task) {
-                    (Handler::Task(read), Some(task)) => read(&mut params).map(|work| {
-                        work(TaskCx {
-                            engine: self.engine.clone(),
-                            task: task.clone(),
-                            spec,
-                            deadline: t_run + bound,
-                            calls: nested::Nested::handle(self, task.id, within, _lane.is_some()),
-                        })
-                    }),
-                    // Unreachable: a task command without its task was answered above.
-                    (Handler::Task(_), None) => Err(CommandError::new(
-                        ErrorCode::Internal,
-                        "internal error: a task command without its task",
-                    )),
-                    (Handler::Engine(read), _) => read(&mut params).map(|work| {
-                        work(Cx {
-                            engine: self.engine.clone(),
-                            task_id,
-                            task: task.clone(),
-                            spec,
-                        })
-                    }),
-                }
-            }));
-            let fut = match prepared {
-                Ok(Ok(fut)) => fut,
-                Ok(Err(e)) => return self.failed(method, spec, &params, e, false, t0),
-                Err(panic) => {
-                    return fail(
-                        ErrorCode::Internal,
-                        format!("internal error: {}", panic_text(&*panic)),
-                        None,
-                        false,
-                    )
-                }
-            };
+            let fut = self.prepare(call, task, params, t_run + bound, lane_held)?;
             let left = bound.saturating_sub(t_run.elapsed());
-            let outcome = self.run_bounded(spec, &task, fut, left, bound).await;
+            let outcome = self.run_bounded(spec, task, fut, left, bound).await;
             let noise = match &outcome {
                 Err(e) if e.code == ErrorCode::PageNavigating => auto_navigating,
                 Err(e) if e.code == ErrorCode::SpuriousDispatch => auto_spurious,
@@ -332,7 +399,7 @@ impl Executor {
             tokio::time::sleep(delay).await;
             if let Some(raw) = &raw_params {
                 if let Ok(fresh) = Params::new(raw.clone()) {
-                    params = fresh;
+                    *params = fresh;
                 }
             }
         };
@@ -343,91 +410,93 @@ impl Executor {
             "elapsedMs": t_run.elapsed().as_millis() as u64,
             "remainingMs": window.saturating_sub(t_run.elapsed()).as_millis() as u64,
         });
-        let mut receipt = match outcome {
-            Ok(data) => {
-                let mut receipt = Receipt::success(method, data, 0.0);
-                self.report_unknown(&mut receipt, spec, &params);
-                receipt
-            }
-            Err(e) => {
-                // Nothing ran for a bad argument, nor for an action refused by its own checks;
-                // but a command the browser got and never answered has started, whatever its code.
-                let started = !e.not_started
-                    && (e.outcome_unknown
-                        || !(e.code == ErrorCode::InvalidArgument || e.code.before_acting()));
-                let code = e.code;
-                // No answer in time from a page that got the command: it may be wedged.
-                let unanswered = code == ErrorCode::CommandTimeout
-                    || (e.outcome_unknown && code == ErrorCode::ActionTimeout);
-                let mut receipt = self.failed(method, spec, &params, e, started, t0);
-                if code == ErrorCode::SpuriousDispatch && !retry_safe {
-                    // It may have acted: never resend blindly (§5.2).
-                    receipt.add_data_field("spuriousDispatch", json!(true));
-                    receipt.set_code(ErrorCode::ActionUncertain);
-                    receipt.set_not_retryable();
-                    receipt.add_data_field(
-                        "note",
-                        json!("event-pump noise hit an action that may have taken effect: read the page before resending (retryOnSpurious:true only after verifying)"),
-                    );
-                }
-                if code == ErrorCode::PageNavigating && !retry_safe {
-                    receipt.add_data_field(
-                        "note",
-                        json!("the page navigated under an action that may have taken effect: read the page (get_url, get_browser_state) before resending"),
-                    );
-                }
-                let lane_held = _lane.is_some();
-                // A page that did not answer must not wedge the task: get the tab back before
-                // the lane is let go, so the next command meets a page that answers.
-                if let Some(t) = task
-                    .as_ref()
-                    .filter(|_| lane_held && unanswered && spec.group != Group::Lifecycle)
-                {
-                    if let Some(recovery) = recovery_report(t.revive().await) {
-                        receipt.add_data_field("pageRecovery", recovery);
-                    }
-                }
-                if let Some(t) = task
-                    .as_ref()
-                    .filter(|_| lane_held && code.wants_page_context())
-                {
-                    self.add_page_context(&mut receipt, t).await;
-                }
-                receipt
-            }
+        Ok(Attempts {
+            outcome,
+            retry_safe,
+            retries: Retries { budget, recovered },
+        })
+    }
+
+    /// How long one command's handler may run, all its attempts together.
+    fn bound(&self, spec: &CommandSpec) -> Duration {
+        let bound = if spec.long_running {
+            self.engine.config.long_command_timeout
+        } else {
+            self.engine.config.command_timeout
         };
-        if receipt.ok && spec.auto_capture {
-            if let Some(t) = &task {
-                self.capture(&mut receipt, t);
-            }
+        if spec.group == Group::Lifecycle {
+            // `start` may wait for a fleet's queue (`--cdp-wait`) longer than a command runs.
+            bound.max(self.engine.config.launch_bound() + Duration::from_secs(10))
+        } else {
+            bound
         }
-        if let Some((seq, error)) = earlier_failure {
-            receipt.add_data_field(
-                "previous_capture_error",
-                json!({"seq": seq, "screenshot_error": error}),
-            );
+    }
+
+    /// The handler's synchronous half: it reads its params (nothing has touched the browser
+    /// yet) and returns the work, given its context; a refusal or a panic there is the
+    /// receipt, with `started:false`.
+    fn prepare(
+        &self,
+        call: &Call<'_>,
+        task: Option<&Arc<Task>>,
+        params: &mut Params,
+        deadline: Instant,
+        lane_held: bool,
+    ) -> Result<CommandFuture, Answered> {
+        let spec = call.spec;
+        let prepared = std::panic::catch_unwind(AssertUnwindSafe(|| match (spec.handler, task) {
+            (Handler::Task(read), Some(task)) => read(params).map(|work| {
+                work(TaskCx {
+                    engine: self.engine.clone(),
+                    task: task.clone(),
+                    spec,
+                    deadline,
+                    calls: nested::Nested::handle(self, task.id, call.within, lane_held),
+                })
+            }),
+            // Unreachable: a task command without its task was answered by `find_task`.
+            (Handler::Task(_), None) => Err(CommandError::new(
+                ErrorCode::Internal,
+                "internal error: a task command without its task",
+            )),
+            (Handler::Engine(read), _) => read(params).map(|work| {
+                work(Cx {
+                    engine: self.engine.clone(),
+                    task_id: call.task_id,
+                    task: task.cloned(),
+                    spec,
+                })
+            }),
+        }));
+        match prepared {
+            Ok(Ok(fut)) => Ok(fut),
+            Ok(Err(e)) => Err(Box::new(self.failed(
+                call.method,
+                spec,
+                params,
+                e,
+                false,
+                call.t0,
+            ))),
+            Err(panic) => Err(call.refused(
+                ErrorCode::Internal,
+                format!("internal error: {}", panic_text(&*panic)),
+                None,
+            )),
         }
-        if receipt.data.is_object() {
-            receipt.add_data_field("retryBudget", budget);
-            if let Some((code, attempts)) = recovered.filter(|_| receipt.ok) {
-                let key = if code == ErrorCode::PageNavigating {
-                    "pageNavigatingRetry"
-                } else {
-                    "spuriousRetry"
-                };
-                receipt.add_data_field(
-                    key,
-                    json!({"attempts": attempts + 1, "errorCode": code.as_str(), "note": "recovered by resending a retry-safe command"}),
-                );
-            }
-        }
-        receipt.elapsed_ms = ms_since(t0);
-        receipt
     }
 
     /// How long the lane wait is, for hosts that print it.
     pub fn lane_wait(&self) -> Duration {
         self.engine.config.lane_wait
+    }
+}
+
+#[cfg(test)]
+impl Executor {
+    /// An executor for unit tests, which run no recipe script.
+    pub(crate) fn bare(engine: Arc<Engine>) -> Executor {
+        Executor::new(engine, Arc::new(recipe_host::NoRecipes))
     }
 }
 
@@ -564,7 +633,7 @@ mod tests {
             .enable_all()
             .build()
             .unwrap();
-        let ex = Executor::new(Engine::new(EngineConfig::default()));
+        let ex = Executor::bare(Engine::new(EngineConfig::default()));
         rt.block_on(ex.execute_spec(spec, None, spec.name, params, Instant::now(), None))
     }
 

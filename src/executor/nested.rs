@@ -9,29 +9,24 @@
 //! other tasks queue behind those tasks' lanes as usual. A background job's batch is a fresh call
 //! (`detached`) that takes the lane itself once the command that submitted it has let it go.
 //!
-//! **Lua recipes.** A script runs on a thread of its own (an mlua state is not `Send`) with a
-//! current-thread runtime and a `LocalSet`, like `moonpilot run`; every command it sends comes
-//! back over a channel to the running command's future, which executes it here — on the
-//! caller's runtime, inside the caller's lane — and answers it. The script is stopped when that
-//! future is dropped (its task closed, its bound passed): a Lua error at its next instructions,
-//! or at once while it waits.
+//! **Recipe scripts.** A script runs in the recipe host the executor was built with
+//! (`recipe_host.rs`; the Lua bridge's runs it on a thread of its own); every command it sends
+//! comes back over a channel to the running command's future, which executes it here — on the
+//! caller's runtime, inside the caller's lane — and answers it. The script is told to stop when
+//! that future is dropped (its task closed, its bound passed).
 
-use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use futures::future::LocalBoxFuture;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
+use super::recipe_host::{Script, ScriptCommand, ScriptEnd};
 use super::Executor;
 use crate::browser::task::TaskId;
 use crate::command::{Calls, CommandFuture, ReceiptFuture};
 use crate::error::CommandError;
-use crate::lua::{Hook, LuaHost};
 use crate::protocol::{ErrorCode, Receipt};
 
 /// Nesting deeper than this (a recipe running a recipe running ...) is refused.
@@ -152,68 +147,7 @@ impl Calls for Nested {
 
     fn script(&self, path: PathBuf, args: Value) -> CommandFuture {
         let this = self.clone();
-        Box::pin(async move { this.run_lua(path, args).await })
-    }
-}
-
-/// One command a Lua recipe sent, with where its receipt goes.
-struct Request {
-    task: Option<TaskId>,
-    method: String,
-    params: Value,
-    reply: oneshot::Sender<Receipt>,
-}
-
-/// The Lua state's hook: every command goes back to the running command.
-struct Forward {
-    tx: mpsc::UnboundedSender<Request>,
-}
-
-fn ended(method: &str) -> Receipt {
-    Receipt::failure(
-        method,
-        ErrorCode::TaskNotFound,
-        format!("{method}: not executed: the recipe running this script has ended"),
-        None,
-        false,
-        0.0,
-    )
-}
-
-impl Hook for Forward {
-    fn send<'a>(
-        &'a self,
-        _executor: &'a Executor,
-        task: Option<TaskId>,
-        method: &'a str,
-        params: Value,
-    ) -> LocalBoxFuture<'a, Receipt> {
-        Box::pin(async move {
-            let (reply, answer) = oneshot::channel();
-            let request = Request {
-                task,
-                method: method.to_string(),
-                params,
-                reply,
-            };
-            if self.tx.send(request).is_err() {
-                return ended(method);
-            }
-            answer.await.unwrap_or_else(|_| ended(method))
-        })
-    }
-
-    fn replaying(&self) -> bool {
-        false
-    }
-
-    fn checkpoint<'a>(
-        &'a self,
-        _executor: &'a Executor,
-        _name: String,
-        _line: usize,
-    ) -> LocalBoxFuture<'a, ()> {
-        Box::pin(async {})
+        Box::pin(async move { this.run_script(path, args).await })
     }
 }
 
@@ -226,50 +160,27 @@ impl Drop for StopOnDrop {
     }
 }
 
-/// A Lua error as one line (or a few) with the script's file and line, without the traceback.
-fn lua_error_text(e: &mlua::Error) -> String {
-    let text = e.to_string();
-    let text = match text.find("\nstack traceback:") {
-        Some(at) => &text[..at],
-        None => text.as_str(),
-    };
-    text.trim().to_string()
-}
-
 impl Nested {
-    async fn run_lua(&self, path: PathBuf, args: Value) -> Result<Value, CommandError> {
+    async fn run_script(&self, path: PathBuf, args: Value) -> Result<Value, CommandError> {
         let source = tokio::fs::read_to_string(&path).await.map_err(|e| {
             CommandError::failed(format!("cannot read the script `{}`: {e}", path.display()))
         })?;
-        let (tx, mut rx) = mpsc::unbounded_channel::<Request>();
-        let (done_tx, mut done_rx) = oneshot::channel::<(Result<Value, String>, Vec<String>)>();
+        let (tx, mut rx) = mpsc::unbounded_channel::<ScriptCommand>();
+        let (done_tx, mut done_rx) = oneshot::channel::<ScriptEnd>();
         let stop = Arc::new(AtomicBool::new(false));
         let _stop_on_drop = StopOnDrop(stop.clone());
-        let executor = self.executor.clone();
-        let task = self.within.task;
-        let script = path.clone();
-        let spawned = std::thread::Builder::new()
-            .name("moonpilot-recipe".into())
-            .spawn(move || {
-                let printed = Rc::new(RefCell::new(Vec::new()));
-                let run = ScriptRun {
-                    executor,
-                    task,
-                    path: script,
-                    source,
-                    args,
-                    tx,
-                    stop,
-                    printed: printed.clone(),
-                };
-                let res = run_script_thread(run);
-                let _ = done_tx.send((res, printed.take()));
-            });
-        if let Err(e) = spawned {
-            return Err(CommandError::new(
-                ErrorCode::Internal,
-                format!("cannot start a thread for the script: {e}"),
-            ));
+        let script = Script {
+            task: self.within.task,
+            path: path.clone(),
+            source,
+            args,
+            commands: tx,
+            stop,
+            done: done_tx,
+        };
+        let started = self.executor.recipes.start(self.executor.clone(), script);
+        if let Err(msg) = started {
+            return Err(CommandError::new(ErrorCode::Internal, msg));
         }
         // One command at a time, in the order the script sends them: its task's commands share
         // this command's lane, so they must not run side by side.
@@ -282,8 +193,8 @@ impl Nested {
                 }
                 done = &mut done_rx => {
                     return match done {
-                        Ok((Ok(value), output)) => Ok(serde_json::json!({"value": value, "output": output})),
-                        Ok((Err(msg), output)) => Err(CommandError::failed(format!(
+                        Ok(ScriptEnd { result: Ok(value), output }) => Ok(serde_json::json!({"value": value, "output": output})),
+                        Ok(ScriptEnd { result: Err(msg), output }) => Err(CommandError::failed(format!(
                             "the Lua recipe `{}` failed: {msg}",
                             path.display()
                         ))
@@ -299,110 +210,6 @@ impl Nested {
     }
 }
 
-/// Most lines of a script's `print` kept in its answer.
-const MAX_OUTPUT_LINES: usize = 200;
-/// Longest line of a Lua recipe's output kept, in characters.
-const MAX_LINE_CHARS: usize = 2000;
-
-/// What a script thread runs.
-struct ScriptRun {
-    executor: Executor,
-    task: TaskId,
-    path: PathBuf,
-    source: String,
-    args: Value,
-    /// Where its commands go.
-    tx: mpsc::UnboundedSender<Request>,
-    /// Set when the running command is gone.
-    stop: Arc<AtomicBool>,
-    /// What it prints (the first `MAX_OUTPUT_LINES` lines).
-    printed: Rc<RefCell<Vec<String>>>,
-}
-
-/// How much memory a Lua recipe's state may take.
-const RECIPE_MEMORY: usize = 256 * 1024 * 1024;
-
-/// The script thread: a runtime, a `LocalSet`, a Lua state whose commands go back over `tx`,
-/// `browser.args` = `args` (plus `task`), `page` = the task; answers the return value.
-fn run_script_thread(run: ScriptRun) -> Result<Value, String> {
-    let ScriptRun {
-        executor,
-        task,
-        path,
-        source,
-        args,
-        tx,
-        stop,
-        printed,
-    } = run;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the script's runtime: {e}"))?;
-    let local = tokio::task::LocalSet::new();
-    local.block_on(&runtime, async move {
-        // Closed when the running command's future is gone (its receiver dropped).
-        let gone = tx.clone();
-        let hook: Rc<dyn Hook> = Rc::new(Forward { tx });
-        let host =
-            LuaHost::with_hook(executor, BTreeMap::new(), hook).map_err(|e| e.to_string())?;
-        host.redirect_print(move |line| {
-            let mut lines = printed.borrow_mut();
-            if lines.len() < MAX_OUTPUT_LINES {
-                // A line is cut at 2000 characters (said at its end).
-                let mut line = line.to_string();
-                if let Some((cut, _)) = line.char_indices().nth(MAX_LINE_CHARS) {
-                    line.truncate(cut);
-                    line.push_str(" …[cut]");
-                }
-                lines.push(line);
-            } else if lines.len() == MAX_OUTPUT_LINES {
-                lines.push(format!(
-                    "…[more lines after {MAX_OUTPUT_LINES} were dropped]"
-                ));
-            }
-        })
-        .map_err(|e| e.to_string())?;
-        host.confine(RECIPE_MEMORY).map_err(|e| e.to_string())?;
-        let lua = host.lua();
-        lua.set_global_hook(
-            mlua::HookTriggers::new().every_nth_instruction(1000),
-            move |_lua, _debug| {
-                if stop.load(Ordering::SeqCst) {
-                    Err(mlua::Error::runtime("the recipe was stopped"))
-                } else {
-                    Ok(mlua::VmState::Continue)
-                }
-            },
-        )
-        .map_err(|e| e.to_string())?;
-        let bind = || -> mlua::Result<()> {
-            let browser: mlua::Table = lua.globals().get("browser")?;
-            let args = match args {
-                Value::Object(_) => args,
-                _ => Value::Object(Default::default()),
-            };
-            let table = crate::lua::convert::json_to_lua(lua, &args)?;
-            if let mlua::Value::Table(t) = &table {
-                t.set("task", task.0)?;
-            }
-            browser.set("args", table)?;
-            let find: mlua::Function = browser.get("task")?;
-            let page: mlua::Value = find.call(task.0)?;
-            lua.globals().set("page", page)
-        };
-        bind().map_err(|e| lua_error_text(&e))?;
-        // A script waiting (a sleep, a spawned coroutine) is stopped too, not only one that
-        // runs Lua instructions (the hook above).
-        let res = tokio::select! {
-            res = host.run_source_value(&path, &source) => res.map_err(|e| lua_error_text(&e)),
-            _ = gone.closed() => Err("the recipe was stopped".to_string()),
-        };
-        host.abort_jobs();
-        res
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -410,7 +217,7 @@ mod tests {
 
     #[test]
     fn a_background_call_keeps_the_nesting_depth_and_no_lane() {
-        let ex = Executor::new(Engine::new(EngineConfig::default()));
+        let ex = Executor::bare(Engine::new(EngineConfig::default()));
         let mut parent = None;
         let mut n = Nested::new(&ex, TaskId(1), parent, true);
         for _ in 0..3 {

@@ -1,20 +1,83 @@
-//! The common fields of a receipt: page context on failures, `started`/`retryable` of a failed
-//! command, and the report of params a command never read.
+//! The outcome step of the pipeline: the receipt of a command's outcome with its common fields —
+//! page context on failures, `started`/`retryable` of a failed command, the notes on actions
+//! that may have acted, a revived page, and the report of params a command never read.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::{ms_since, Executor};
+use super::{ms_since, Call, Executor};
 use crate::browser::task::{Revival, Task, TaskId};
-use crate::command::CommandSpec;
+use crate::command::{CommandSpec, Group};
 use crate::error::CommandError;
-use crate::protocol::{Params, Receipt};
+use crate::protocol::{ErrorCode, Params, Receipt};
 
 /// How long reading the page context of a failure may take.
 const PAGE_CONTEXT_BOUND: Duration = Duration::from_millis(800);
 
 impl Executor {
+    /// The outcome step: the receipt of the attempts' outcome. On success, the data and
+    /// `unknownParams`; on failure, the typed error with `started`, a note on an action that may
+    /// have acted, and — while the lane is still held — a revived page and the page context.
+    pub(super) async fn outcome(
+        &self,
+        call: &Call<'_>,
+        params: &Params,
+        task: Option<&Arc<Task>>,
+        lane_held: bool,
+        outcome: Result<Value, CommandError>,
+        retry_safe: bool,
+    ) -> Receipt {
+        let (method, spec) = (call.method, call.spec);
+        let e = match outcome {
+            Ok(data) => {
+                let mut receipt = Receipt::success(method, data, 0.0);
+                self.report_unknown(&mut receipt, spec, params);
+                return receipt;
+            }
+            Err(e) => e,
+        };
+        // Nothing ran for a bad argument, nor for an action refused by its own checks; but a
+        // command the browser got and never answered has started, whatever its code.
+        let started = !e.not_started
+            && (e.outcome_unknown
+                || !(e.code == ErrorCode::InvalidArgument || e.code.before_acting()));
+        let code = e.code;
+        // No answer in time from a page that got the command: it may be wedged.
+        let unanswered = code == ErrorCode::CommandTimeout
+            || (e.outcome_unknown && code == ErrorCode::ActionTimeout);
+        let mut receipt = self.failed(method, spec, params, e, started, call.t0);
+        if code == ErrorCode::SpuriousDispatch && !retry_safe {
+            // It may have acted: never resend blindly (§5.2).
+            receipt.add_data_field("spuriousDispatch", json!(true));
+            receipt.set_code(ErrorCode::ActionUncertain);
+            receipt.set_not_retryable();
+            receipt.add_data_field(
+                "note",
+                json!("event-pump noise hit an action that may have taken effect: read the page before resending (retryOnSpurious:true only after verifying)"),
+            );
+        }
+        if code == ErrorCode::PageNavigating && !retry_safe {
+            receipt.add_data_field(
+                "note",
+                json!("the page navigated under an action that may have taken effect: read the page (get_url, get_browser_state) before resending"),
+            );
+        }
+        // A page that did not answer must not wedge the task: get the tab back before the lane
+        // is let go, so the next command meets a page that answers.
+        if let Some(t) = task.filter(|_| lane_held && unanswered && spec.group != Group::Lifecycle)
+        {
+            if let Some(recovery) = recovery_report(t.revive().await) {
+                receipt.add_data_field("pageRecovery", recovery);
+            }
+        }
+        if let Some(t) = task.filter(|_| lane_held && code.wants_page_context()) {
+            self.add_page_context(&mut receipt, t).await;
+        }
+        receipt
+    }
+
     /// Page context on a failure (PROTOCOL.md §4.3): `urlAfter` and `titleAfter`, unless the
     /// command set them; read within a short bound and silently skipped when unreadable.
     pub(super) async fn add_page_context(&self, receipt: &mut Receipt, task: &Task) {
@@ -130,7 +193,7 @@ impl Executor {
 
 /// The `pageRecovery` field of a receipt whose command met a page that did not answer, or
 /// `None` when nothing had to be done.
-pub(super) fn recovery_report(revival: Revival) -> Option<Value> {
+fn recovery_report(revival: Revival) -> Option<Value> {
     Some(match revival {
         Revival::NoTab | Revival::Crashed | Revival::Answering => return None,
         Revival::ScriptStopped => json!({

@@ -20,7 +20,7 @@ impl Executor {
     pub(super) async fn run_bounded(
         &self,
         spec: &CommandSpec,
-        task: &Option<Arc<Task>>,
+        task: Option<&Arc<Task>>,
         fut: CommandFuture,
         left: Duration,
         bound: Duration,

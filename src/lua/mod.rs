@@ -8,7 +8,10 @@
 
 pub mod convert;
 pub mod journal;
+pub mod recipe;
 pub mod stubs;
+
+pub use recipe::recipe_host;
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -54,7 +57,7 @@ where
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async move {
         let engine = crate::Engine::new(config);
-        let code = match LuaHost::new(Executor::new(engine.clone()), args) {
+        let code = match LuaHost::new(Executor::new(engine.clone(), recipe_host()), args) {
             Ok(host) => body(host).await,
             Err(e) => {
                 eprintln!("moonpilot: cannot set up Lua: {e}");

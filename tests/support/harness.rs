@@ -59,7 +59,7 @@ pub fn harness() -> &'static Harness {
             .expect("a tokio runtime for the harness");
         let (executor, fixtures) = runtime.block_on(async {
             let fixtures = Fixtures::start().await.expect("fixture server binds on loopback");
-            let executor = Executor::new(Engine::new(test_config()));
+            let executor = Executor::new(Engine::new(test_config()), moonpilot::lua::recipe_host());
             let keeper = executor.execute(None, "start", json!({})).await;
             assert!(
                 keeper.ok,
@@ -191,10 +191,13 @@ where
                 .build()
                 .expect("runtime");
             let local = tokio::task::LocalSet::new();
-            local.block_on(
-                &rt,
-                async move { f(Executor::new(Engine::new(config))).await },
-            );
+            local.block_on(&rt, async move {
+                f(Executor::new(
+                    Engine::new(config),
+                    moonpilot::lua::recipe_host(),
+                ))
+                .await
+            });
         })
         .expect("a thread for the private engine");
     if let Err(panic) = runner.join() {

@@ -312,7 +312,7 @@ impl Tab {
                 };
                 let data = chunk["data"].as_str().unwrap_or_default();
                 if chunk["base64Encoded"] == true {
-                    match super::decode_base64(data) {
+                    match crate::encoding::decode_base64(data) {
                         Some(bytes) => body.extend_from_slice(&bytes),
                         None => break Err(CommandError::failed("the download came back garbled")),
                     }

@@ -1,0 +1,176 @@
+//! Our probes (`js/*.js`) in a tab's frames: the isolated ("utility") world each runs in, the
+//! main world for the few that must see the page's own globals, and the reply envelope they
+//! answer (`js::reply`).
+//!
+//! A child of `tab.rs`. The caller's own script (`execute_js`) is `script.rs`; the listener
+//! step of a read is `listeners.rs`.
+
+use chromiumoxide::cdp::browser_protocol::page::FrameId;
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+
+use super::frames::{FrameRef, FrameSession};
+use super::runtime::remote_value;
+use super::{navigating, Tab};
+use crate::error::CommandError;
+use crate::js;
+use crate::protocol::ErrorCode;
+
+impl Tab {
+    /// Evaluates one of our expression files (`js/*.js`) in the main frame's utility world.
+    /// Falls back to the main world when the utility world is not (or no longer) there, as
+    /// right after a navigation.
+    pub async fn eval_expression(&self, expression: &'static str) -> Result<Value, CommandError> {
+        let params = json!({"expression": expression, "returnByValue": true});
+        if let Ok(Some(ctx)) = self.page.secondary_execution_context().await {
+            let mut utility = params.clone();
+            utility["contextId"] = json!(ctx.inner());
+            if let Ok(value) = self
+                .call("Runtime.evaluate", utility)
+                .await
+                .and_then(|res| remote_value("Runtime.evaluate", res))
+            {
+                return Ok(value);
+            }
+        }
+        let res = self.call("Runtime.evaluate", params).await?;
+        remote_value("Runtime.evaluate", res)
+    }
+
+    /// The execution context our probes run in for `frame`: an isolated ("utility") world that
+    /// shares the DOM with the page but not its JavaScript globals, so a page that patches
+    /// `Array.prototype` or `JSON` cannot break (or see) the probes. Falls back to the main world
+    /// while the utility world of a fresh document does not exist yet.
+    pub(super) async fn probe_context(
+        &self,
+        frame: &FrameRef,
+        fresh: bool,
+    ) -> Result<Value, CommandError> {
+        match &frame.session {
+            FrameSession::Page => {
+                let id: FrameId = frame.frame_id.clone().into();
+                let utility = if frame.is_main() {
+                    self.page.secondary_execution_context().await
+                } else {
+                    self.page
+                        .frame_secondary_execution_context(id.clone())
+                        .await
+                };
+                let ctx = match utility {
+                    Ok(Some(ctx)) => Some(ctx),
+                    _ if frame.is_main() => self.page.execution_context().await.ok().flatten(),
+                    _ => self.page.frame_execution_context(id).await.ok().flatten(),
+                };
+                ctx.map(|c| json!(c.inner())).ok_or_else(navigating)
+            }
+            FrameSession::Remote { session_id, .. } => {
+                let key = (session_id.clone(), frame.frame_id.clone());
+                if !fresh {
+                    if let Some(ctx) = self
+                        .remote_worlds
+                        .lock()
+                        .ok()
+                        .and_then(|m| m.get(&key).cloned())
+                    {
+                        return Ok(ctx);
+                    }
+                }
+                let world = self
+                    .call_in(
+                        frame,
+                        "Page.createIsolatedWorld",
+                        json!({"frameId": frame.frame_id, "worldName": "moonpilot"}),
+                    )
+                    .await?;
+                let ctx = world
+                    .get("executionContextId")
+                    .cloned()
+                    .ok_or_else(navigating)?;
+                if let Ok(mut m) = self.remote_worlds.lock() {
+                    m.insert(key, ctx.clone());
+                }
+                Ok(ctx)
+            }
+        }
+    }
+
+    /// The execution context id of `frame`'s main world (where the page's own scripts run), for
+    /// frames of the page session; `None` for out-of-process frames or while it is not known.
+    pub(super) async fn main_world(&self, frame: &FrameRef) -> Option<Value> {
+        let ctx = match &frame.session {
+            FrameSession::Page if frame.is_main() => self.page.execution_context().await,
+            FrameSession::Page => {
+                self.page
+                    .frame_execution_context(frame.frame_id.clone().into())
+                    .await
+            }
+            FrameSession::Remote { .. } => return None,
+        };
+        ctx.ok().flatten().map(|c| json!(c.inner()))
+    }
+
+    /// Calls a function file of `js/` in `frame`'s utility world (see `probe_context`) with one
+    /// JSON argument and returns its JSON result (promises awaited).
+    pub async fn call_function(
+        &self,
+        frame: &FrameRef,
+        function: &'static str,
+        arg: Value,
+    ) -> Result<Value, CommandError> {
+        let mut params = json!({
+            "functionDeclaration": function,
+            "arguments": [{"value": arg}],
+            "returnByValue": true,
+            "awaitPromise": true,
+        });
+        params["executionContextId"] = self.probe_context(frame, false).await?;
+        let mut res = self
+            .call_in(frame, "Runtime.callFunctionOn", params.clone())
+            .await;
+        if matches!(&res, Err(e) if e.code == ErrorCode::PageNavigating)
+            && matches!(frame.session, FrameSession::Remote { .. })
+        {
+            // The cached world died with its document: make a new one, once.
+            params["executionContextId"] = self.probe_context(frame, true).await?;
+            res = self.call_in(frame, "Runtime.callFunctionOn", params).await;
+        }
+        remote_value("Runtime.callFunctionOn", res?)
+    }
+
+    /// Calls a probe that answers the reply envelope (`{ok:true, value}` or
+    /// `{ok:false, code, msg, data}`, see [`js::reply`]) and deserialises its value as `T`; a
+    /// failure keeps the probe's code.
+    pub async fn call_probe<T: DeserializeOwned>(
+        &self,
+        frame: &FrameRef,
+        function: &'static str,
+        arg: Value,
+    ) -> Result<T, CommandError> {
+        js::reply(self.call_function(frame, function, arg).await?)
+    }
+
+    /// Calls a probe like [`Tab::call_probe`] but in `frame`'s main world, where the page's own
+    /// expando properties (framework traces such as Vue's `_vei` or React's `__reactProps$`)
+    /// and globals (`jQuery`) are visible. Out-of-process frames use their utility world.
+    pub async fn call_probe_in_page_world<T: DeserializeOwned>(
+        &self,
+        frame: &FrameRef,
+        function: &'static str,
+        arg: Value,
+    ) -> Result<T, CommandError> {
+        let Some(ctx) = self.main_world(frame).await else {
+            return self.call_probe(frame, function, arg).await;
+        };
+        let params = json!({
+            "functionDeclaration": function,
+            "arguments": [{"value": arg}],
+            "returnByValue": true,
+            "awaitPromise": true,
+            "executionContextId": ctx,
+        });
+        let res = self
+            .call_in(frame, "Runtime.callFunctionOn", params)
+            .await?;
+        js::reply(remote_value("Runtime.callFunctionOn", res)?)
+    }
+}

@@ -1,0 +1,199 @@
+//! Screenshots and PDF: the viewport, the full page (cut at `MAX_FULL_PAGE_HEIGHT`) or a box,
+//! each within a budget, with the highlight overlay hidden while the shot is taken and shown
+//! again even when the caller stops waiting.
+//!
+//! A child of `tab.rs`. Where the files go and when evidence is taken is not here
+//! (`evidence.rs`, `executor/capture.rs`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::frames::FrameRef;
+use super::Tab;
+use crate::encoding::decode_base64;
+use crate::error::CommandError;
+use crate::js;
+
+/// How long [`Tab::screenshot`] and [`Tab::screenshot_box`] may take (state files and
+/// human-input crops); the capture commands pass their own budget to [`Tab::shoot`].
+const SCREENSHOT_BOUND: Duration = Duration::from_secs(3);
+
+/// The reply of `overlay_toggle.js`: whether the highlight overlay was there.
+#[derive(serde::Deserialize)]
+struct Overlay {
+    existed: bool,
+}
+
+/// Shows the highlight overlay again when dropped while it is still hidden (a screenshot whose
+/// caller stopped waiting): the restore runs as its own task.
+struct OverlayGuard {
+    tab: Option<(Arc<Tab>, FrameRef)>,
+}
+
+impl Drop for OverlayGuard {
+    fn drop(&mut self) {
+        let Some((tab, main)) = self.tab.take() else {
+            return;
+        };
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                let _ = tab
+                    .call_probe::<Overlay>(&main, js::OVERLAY_TOGGLE_JS, json!({"show": true}))
+                    .await;
+            });
+        }
+    }
+}
+
+/// What a screenshot covers.
+#[derive(Clone, Copy, Debug)]
+pub enum ShotArea {
+    /// The viewport.
+    Viewport,
+    /// The whole scrollable page, at most [`MAX_FULL_PAGE_HEIGHT`] CSS px tall.
+    FullPage,
+    /// A box `[x, y, width, height]` in CSS pixels of the main viewport.
+    Box([f64; 4]),
+}
+
+/// A screenshot: the PNG and, for a full page, the page's CSS height and whether the shot
+/// was cut at [`MAX_FULL_PAGE_HEIGHT`].
+pub struct Shot {
+    /// The image.
+    pub png: Vec<u8>,
+    /// A full page's CSS height (taller than the shot when `clamped`).
+    pub page_height: Option<f64>,
+    /// The full page was cut at [`MAX_FULL_PAGE_HEIGHT`].
+    pub clamped: bool,
+}
+
+/// The tallest full-page screenshot, in CSS px (taller pages are cut there).
+pub const MAX_FULL_PAGE_HEIGHT: f64 = 16384.0;
+
+impl Tab {
+    /// A PNG screenshot of the viewport, with the highlight overlay hidden while it is taken,
+    /// within [`SCREENSHOT_BOUND`].
+    pub async fn screenshot(self: &Arc<Self>) -> Result<Vec<u8>, CommandError> {
+        self.shoot(ShotArea::Viewport, SCREENSHOT_BOUND)
+            .await
+            .map(|s| s.png)
+    }
+
+    /// A screenshot of `area` within `within`, the highlight overlay hidden while it is taken
+    /// and restored afterwards, also when the caller stops waiting (the restore then runs on
+    /// its own). A shot that takes longer fails with `captureTimeout` in its details.
+    pub async fn shoot(
+        self: &Arc<Self>,
+        area: ShotArea,
+        within: Duration,
+    ) -> Result<Shot, CommandError> {
+        let deadline = tokio::time::Instant::now() + within;
+        let timed_out = || {
+            CommandError::failed(format!(
+                "the screenshot took longer than its budget of {} ms",
+                within.as_millis()
+            ))
+            .with_details(json!({"captureTimeout": true}))
+        };
+        let work = async {
+            let (params, page_height) = match area {
+                ShotArea::Viewport => (json!({"format": "png", "optimizeForSpeed": true}), None),
+                ShotArea::FullPage => {
+                    let metrics = self.call("Page.getLayoutMetrics", json!({})).await?;
+                    let size = |k: &str| metrics["cssContentSize"][k].as_f64().unwrap_or(0.0);
+                    let (width, height) = (size("width").max(1.0), size("height").max(1.0));
+                    let shown = height.min(MAX_FULL_PAGE_HEIGHT);
+                    let params = json!({"format": "png", "captureBeyondViewport": true,
+                        "clip": {"x": 0, "y": 0, "width": width, "height": shown, "scale": 1}});
+                    (params, Some(height))
+                }
+                ShotArea::Box(rect) => {
+                    // `Page.captureScreenshot` clips in document coordinates: add the visual
+                    // viewport's scroll offset.
+                    let metrics = self.call("Page.getLayoutMetrics", json!({})).await?;
+                    let scroll = |k: &str| metrics["cssVisualViewport"][k].as_f64().unwrap_or(0.0);
+                    let params = json!({"format": "png", "clip": {
+                        "x": rect[0] + scroll("pageX"), "y": rect[1] + scroll("pageY"),
+                        "width": rect[2], "height": rect[3], "scale": 1,
+                    }});
+                    (params, None)
+                }
+            };
+            let png = self.capture_png(params, deadline).await?;
+            Ok(Shot {
+                png,
+                page_height,
+                clamped: page_height.is_some_and(|h| h > MAX_FULL_PAGE_HEIGHT),
+            })
+        };
+        tokio::time::timeout_at(deadline, work)
+            .await
+            .unwrap_or_else(|_| Err(timed_out()))
+    }
+
+    /// The page as a PDF (`Page.printToPDF`, backgrounds printed).
+    pub async fn print_pdf(&self) -> Result<Vec<u8>, CommandError> {
+        let res = self
+            .call("Page.printToPDF", json!({"printBackground": true}))
+            .await?;
+        res["data"]
+            .as_str()
+            .and_then(decode_base64)
+            .ok_or_else(|| CommandError::failed("`Page.printToPDF` returned no data"))
+    }
+
+    /// `Page.captureScreenshot` with `params` by `deadline`, the highlight overlay hidden while
+    /// it is taken (restored by a guard, also when this future is dropped).
+    async fn capture_png(
+        self: &Arc<Self>,
+        params: Value,
+        deadline: tokio::time::Instant,
+    ) -> Result<Vec<u8>, CommandError> {
+        let main = self.main_frame().await?;
+        // Armed before the overlay is hidden: dropped while the hide is in flight, it shows it.
+        let mut guard = OverlayGuard {
+            tab: Some((self.clone(), main.clone())),
+        };
+        let hidden = self
+            .call_probe::<Overlay>(&main, js::OVERLAY_TOGGLE_JS, json!({"show": false}))
+            .await
+            .is_ok_and(|o| o.existed);
+        if !hidden {
+            guard.tab = None;
+        }
+        // A page that is being replaced produces no frame, and Chromium then holds the
+        // capture until chromiumoxide's request timeout: bound it by the caller's deadline.
+        let capture = self.call("Page.captureScreenshot", params);
+        let shot = match tokio::time::timeout_at(deadline, capture).await {
+            Ok(shot) => shot,
+            Err(_) => Err(CommandError::failed(
+                "no frame to capture before the screenshot's budget ran out (the page may be busy or being replaced)",
+            )
+            .with_details(json!({"captureTimeout": true}))),
+        };
+        if let Some((tab, main)) = guard.tab.clone() {
+            // Disarmed only once shown: a caller that stops waiting meanwhile leaves the
+            // guard to show it.
+            let _ = tab
+                .call_probe::<Overlay>(&main, js::OVERLAY_TOGGLE_JS, json!({"show": true}))
+                .await;
+            guard.tab = None;
+        }
+        let data = shot?
+            .get("data")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or_else(|| CommandError::failed("`Page.captureScreenshot` returned no data"))?;
+        decode_base64(&data).ok_or_else(|| CommandError::failed("screenshot data is not base64"))
+    }
+
+    /// A PNG of the box `[x, y, width, height]` (CSS pixels of the main viewport), the
+    /// highlight overlay hidden, within [`SCREENSHOT_BOUND`].
+    pub async fn screenshot_box(self: &Arc<Self>, rect: [f64; 4]) -> Result<Vec<u8>, CommandError> {
+        self.shoot(ShotArea::Box(rect), SCREENSHOT_BOUND)
+            .await
+            .map(|s| s.png)
+    }
+}
