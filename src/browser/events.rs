@@ -14,9 +14,7 @@ use chromiumoxide::Page;
 use futures::StreamExt;
 use serde_json::{json, Value};
 
-// The clock lives in `crate::clock`; this path stays while `commands/network.rs` names it here
-// (issue 21: that file is being changed separately).
-pub use crate::clock::epoch_ms;
+use crate::clock::epoch_ms;
 
 /// The last native dialog a task's tabs showed.
 #[derive(Debug, Clone)]

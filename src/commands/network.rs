@@ -19,9 +19,9 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::tabs::lenient_url_match;
-use crate::browser::events::epoch_ms;
 use crate::browser::netlog::{cut, RequestRecord, BODIES_CAP, BODY_CHARS, REQUESTS_CAP};
 use crate::browser::routes::{RouteAction, Rule};
+use crate::clock::epoch_ms;
 use crate::command::*;
 use crate::error::CommandError;
 use crate::protocol::{ErrorCode, Params};
