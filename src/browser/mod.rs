@@ -169,10 +169,15 @@ async fn hold_new_pages(conn: &Arc<raw::RawConnection>, runtime: &tokio::runtime
             if ours {
                 conn.note_page(&target);
             }
-            let hold = if ours { POPUP_HOLD } else { Duration::ZERO };
             spawner.spawn(async move {
-                tokio::time::sleep(hold).await;
-                let _ = tokio::time::timeout(Duration::from_secs(5), conn.resume(&session)).await;
+                let bound = Duration::from_secs(5);
+                if ours {
+                    // Its task lets it go; this only makes sure it runs.
+                    tokio::time::sleep(POPUP_HOLD).await;
+                    let _ = tokio::time::timeout(bound, conn.resume(&session)).await;
+                } else {
+                    let _ = tokio::time::timeout(bound, conn.let_go(&session)).await;
+                }
             });
         }
     });
