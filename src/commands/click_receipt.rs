@@ -1,6 +1,6 @@
 //! The click receipt (COMMANDS.md "Click receipt"): the observation after a click compared
 //! with the one before it, and the technique that was used. It sits above both the element
-//! toolkit (`target.rs`, which clicks) and the observation (`observe.rs`, which compares).
+//! toolkit (`target/`, which clicks) and the observation (`observe.rs`, which compares).
 
 use serde_json::{json, Value};
 

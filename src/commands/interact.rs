@@ -1,7 +1,7 @@
 //! Interacting by index: clicks, double clicks, hover, focus, check boxes, text input, uploads,
 //! drags, keys, drop-downs and scrolling (COMMANDS.md "Interacting by index").
 //!
-//! Specs and handlers only: an index becomes a live element through `target.rs` (frame routing,
+//! Specs and handlers only: an index becomes a live element through `target/` (frame routing,
 //! identity check, actionability, the click and input techniques), and a click becomes its
 //! receipt through `click_receipt.rs`. A missing or changed element is `STALE_ELEMENT`, never a
 //! click on something else; a click that would not reach the element is never made.

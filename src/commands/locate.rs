@@ -3,7 +3,7 @@
 //! `hover_and_click`.
 //!
 //! Specs and handlers only. A selector, text, role or label becomes a live element through
-//! `target.rs` ([`Locator`]: chosen in its frame by the probe library, then found again by
+//! `target/` ([`Locator`]: chosen in its frame by the probe library, then found again by
 //! position and identity on every later call), and a click becomes its receipt through
 //! `click_receipt.rs`: the same receipt as `click_element_by_index`, plus what the choice saw
 //! (`matched`, `chosenIndex`, ...) and the element that was chosen (`tag`, `text`,

@@ -11,7 +11,7 @@
 //!
 //! `mouse_click` answers the click receipt (`click_receipt.rs`), with `hit` the element the point
 //! reached before the click. `mouse_click_by_selector` finds its element with the toolkit's
-//! selector locator (`target.rs`) and clicks it in the toolkit's mouse mode.
+//! selector locator (`target/`) and clicks it in the toolkit's mouse mode.
 
 use serde::Deserialize;
 use serde_json::{json, Value};

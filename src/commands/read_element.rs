@@ -3,7 +3,7 @@
 //! `is_visible`, `is_enabled`, `is_checked`.
 //!
 //! Specs and handlers only. An index or a selector (in its `frame`) becomes a live element
-//! through `target.rs` ([`Locator`]; a selector here takes its first match in document order,
+//! through `target/` ([`Locator`]; a selector here takes its first match in document order,
 //! as reads do not prefer visible matches); the reads are `element_read.js` ops and the state
 //! of the element probe's read. Nothing scrolls or changes the page. An index the snapshot does
 //! not hold is `STALE_ELEMENT` (no stale recovery for reads); a selector matching nothing is
