@@ -54,14 +54,7 @@ struct HeldBody {
 impl HeldBody {
     /// Puts the held bytes into a `wait_for_response` answer whose body was not available.
     fn describe(self, data: &mut Value, max: usize) {
-        let (mut text, len, cut_here) = cut(&self.body, max);
-        if cut_here {
-            text.push_str("…[truncated]");
-        }
-        data["body"] = json!(text);
-        data["bodyLength"] = json!(len);
-        data["truncated"] = json!(cut_here);
-        data["bodyAvailable"] = json!(true);
+        put_body(data, &self.body, self.base64, max, None);
         data["bodyWhole"] = json!(self.whole);
         data["bodySource"] = json!("held");
         data["bodyNote"] = json!(if self.whole == Some(false) {
@@ -72,9 +65,6 @@ impl HeldBody {
              or it is still arriving) and no Content-Length gives its size: the body is what \
              had arrived"
         });
-        if self.base64 {
-            data["base64Encoded"] = json!(true);
-        }
         if let Some(map) = data.as_object_mut() {
             map.remove("bodyError");
             map.remove("bodyHint");
@@ -255,6 +245,27 @@ fn recent_responses(all: &[RequestRecord]) -> Vec<&RequestRecord> {
 
 /// The receipt of a response: its record and its body (from the capture cache, else read now
 /// from the current tab), cut to `max`.
+/// Puts a response body into an answer: `body` cut to `max` characters, its length, whether
+/// it was cut (here, or when it was cached: `cached_len` is the length the cache saw), and
+/// `base64Encoded` for a binary one.
+fn put_body(data: &mut Value, body: &str, base64: bool, max: usize, cached_len: Option<usize>) {
+    let cache_cut = cached_len.is_some_and(|n| n > BODY_CHARS);
+    let (mut text, len, cut_here) = cut(body, max);
+    if cut_here {
+        text.push_str("…[truncated]");
+    }
+    data["body"] = json!(text);
+    data["bodyLength"] = json!(if cache_cut { body.chars().count() } else { len });
+    data["truncated"] = json!(cut_here || cache_cut);
+    data["bodyAvailable"] = json!(true);
+    if cache_cut {
+        data["bodyCachedChars"] = json!(BODY_CHARS);
+    }
+    if base64 {
+        data["base64Encoded"] = json!(true);
+    }
+}
+
 async fn response_json(cx: &TaskCx, r: &RequestRecord, max: usize) -> Value {
     let log = &cx.task.events.log;
     let (cached, pending) = log.body(&r.request_id);
@@ -291,23 +302,7 @@ async fn response_json(cx: &TaskCx, r: &RequestRecord, max: usize) -> Value {
         },
     };
     match body {
-        Some(body) => {
-            let cache_cut = cached_len.is_some_and(|n| n > BODY_CHARS);
-            let (mut text, len, cut_here) = cut(&body, max);
-            if cut_here {
-                text.push_str("…[truncated]");
-            }
-            data["body"] = json!(text);
-            data["bodyLength"] = json!(if cache_cut { body.chars().count() } else { len });
-            data["truncated"] = json!(cut_here || cache_cut);
-            data["bodyAvailable"] = json!(true);
-            if cache_cut {
-                data["bodyCachedChars"] = json!(BODY_CHARS);
-            }
-            if base64 {
-                data["base64Encoded"] = json!(true);
-            }
-        }
+        Some(body) => put_body(&mut data, &body, base64, max, cached_len),
         None => {
             data["bodyAvailable"] = json!(false);
             data["bodyError"] = json!(error.unwrap_or_else(|| "no body".into()));
