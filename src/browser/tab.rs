@@ -52,6 +52,7 @@ pub use listeners::{
 pub use navigation::{NavOutcome, NAVIGATION_TIMEOUT};
 pub use runtime::{exception_json, exception_line, remote_value};
 pub use screenshot::{Shot, ShotArea, MAX_FULL_PAGE_HEIGHT};
+pub use script::ScriptGroup;
 
 /// A page target owned by one task.
 pub struct Tab {

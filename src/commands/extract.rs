@@ -15,7 +15,7 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 
 use super::page_state::find_frame;
-use crate::browser::tab::{exception_json, exception_line, FrameRef, Tab};
+use crate::browser::tab::{exception_json, exception_line, FrameRef, ScriptGroup, Tab};
 use crate::command::*;
 use crate::error::CommandError;
 use crate::js;
@@ -599,18 +599,19 @@ pub(crate) async fn run_budgeted(
     // Chromium terminates synchronous runs of `Runtime.evaluate` itself; the race catches
     // promises that never settle and scripts run by `Runtime.callFunctionOn`, which has no
     // timeout of its own. The margin lets Chromium's own answer arrive first.
-    let run = run_script(tab, frame, body, form, budget_ms);
+    let group = ScriptGroup::fresh();
+    let run = run_script(tab, frame, body, form, budget_ms, &group);
     let res = match tokio::time::timeout(left, run).await {
         Ok(r) => r,
         Err(_) => {
             let _ = tab.terminate_execution(frame).await;
-            tab.release_script_objects(frame).await;
+            tab.release_script_objects(frame, group);
             return Err(eval_timeout(budget_ms));
         }
     };
     // Objects the script answered stayed in the page until they were serialised: free
-    // them whatever happened.
-    tab.release_script_objects(frame).await;
+    // them whatever happened (in the background: the page may be busy again already).
+    tab.release_script_objects(frame, group);
     // A run that Chromium terminated at the budget answers with an internal error or an
     // exception; either way the time spent is what tells.
     let over_budget = started.elapsed() >= Duration::from_millis(budget_ms);
@@ -670,6 +671,7 @@ pub(crate) async fn run_script(
     body: &str,
     form: ScriptForm,
     budget_ms: u64,
+    group: &ScriptGroup,
 ) -> Result<Ran, CommandError> {
     let mut forms = Vec::with_capacity(3);
     if form == ScriptForm::Function {
@@ -683,7 +685,7 @@ pub(crate) async fn run_script(
     let mut syntax_error = None;
     for form in forms {
         let made = tab
-            .evaluate_script(frame, &wrap_script(body, form), Some(budget_ms))
+            .evaluate_script(frame, &wrap_script(body, form), Some(budget_ms), group)
             .await?;
         match made.get("exceptionDetails") {
             Some(ex) if is_syntax_error(ex) => syntax_error = Some(ex.clone()),
@@ -695,7 +697,9 @@ pub(crate) async fn run_script(
         Some(ex) if returns => Ok(Ran::Threw(ex)),
         // Nothing ran: the wrappers did not compile. Run the text as it is.
         _ => {
-            let direct = tab.evaluate_script(frame, body, Some(budget_ms)).await?;
+            let direct = tab
+                .evaluate_script(frame, body, Some(budget_ms), group)
+                .await?;
             serialised(tab, frame, direct, false).await
         }
     }

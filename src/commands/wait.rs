@@ -23,7 +23,7 @@ use serde_json::{json, Value};
 use super::extract::{run_script, script_form, Ran, ScriptForm};
 use super::page_state::find_frame;
 use crate::browser::netwatch::InflightNow;
-use crate::browser::tab::{exception_line, FrameRef};
+use crate::browser::tab::{exception_line, FrameRef, ScriptGroup};
 use crate::browser::Tab;
 use crate::command::*;
 use crate::error::CommandError;
@@ -729,14 +729,14 @@ fn wait_for_function(p: &mut Params) -> Prepared<TaskCx> {
                 .saturating_duration_since(tokio::time::Instant::now())
                 .as_millis()
                 .clamp(1, u128::from(MAX_EVAL_MS)) as u64;
+            let group = ScriptGroup::fresh();
             let ran = poll
-                .look(run_script(&tab, &main, &expression, form, budget))
+                .look(run_script(&tab, &main, &expression, form, budget, &group))
                 .await?;
-            // What the look left in the page goes with the next look's group at the latest: a
-            // page that did not answer is not asked again here.
+            // What the look left in the page is released in the background; a page that did
+            // not answer is not asked again here.
             if !poll.unanswered {
-                let release = tab.release_script_objects(&main);
-                let _ = tokio::time::timeout_at(poll.look_until(), release).await;
+                tab.release_script_objects(&main, group);
             }
             let Some(ran) = ran else { continue };
             polls += 1;

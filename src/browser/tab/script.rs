@@ -4,32 +4,57 @@
 //! A child of `tab.rs`. Our own probes are `probes.rs`: this is the one place page JavaScript
 //! that is not ours runs.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
 use serde_json::{json, Value};
 
 use super::frames::{FrameRef, FrameSession};
 use super::{navigating, Tab};
 use crate::browser::cdp_error::from_cdp;
+use crate::browser::raw::Raw;
 use crate::error::CommandError;
 use crate::js;
 
 /// How many conversions `execute_js` lists in its receipt (the rest are counted).
 const SCRIPT_NOTES: u32 = 20;
 
+/// How long a background release of a run's objects may wait for the page.
+const RELEASE_BOUND: Duration = Duration::from_secs(30);
+
+/// The CDP object group of one run of a caller's script: its own, so that releasing it later
+/// (in the background, see [`Tab::release_script_objects`]) can never free the objects of a
+/// run that started meanwhile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptGroup(String);
+
+impl ScriptGroup {
+    /// A group no other run uses.
+    pub fn fresh() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        ScriptGroup(format!(
+            "moonpilot-js-{}",
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ))
+    }
+}
+
 impl Tab {
     /// Evaluates caller-supplied script text in `frame`'s main world (`execute_js`): promises
     /// awaited, the user gesture flag set. `timeout_ms` asks Chromium to terminate synchronous
     /// execution after that long. Primitives come back inline; objects stay remote (in the
-    /// object group `moonpilot-js`) for [`Tab::script_result`]. Answers the raw CDP result.
+    /// object group `group`) for [`Tab::script_result`]. Answers the raw CDP result.
     pub async fn evaluate_script(
         &self,
         frame: &FrameRef,
         expression: &str,
         timeout_ms: Option<u64>,
+        group: &ScriptGroup,
     ) -> Result<Value, CommandError> {
         let mut params = json!({
             "expression": expression,
             "returnByValue": false,
-            "objectGroup": "moonpilot-js",
+            "objectGroup": group.0,
             "awaitPromise": true,
             "userGesture": true,
         });
@@ -88,16 +113,30 @@ impl Tab {
         .await
     }
 
-    /// Releases the objects `execute_js` results left in `frame`'s page (object group
-    /// `moonpilot-js`); best effort.
-    pub async fn release_script_objects(&self, frame: &FrameRef) {
-        let _ = self
-            .call_in(
-                frame,
-                "Runtime.releaseObjectGroup",
-                json!({"objectGroup": "moonpilot-js"}),
-            )
-            .await;
+    /// Releases the objects one run of `execute_js` left in `frame`'s page (its `group`); best
+    /// effort, in the background. The answer is not waited for: the page may be busy again
+    /// already (a timer the script set), and no receipt depends on it.
+    pub fn release_script_objects(&self, frame: &FrameRef, group: ScriptGroup) {
+        let params = json!({"objectGroup": group.0});
+        let method = "Runtime.releaseObjectGroup";
+        match &frame.session {
+            FrameSession::Page => {
+                let page = self.page.clone();
+                self.browser.spawn(async move {
+                    let release = page.execute(Raw::new(method, params));
+                    let _ = tokio::time::timeout(RELEASE_BOUND, release).await;
+                });
+            }
+            FrameSession::Remote {
+                conn, session_id, ..
+            } => {
+                let (conn, session) = (conn.clone(), session_id.clone());
+                self.browser.spawn(async move {
+                    let release = conn.call(Some(&session), method, params);
+                    let _ = tokio::time::timeout(RELEASE_BOUND, release).await;
+                });
+            }
+        }
     }
 
     /// Stops whatever script runs in `frame`'s renderer (after an `execute_js` budget expired,
