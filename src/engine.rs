@@ -150,6 +150,8 @@ pub struct Engine {
     pub in_flight: tokio::sync::Semaphore,
     /// Background jobs (async batches).
     pub jobs: crate::jobs::Jobs,
+    /// Keeps `data/` within `config.evidence`, off every command's path.
+    pub keeper: crate::evidence::Keeper,
 }
 
 impl Engine {
@@ -166,6 +168,7 @@ impl Engine {
             tracer: config.trace_dir.clone().map(crate::trace::Tracer::start),
             in_flight: tokio::sync::Semaphore::new(config.max_in_flight.max(1)),
             jobs: crate::jobs::Jobs::new(config.jobs_max, config.jobs_concurrency),
+            keeper: crate::evidence::Keeper::start(config.data_dir.clone(), config.evidence),
             config,
         })
     }
@@ -363,6 +366,8 @@ impl Engine {
         if let Some(b) = self.browser.lock().await.take() {
             b.stop().await;
         }
+        // What the bound does not keep is gone before the process exits.
+        self.keeper.flush(Duration::from_secs(2)).await;
         closed
     }
 }

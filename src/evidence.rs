@@ -5,11 +5,12 @@
 //!
 //! The state directory is `--state-dir DIR`, else `$MOONPILOT_STATE_DIR`, else
 //! `$XDG_STATE_HOME/moonpilot`, else `~/.local/state/moonpilot`; never the current directory.
-//! Pruning runs on the background evidence job after a file is written, never on the path of
-//! a command, and never fails one.
+//! Pruning runs on the keeper's own thread from an index it keeps in memory ([`Keeper`]), never
+//! on the path of a command, and never fails one.
 
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 /// The state directory: `flag`, else `$MOONPILOT_STATE_DIR`, else `$XDG_STATE_HOME/moonpilot`
 /// (an absolute `XDG_STATE_HOME` only, as the XDG spec says), else `$HOME/.local/state/moonpilot`.
@@ -65,95 +66,208 @@ impl Default for Bound {
     }
 }
 
-/// One file of evidence: where, when written, how big.
-struct Entry {
-    path: PathBuf,
-    modified: SystemTime,
-    size: u64,
+/// The retention key of a file, oldest first: time written, then the leading number of its
+/// name (`12.png`, `12.txt`; files written in the same tick), then the path.
+type Key = (SystemTime, u64, PathBuf);
+
+/// The leading number of an evidence file's name; `None` for a name that does not start with
+/// one (a human-input request's image `<requestId>.png` lives as long as its request and is not
+/// evidence).
+fn seq_of(path: &Path) -> Option<u64> {
+    let name = path.file_name()?.to_str()?;
+    let digits: String = name.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
 }
 
-async fn entries(dir: &Path) -> Vec<Entry> {
-    let mut out = Vec::new();
-    let Ok(mut read) = tokio::fs::read_dir(dir).await else {
-        return out;
-    };
-    while let Ok(Some(entry)) = read.next_entry().await {
-        let Ok(meta) = entry.metadata().await else {
-            continue;
+/// What retention needs to know of `data/`, in memory: every numbered file's key and size, per
+/// task directory and over all of them. Loaded from disk once (and again now and then, see
+/// [`RESCAN_AFTER`]), then kept up to date by the files the engine writes, so that no command
+/// ever walks the state directory.
+#[derive(Default)]
+struct Index {
+    all: BTreeSet<Key>,
+    per_dir: HashMap<PathBuf, BTreeSet<Key>>,
+    by_path: HashMap<PathBuf, (Key, u64)>,
+    total: u64,
+}
+
+impl Index {
+    /// Reads every task directory of `data_dir` (blocking: on the keeper's thread).
+    fn scan(data_dir: &Path) -> Index {
+        let mut index = Index::default();
+        let Ok(dirs) = std::fs::read_dir(data_dir) else {
+            return index;
         };
-        // Only numbered evidence (`<seq>.png|txt`) is pruned: a human-input request's image
-        // (`<requestId>.png`) lives as long as its request.
-        let numbered = entry
-            .file_name()
-            .to_str()
-            .is_some_and(|n| n.starts_with(|c: char| c.is_ascii_digit()));
-        if meta.is_file() && numbered {
-            out.push(Entry {
-                path: entry.path(),
-                modified: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
-                size: meta.len(),
-            });
-        }
-    }
-    // Newest first; the sequence number in the name breaks ties (files written in the same
-    // tick).
-    out.sort_by_key(|e| std::cmp::Reverse(e.key()));
-    out
-}
-
-impl Entry {
-    /// Oldest to newest: time written, then the leading number of the name (`12.png`,
-    /// `12.txt`), then the name.
-    fn key(&self) -> (SystemTime, u64, PathBuf) {
-        let seq = self
-            .path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .map(|n| {
-                n.chars()
-                    .take_while(char::is_ascii_digit)
-                    .collect::<String>()
-            })
-            .and_then(|d| d.parse().ok())
-            .unwrap_or(0);
-        (self.modified, seq, self.path.clone())
-    }
-}
-
-/// Deletes what `bound` does not keep: in `task_dir`, the files after the newest
-/// `keep_per_task`; then, over every task directory of `data_dir`, the oldest files until the
-/// total fits `max_bytes` (the newest file of `task_dir` always stays). Errors are ignored:
-/// a file another process removed is gone either way.
-pub async fn prune(data_dir: &Path, task_dir: &Path, bound: Bound) {
-    let keep = bound.keep_per_task.max(1);
-    let mine = entries(task_dir).await;
-    let newest = mine.first().map(|e| e.path.clone());
-    for old in mine.iter().skip(keep) {
-        let _ = tokio::fs::remove_file(&old.path).await;
-    }
-    let mut all = Vec::new();
-    if let Ok(mut read) = tokio::fs::read_dir(data_dir).await {
-        while let Ok(Some(entry)) = read.next_entry().await {
-            if entry.file_type().await.is_ok_and(|t| t.is_dir()) {
-                all.extend(entries(&entry.path()).await);
+        for dir in dirs.flatten() {
+            if !dir.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            let Ok(files) = std::fs::read_dir(dir.path()) else {
+                continue;
+            };
+            for file in files.flatten() {
+                let path = file.path();
+                let Some(seq) = seq_of(&path) else { continue };
+                let Ok(meta) = file.metadata() else { continue };
+                if meta.is_file() {
+                    let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+                    index.insert((modified, seq, path), meta.len());
+                }
             }
         }
+        index
     }
-    all.retain(|e| e.path.exists());
-    let mut total: u64 = all.iter().map(|e| e.size).sum();
-    if total <= bound.max_bytes {
-        return;
+
+    fn insert(&mut self, key: Key, size: u64) {
+        self.remove(&key.2.clone());
+        let dir = key.2.parent().map(Path::to_path_buf).unwrap_or_default();
+        self.per_dir.entry(dir).or_default().insert(key.clone());
+        self.all.insert(key.clone());
+        self.total += size;
+        self.by_path.insert(key.2.clone(), (key, size));
     }
-    all.sort_by_key(Entry::key);
-    for old in all {
-        if total <= bound.max_bytes {
-            break;
+
+    fn remove(&mut self, path: &Path) {
+        let Some((key, size)) = self.by_path.remove(path) else {
+            return;
+        };
+        self.all.remove(&key);
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        if let Some(set) = self.per_dir.get_mut(&dir) {
+            set.remove(&key);
+            if set.is_empty() {
+                self.per_dir.remove(&dir);
+            }
         }
-        if Some(&old.path) == newest.as_ref() {
-            continue;
+        self.total = self.total.saturating_sub(size);
+    }
+
+    /// Deletes what `bound` does not keep after `written` was added: in its directory, the
+    /// files after the newest `keep_per_task`; then, over all of `data/`, the oldest files
+    /// until the total fits `max_bytes` (`written` always stays). Errors are ignored: a file
+    /// another process removed is gone either way.
+    fn enforce(&mut self, written: &Path, bound: Bound) {
+        let keep = bound.keep_per_task.max(1);
+        let dir = written.parent().map(Path::to_path_buf).unwrap_or_default();
+        let surplus: Vec<PathBuf> = self.per_dir.get(&dir).map_or_else(Vec::new, |set| {
+            let extra = set.len().saturating_sub(keep);
+            set.iter().take(extra).map(|k| k.2.clone()).collect()
+        });
+        for path in surplus {
+            self.delete(&path);
         }
-        if tokio::fs::remove_file(&old.path).await.is_ok() {
-            total = total.saturating_sub(old.size);
+        while self.total > bound.max_bytes {
+            let Some(oldest) = self
+                .all
+                .iter()
+                .map(|k| &k.2)
+                .find(|p| *p != written)
+                .cloned()
+            else {
+                break;
+            };
+            self.delete(&oldest);
+        }
+    }
+
+    fn delete(&mut self, path: &Path) {
+        let _ = std::fs::remove_file(path);
+        self.remove(path);
+    }
+}
+
+/// How old the index may get before the keeper reads `data/` again: other processes (another
+/// engine on the same state directory, a person) add and remove files too. The read runs on
+/// the keeper's thread, never on a command's path.
+const RESCAN_AFTER: Duration = Duration::from_secs(60);
+
+enum Msg {
+    /// A file the engine wrote, and its size.
+    Written(PathBuf, u64),
+    /// Files were removed behind the index's back (`cleanup`): read `data/` again.
+    Rescan,
+    Flush(tokio::sync::oneshot::Sender<()>),
+}
+
+/// Keeps `data/` within its [`Bound`] (PROTOCOL.md §18 "Where files go") on a thread of its
+/// own: the engine tells it of every evidence file it wrote ([`Keeper::written`], which never
+/// waits) and it deletes what the bound does not keep. Its first message reads `data/` once;
+/// after that it works from memory, so the cost of a capture does not grow with the history on
+/// disk. Cheap to clone; the thread ends with the last clone.
+#[derive(Clone)]
+pub struct Keeper {
+    tx: Option<std::sync::mpsc::Sender<Msg>>,
+}
+
+impl Keeper {
+    /// Starts the keeper's thread for `data_dir`. Without a thread (the system refused one)
+    /// nothing is pruned, which the log says.
+    pub fn start(data_dir: PathBuf, bound: Bound) -> Keeper {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let spawned = std::thread::Builder::new()
+            .name("moonpilot-evidence".into())
+            .spawn(move || keep_loop(&data_dir, bound, &rx));
+        if let Err(e) = spawned {
+            tracing::warn!("evidence is not pruned: cannot start its thread: {e}");
+            return Keeper { tx: None };
+        }
+        Keeper { tx: Some(tx) }
+    }
+
+    fn send(&self, msg: Msg) -> bool {
+        self.tx.as_ref().is_some_and(|tx| tx.send(msg).is_ok())
+    }
+
+    /// The engine wrote `path` (`size` bytes): counted, and what the bound no longer keeps is
+    /// deleted, in the background. A file whose name does not start with a number is not
+    /// evidence and is not counted.
+    pub fn written(&self, path: &Path, size: u64) {
+        if seq_of(path).is_some() {
+            self.send(Msg::Written(
+                std::path::absolute(path).unwrap_or_else(|_| path.into()),
+                size,
+            ));
+        }
+    }
+
+    /// Files were removed behind the keeper's back: it reads `data/` again before its next
+    /// decision.
+    pub fn rescan(&self) {
+        self.send(Msg::Rescan);
+    }
+
+    /// Resolves once everything the keeper was told so far is done (bounded by `limit`).
+    pub async fn flush(&self, limit: Duration) {
+        let (done, finished) = tokio::sync::oneshot::channel();
+        if self.send(Msg::Flush(done)) {
+            let _ = tokio::time::timeout(limit, finished).await;
+        }
+    }
+}
+
+fn keep_loop(data_dir: &Path, bound: Bound, rx: &std::sync::mpsc::Receiver<Msg>) {
+    let data_dir = std::path::absolute(data_dir).unwrap_or_else(|_| data_dir.into());
+    let mut index: Option<(Index, Instant)> = None;
+    while let Ok(msg) = rx.recv() {
+        match msg {
+            Msg::Written(path, size) => {
+                let stale = index
+                    .as_ref()
+                    .is_none_or(|(_, read)| read.elapsed() > RESCAN_AFTER);
+                if stale {
+                    index = Some((Index::scan(&data_dir), Instant::now()));
+                }
+                let Some((idx, _)) = index.as_mut() else {
+                    continue;
+                };
+                let seq = seq_of(&path).unwrap_or(0);
+                idx.insert((SystemTime::now(), seq, path.clone()), size);
+                idx.enforce(&path, bound);
+            }
+            Msg::Rescan => index = None,
+            Msg::Flush(done) => {
+                let _ = done.send(());
+            }
         }
     }
 }
@@ -171,7 +285,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn prune_keeps_the_newest_per_task_and_fits_the_cap() {
+    async fn the_keeper_keeps_the_newest_per_task_and_fits_the_cap() {
         let root = std::env::temp_dir().join(format!("moonpilot-prune-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         let task = root.join("1");
@@ -181,38 +295,55 @@ mod tests {
         for i in 0..5 {
             std::fs::write(other.join(format!("{i}.png")), [0u8; 100]).unwrap();
         }
-        for i in 0..6 {
+        // Written before the keeper started: found by its first read of data/.
+        for i in 0..5 {
             std::fs::write(task.join(format!("{i}.png")), [0u8; 100]).unwrap();
         }
+        std::fs::write(task.join("req-1.png"), [0u8; 100]).unwrap();
         let count = |d: &Path| std::fs::read_dir(d).unwrap().count();
-        prune(
-            &root,
-            &task,
+        let limit = Duration::from_secs(5);
+        let keeper = Keeper::start(
+            root.clone(),
             Bound {
                 keep_per_task: 4,
                 max_bytes: u64::MAX,
             },
-        )
-        .await;
-        assert_eq!(count(&task), 4);
+        );
+        std::fs::write(task.join("5.png"), [0u8; 100]).unwrap();
+        keeper.written(&task.join("5.png"), 100);
+        keeper.flush(limit).await;
+        assert_eq!(count(&task), 5, "four numbered files and the request image");
         assert!(task.join("5.png").exists() && !task.join("0.png").exists());
+        assert!(task.join("req-1.png").exists(), "not evidence");
         assert_eq!(
             count(&other),
             5,
             "another task's files are not its business"
         );
-        prune(
-            &root,
-            &task,
+        // Files known to the index only: the second write reads nothing from disk.
+        std::fs::write(task.join("6.png"), [0u8; 100]).unwrap();
+        keeper.written(&task.join("6.png"), 100);
+        keeper.flush(limit).await;
+        assert!(!task.join("2.png").exists() && task.join("6.png").exists());
+
+        let keeper = Keeper::start(
+            root.clone(),
             Bound {
                 keep_per_task: 4,
                 max_bytes: 500,
             },
-        )
-        .await;
-        let total = count(&task) + count(&other);
+        );
+        std::fs::write(task.join("7.png"), [0u8; 100]).unwrap();
+        keeper.written(&task.join("7.png"), 100);
+        keeper.flush(limit).await;
+        let total = count(&task) - 1 + count(&other);
         assert_eq!(total, 5, "500 bytes hold five files");
-        assert!(task.join("5.png").exists(), "the newest stays");
+        assert!(task.join("7.png").exists(), "the newest stays");
+        assert_eq!(
+            count(&other),
+            1,
+            "the oldest go first, whichever task they are of"
+        );
         let _ = std::fs::remove_dir_all(&root);
     }
 }

@@ -568,6 +568,91 @@ fn cleanup_previews_then_deletes_only_old_files() {
 }
 
 #[test]
+fn evidence_stays_within_its_bound_over_a_history_the_engine_did_not_write() {
+    // Earlier runs' evidence: 20 task dirs of 10 files (2 MB), older than anything this run
+    // writes.
+    let root = std::env::temp_dir().join(format!("moonpilot-retention-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let data = root.join("data");
+    let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+    for t in 0..20 {
+        let dir = data.join(format!("{}", 9000 + t));
+        std::fs::create_dir_all(&dir).unwrap();
+        for i in 0..10 {
+            let path = dir.join(format!("{i}.png"));
+            std::fs::write(&path, vec![0u8; 10_000]).unwrap();
+            let f = std::fs::File::options().write(true).open(&path).unwrap();
+            f.set_modified(old + Duration::from_secs(t * 10 + i))
+                .unwrap();
+        }
+    }
+    let mut config = test_config();
+    config.data_dir = data.clone();
+    config.trace_dir = None;
+    config.evidence = moonpilot::evidence::Bound {
+        keep_per_task: 4,
+        max_bytes: 1_500_000,
+    };
+    let url = url_a("basic.html");
+    crate::support::harness::private(config, move |ex| async move {
+        let r = ex.execute(None, "start", json!({})).await;
+        assert!(r.ok, "{:?}", r.msg);
+        let id = moonpilot::browser::task::TaskId(r.data["id"].as_str().unwrap().parse().unwrap());
+        assert!(
+            ex.execute(Some(id), "navigate", json!({"url": url}))
+                .await
+                .ok
+        );
+        let mut last = Value::Null;
+        for _ in 0..6 {
+            let s = ex.execute(Some(id), "get_browser_state", json!({})).await;
+            assert!(s.ok, "{:?}", s.msg);
+            last = s.data;
+        }
+        // Shutdown waits for the evidence and for the keeper's last decisions.
+        ex.execute(None, "shutdown", json!({})).await;
+        let mine = data.join(id.to_string());
+        let numbered = |dir: &std::path::Path| -> Vec<(String, u64)> {
+            std::fs::read_dir(dir)
+                .map(|d| {
+                    d.flatten()
+                        .filter(|e| {
+                            e.file_name()
+                                .to_string_lossy()
+                                .starts_with(|c: char| c.is_ascii_digit())
+                        })
+                        .map(|e| {
+                            (
+                                e.file_name().to_string_lossy().into_owned(),
+                                e.metadata().unwrap().len(),
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let own = numbered(&mine);
+        assert_eq!(own.len(), 4, "the newest four of this task: {own:?}");
+        let seq = last["seq"].as_u64().unwrap();
+        for name in [format!("{seq}.png"), format!("{seq}.txt")] {
+            assert!(own.iter().any(|(n, _)| *n == name), "{name} stays: {own:?}");
+        }
+        let others: Vec<_> = (0..20)
+            .map(|t| numbered(&data.join(format!("{}", 9000 + t))))
+            .collect();
+        let total: u64 = own
+            .iter()
+            .chain(others.iter().flatten())
+            .map(|(_, n)| n)
+            .sum();
+        assert!(total <= 1_500_000, "data/ fits its cap: {total} bytes");
+        assert!(others[0].is_empty(), "the oldest task's files went first");
+        assert_eq!(others[19].len(), 10, "the newest earlier task is untouched");
+    });
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
 fn a_page_that_never_settles_is_bounded() {
     let mut config = test_config();
     config.command_timeout = Duration::from_secs(2);

@@ -242,8 +242,7 @@ async fn write_file(
         .await
         .map_err(|e| CommandError::failed(format!("cannot write {}: {e}", path.display())))?;
     if data_url(engine, task, path).await.is_some() {
-        let dir = engine.config.data_dir.join(task.id.to_string());
-        crate::evidence::prune(&engine.config.data_dir, &dir, engine.config.evidence).await;
+        engine.keeper.written(path, bytes.len() as u64);
     }
     Ok(std::path::absolute(path)
         .unwrap_or_else(|_| path.to_path_buf())
@@ -835,7 +834,7 @@ async fn save_new_image(
                 f.write_all(bytes).await.map_err(|e| {
                     CommandError::failed(format!("cannot write {}: {e}", path.display()))
                 })?;
-                crate::evidence::prune(&engine.config.data_dir, &dir, engine.config.evidence).await;
+                engine.keeper.written(&path, bytes.len() as u64);
                 return Ok(path);
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,

@@ -163,6 +163,10 @@ fn cleanup(p: &mut Params) -> Prepared<Cx> {
         })
         .await
         .map_err(|e| CommandError::failed(format!("cleanup: {e}")))?;
+        if !dry {
+            // The evidence keeper counts what data/ holds: it reads it again.
+            cx.engine.keeper.rescan();
+        }
         let mut data = json!({
             "scope": scope, "olderThanHours": hours, "keepLatest": keep, "dryRun": dry,
         });

@@ -838,7 +838,7 @@ pub(crate) async fn write_data_file(
     tokio::fs::create_dir_all(&dir).await?;
     let path = dir.join(name);
     tokio::fs::write(&path, bytes).await?;
-    crate::evidence::prune(&cx.engine.config.data_dir, &dir, cx.engine.config.evidence).await;
+    cx.engine.keeper.written(&path, bytes.len() as u64);
     Ok(shown_path(&path))
 }
 
@@ -1024,7 +1024,7 @@ fn get_browser_state(p: &mut Params) -> Prepared<TaskCx> {
         ))
         .into_owned();
         let shot_tab = tab.clone();
-        let (data_dir, bound) = (cx.engine.config.data_dir.clone(), cx.engine.config.evidence);
+        let keeper = cx.engine.keeper.clone();
         task.defer_evidence(seq, async move {
             tokio::fs::create_dir_all(&dir)
                 .await
@@ -1034,15 +1034,16 @@ fn get_browser_state(p: &mut Params) -> Prepared<TaskCx> {
             tokio::fs::write(&txt_path, state_text.as_bytes())
                 .await
                 .map_err(|e| format!("state file: {e}"))?;
+            keeper.written(&txt_path, state_text.len() as u64);
             let png = shot_tab.screenshot().await.map_err(|e| e.msg);
             let written = match png {
-                Ok(png) => tokio::fs::write(&png_path, &png)
-                    .await
-                    .map_err(|e| e.to_string()),
+                Ok(png) => {
+                    let written = tokio::fs::write(&png_path, &png).await;
+                    keeper.written(&png_path, png.len() as u64);
+                    written.map_err(|e| e.to_string())
+                }
                 Err(e) => Err(e),
             };
-            // Bounded whatever the screenshot did: the state file was written.
-            crate::evidence::prune(&data_dir, &dir, bound).await;
             written
         });
         Ok(data)

@@ -97,10 +97,7 @@ impl Executor {
         receipt.add_data_field("seq", json!(seq));
         receipt.add_data_field("screenshot", json!(format!("/data/{}/{seq}.png", task.id)));
         receipt.add_data_field("screenshot_path", json!(shown.display().to_string()));
-        let (data_dir, bound) = (
-            self.engine.config.data_dir.clone(),
-            self.engine.config.evidence,
-        );
+        let keeper = self.engine.keeper.clone();
         let owner = task.clone();
         task.defer_evidence(seq, async move {
             let shot = async {
@@ -112,7 +109,7 @@ impl Executor {
                 let io = |e: std::io::Error| (e.to_string(), false);
                 tokio::fs::create_dir_all(&dir).await.map_err(io)?;
                 tokio::fs::write(&path, &png).await.map_err(io)?;
-                crate::evidence::prune(&data_dir, &dir, bound).await;
+                keeper.written(&path, png.len() as u64);
                 Ok::<(), (String, bool)>(())
             };
             let outcome = shot.await;
