@@ -831,7 +831,13 @@ async fn save_new_image(
         match file {
             Ok(mut f) => {
                 use tokio::io::AsyncWriteExt;
-                f.write_all(bytes).await.map_err(|e| {
+                // Flushed before the path is answered: a tokio file finishes its last write in
+                // the background otherwise, and a caller could read it short.
+                let written = match f.write_all(bytes).await {
+                    Ok(()) => f.flush().await,
+                    Err(e) => Err(e),
+                };
+                written.map_err(|e| {
                     CommandError::failed(format!("cannot write {}: {e}", path.display()))
                 })?;
                 engine.keeper.written(&path, bytes.len() as u64);
