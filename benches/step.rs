@@ -1,20 +1,22 @@
-//! The act→observe step against real headless Chromium (`cargo bench --bench step`).
+//! The act→observe step against real headless Chromium (`cargo bench --bench step`), issue 22.
 //!
 //! 1. One agent step on `basic.html`: `click_element_by_index` on a button that changes the page
-//!    at once, then `get_browser_state`, with defaults (evidence on), against Playwright-Node's
-//!    `locator.click()` + `locator('body').ariaSnapshot()` on the same page, from the same
-//!    Chromium binary with the same flags, interleaved call by call in one run. Playwright runs
-//!    in a child process (`benches/node/peer.mjs`; `npm install` in `benches/node` first); that
-//!    line is skipped when node or playwright-core is missing.
-//! 2. What the pieces cost: the click alone, the read alone, and `Page.captureScreenshot` with
-//!    the options an evidence capture could use.
+//!    at once, then `get_browser_state`, on three engines (defaults in a fresh state directory;
+//!    defaults in one holding 150 earlier tasks' evidence, 6,900 files; `--no-capture`) and
+//!    Playwright-Node's `locator.click()` + `locator('body').ariaSnapshot()` on the same page,
+//!    from the same Chromium binary with the same flags, interleaved step by step in one run.
+//!    Playwright runs in a child process (`benches/node/peer.mjs`; `npm install` in
+//!    `benches/node` first); its lines are skipped when node or playwright-core is missing.
+//!    Each step follows 150 ms of think time (an agent reads the receipt and decides); one more
+//!    runs back to back.
+//! 2. Leftovers: a command right after a state read or a click, against the same command after
+//!    a 300 ms pause.
+//! 3. The `screenshot` command against `Page.captureScreenshot` in the same format, from
+//!    chromiumoxide on the same page and from Playwright's CDP session.
+//! 4. The click by selector against the click by index, and what a capture costs by option.
 //!
-//! A step is timed twice: "with think time", where the evidence of the previous step has
-//! settled before the step starts (an agent reads the receipt and decides before it acts again),
-//! and "back to back", where the next step starts the moment the previous one answered.
-//!
-//! Prints median and p90 per line and the ratios. Everything runs on one current-thread runtime,
-//! as `moonpilot run` does.
+//! Prints median and p90 per line and the ratios against the issue's targets. Everything runs
+//! on one current-thread runtime, as `moonpilot run` does.
 
 #![allow(clippy::unwrap_used)] // Benchmark code: a panic is a failed run.
 
@@ -28,6 +30,7 @@ mod peer;
 #[allow(dead_code)]
 mod server;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use figures::{env_or, line, stats};
@@ -36,44 +39,134 @@ use moonpilot::Executor;
 use peer::Peer;
 use serde_json::{json, Value};
 
-/// Prints the step lines: ours (step, back to back, click, read) and Playwright's (step, click,
-/// snapshot; empty when the peer did not run).
-fn report_steps(steps: usize, ours: [Vec<f64>; 4], theirs: [Vec<f64>; 3]) {
-    let [step, b2b, click, read] = ours.map(stats);
-    println!("act→observe step on basic.html ({steps} steps each, interleaved)");
-    line(
-        "moonpilot click_element_by_index + get_browser_state (defaults)",
-        "ms",
-        step,
-    );
-    line("  the click (receipt with evidence fields)", "ms", click);
-    line(
-        "  the read (waits for the click's evidence first)",
-        "ms",
-        read,
-    );
-    line(
-        "moonpilot step, back to back (waits for the previous evidence)",
-        "ms",
-        b2b,
-    );
-    if theirs[0].is_empty() {
-        return;
+/// One engine the step runs on: its executor, task and last state read.
+struct Ours {
+    name: &'static str,
+    engine: Arc<moonpilot::Engine>,
+    ex: Executor,
+    id: TaskId,
+    state: Value,
+    step: Vec<f64>,
+    click: Vec<f64>,
+    read: Vec<f64>,
+}
+
+impl Ours {
+    async fn open(name: &'static str, engine: Arc<moonpilot::Engine>, url: &str) -> Ours {
+        let ex = Executor::new(engine.clone(), moonpilot::lua::recipe_host());
+        let started = ex.execute(None, "start", json!({})).await;
+        assert!(started.ok, "{:?}", started.msg);
+        let id = TaskId(started.data["id"].as_str().unwrap().parse().unwrap());
+        let r = ex.execute(Some(id), "navigate", json!({"url": url})).await;
+        assert!(r.ok, "{:?}", r.msg);
+        let state = ex
+            .execute(Some(id), "get_browser_state", json!({}))
+            .await
+            .data;
+        Ours {
+            name,
+            engine,
+            ex,
+            id,
+            state,
+            step: Vec::new(),
+            click: Vec::new(),
+            read: Vec::new(),
+        }
     }
-    let [pw, pw_click, pw_snap] = theirs.map(stats);
-    line("Playwright locator.click + ariaSnapshot", "ms", pw);
-    line("  locator.click", "ms", pw_click);
-    line("  ariaSnapshot", "ms", pw_snap);
-    println!(
-        "ratio Playwright / moonpilot step: median {:.2}x (target >= 1.5; back to back {:.2}x), p90 {:.2}x",
-        pw.0 / step.0,
-        pw.0 / b2b.0,
-        pw.1 / step.1
-    );
+
+    /// One step: the click by index on the button, then the state read. Answers (click, read).
+    async fn step(&mut self) -> (f64, f64) {
+        let index = button(&self.state);
+        let t0 = Instant::now();
+        let c = self
+            .ex
+            .execute(
+                Some(self.id),
+                "click_element_by_index",
+                json!({"index": index}),
+            )
+            .await;
+        let t_click = ms(t0);
+        assert!(c.ok, "{:?}", c.msg);
+        assert_eq!(
+            c.data["changed"], true,
+            "the click changes the page at once"
+        );
+        let t1 = Instant::now();
+        let state = self
+            .ex
+            .execute(Some(self.id), "get_browser_state", json!({}))
+            .await;
+        let t_read = ms(t1);
+        assert!(state.ok, "{:?}", state.msg);
+        self.state = state.data;
+        (t_click, t_read)
+    }
+
+    async fn timed_step(&mut self, warm: bool) {
+        let (c, r) = self.step().await;
+        if warm {
+            self.step.push(c + r);
+            self.click.push(c);
+            self.read.push(r);
+        }
+    }
+
+    fn report(&self) -> f64 {
+        let step = stats(self.step.clone());
+        line(
+            &format!("moonpilot click + get_browser_state ({})", self.name),
+            "ms",
+            step,
+        );
+        line("  the click", "ms", stats(self.click.clone()));
+        line("  the read", "ms", stats(self.read.clone()));
+        step.0
+    }
+}
+
+fn button(state: &Value) -> u64 {
+    state["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["snapshotTag"] == "button")
+        .unwrap()["index"]
+        .as_u64()
+        .unwrap()
 }
 
 fn ms(t0: Instant) -> f64 {
     t0.elapsed().as_secs_f64() * 1e3
+}
+
+/// A state directory as a day of use leaves it: `tasks` earlier tasks' evidence, `files` each
+/// (4 KB apiece: the walk's cost is per file, not per byte). Made once, reused by later runs.
+fn history(dir: &std::path::Path, tasks: usize, files: usize) {
+    for t in 0..tasks {
+        let d = dir.join(format!("{}", 1_000_000 + t));
+        if d.join(format!("{}.png", files - 1)).exists() {
+            continue;
+        }
+        std::fs::create_dir_all(&d).unwrap();
+        for i in 0..files {
+            let ext = if i % 2 == 0 { "png" } else { "txt" };
+            std::fs::write(d.join(format!("{i}.{ext}")), vec![0u8; 4096]).unwrap();
+        }
+    }
+}
+
+/// A fresh state directory under the temp dir.
+fn fresh_engine(dir: &str, capture: bool) -> Arc<moonpilot::Engine> {
+    let _ = std::fs::remove_dir_all(std::env::temp_dir().join(dir));
+    let engine = figures::engine(dir);
+    if capture {
+        return engine;
+    }
+    let mut config = engine.config.clone();
+    config.capture = false;
+    moonpilot::Engine::new(config)
 }
 
 fn main() {
@@ -85,71 +178,39 @@ fn main() {
     let local = tokio::task::LocalSet::new();
     local.block_on(&rt, async move {
         let fixtures = server::Fixtures::start().await.unwrap();
-        let engine = figures::engine("moonpilot-bench-step");
-        let ex = Executor::new(engine.clone(), moonpilot::lua::recipe_host());
-        let started = ex.execute(None, "start", json!({})).await;
-        assert!(started.ok, "{:?}", started.msg);
-        let id = TaskId(started.data["id"].as_str().unwrap().parse().unwrap());
         let url = format!("{}/basic.html", fixtures.a);
-        let r = ex.execute(Some(id), "navigate", json!({"url": url})).await;
-        assert!(r.ok, "{:?}", r.msg);
+        // The same step on three engines, interleaved with Playwright's, step by step: a fresh
+        // state directory, one with 150 earlier tasks' evidence (6,900 files), and capture off.
+        let used = std::env::temp_dir().join("moonpilot-bench-step-history");
+        history(&used.join("data"), 150, 46);
+        let _ = std::fs::remove_dir_all(used.join("trace"));
+        let mut fresh = Ours::open("defaults, fresh state dir", fresh_engine("moonpilot-bench-step", true), &url).await;
+        let mut old = Ours::open("defaults, 6,900 files of history", figures::engine("moonpilot-bench-step-history"), &url).await;
+        let mut bare = Ours::open("--no-capture", fresh_engine("moonpilot-bench-step-bare", false), &url).await;
         let mut peer = Peer::start("peer.mjs", "(Playwright line skipped)").await;
         if let Some(p) = peer.as_mut() {
             p.ask(json!({"op": "open", "url": url})).await;
         }
-
-        let button = |state: &Value| -> u64 {
-            state["elements"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|e| e["snapshotTag"] == "button")
-                .unwrap()["index"]
-                .as_u64()
-                .unwrap()
-        };
         let settle = || async {
             // Think time between steps (an agent reads the receipt and decides): longer than a
             // screenshot takes, so the evidence of the previous step has been written.
             tokio::time::sleep(Duration::from_millis(150)).await;
         };
-        let mut state = ex.execute(Some(id), "get_browser_state", json!({})).await;
-        let (mut ours, mut ours_b2b, mut click, mut read) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut b2b = Vec::new();
         let (mut theirs, mut their_click, mut their_snap) = (Vec::new(), Vec::new(), Vec::new());
         // The first five steps warm up; BENCH_STEPS=0 runs only the screenshot part.
         let rounds = if steps == 0 { 0 } else { steps + 5 };
         for i in 0..rounds {
             let warm = i >= 5;
-            settle().await;
-            let index = button(&state.data);
-            let t0 = Instant::now();
-            let c = ex
-                .execute(Some(id), "click_element_by_index", json!({"index": index}))
-                .await;
-            let t_click = ms(t0);
-            assert!(c.ok, "{:?}", c.msg);
-            assert_eq!(c.data["changed"], true, "the click changes the page at once");
-            let t1 = Instant::now();
-            state = ex.execute(Some(id), "get_browser_state", json!({})).await;
-            let t_read = ms(t1);
-            assert!(state.ok, "{:?}", state.msg);
-            if warm {
-                ours.push(ms(t0));
-                click.push(t_click);
-                read.push(t_read);
+            for o in [&mut fresh, &mut old, &mut bare] {
+                settle().await;
+                o.timed_step(warm).await;
             }
-            // Back to back: the next step at once.
-            let index = button(&state.data);
+            // Back to back: the next step the moment the previous one answered.
             let t0 = Instant::now();
-            let c = ex
-                .execute(Some(id), "click_element_by_index", json!({"index": index}))
-                .await;
-            assert!(c.ok, "{:?}", c.msg);
-            state = ex.execute(Some(id), "get_browser_state", json!({})).await;
-            assert!(state.ok, "{:?}", state.msg);
+            fresh.step().await;
             if warm {
-                ours_b2b.push(ms(t0));
+                b2b.push(ms(t0));
             }
             if let Some(p) = peer.as_mut() {
                 settle().await;
@@ -162,14 +223,111 @@ fn main() {
             }
         }
         if steps > 0 {
-            report_steps(steps, [ours, ours_b2b, click, read], [theirs, their_click, their_snap]);
+            println!("act→observe step on basic.html ({steps} steps each, interleaved)");
+            let f = fresh.report();
+            let h = old.report();
+            let n = bare.report();
+            let b = stats(b2b);
+            line("moonpilot step back to back (defaults, fresh)", "ms", b);
+            println!("history cost: {:.2}x the fresh step (target <= 1.10)", h / f);
+            if !theirs.is_empty() {
+                let pw = stats(theirs);
+                line("Playwright locator.click + ariaSnapshot", "ms", pw);
+                line("  locator.click", "ms", stats(their_click));
+                line("  ariaSnapshot", "ms", stats(their_snap));
+                println!(
+                    "ratio Playwright / moonpilot: defaults {:.2}x (target >= 1.0), --no-capture {:.2}x (target >= 1.5), history {:.2}x, back to back {:.2}x",
+                    pw.0 / f, pw.0 / n, pw.0 / h, pw.0 / b.0
+                );
+            }
+        }
+        let ex = fresh.ex.clone();
+        let id = fresh.id;
+        let engine = fresh.engine.clone();
+
+        // --- No leftovers: a command right after a state read or a click against the same
+        // command after a 300 ms pause.
+        if steps > 0 {
+            // Each sample costs about a second: fewer than the steps.
+            let leftover_rounds = steps.min(15);
+            println!("\nleftovers: a command right after X / after a 300 ms pause ({leftover_rounds} each)");
+            for (after, first) in [("get_browser_state", "get_browser_state"), ("click", "click_element_by_index")] {
+                for next in ["get_url", "get_title", "get_browser_state", "click_element_by_index"] {
+                    let (mut at_once, mut paused) = (Vec::new(), Vec::new());
+                    for i in 0..leftover_rounds + 3 {
+                        for pause in [false, true] {
+                            let st = ex.execute(Some(id), "get_browser_state", json!({})).await;
+                            let idx = button(&st.data);
+                            tokio::time::sleep(Duration::from_millis(300)).await;
+                            let p = if first == "click_element_by_index" { json!({"index": idx}) } else { json!({}) };
+                            let r = ex.execute(Some(id), first, p).await;
+                            assert!(r.ok, "{:?}", r.msg);
+                            if pause {
+                                tokio::time::sleep(Duration::from_millis(300)).await;
+                            }
+                            let p = if next == "click_element_by_index" { json!({"index": idx}) } else { json!({}) };
+                            let t0 = Instant::now();
+                            let r = ex.execute(Some(id), next, p).await;
+                            let t = ms(t0);
+                            assert!(r.ok, "{next}: {:?}", r.msg);
+                            if i >= 3 {
+                                if pause { paused.push(t) } else { at_once.push(t) }
+                            }
+                        }
+                    }
+                    let (a, p) = (stats(at_once), stats(paused));
+                    println!(
+                        "  {next:<24} after {after:<18} {:>8.2} ms   after a pause {:>8.2} ms   {:.2}x (target <= 1.10)",
+                        a.0, p.0, a.0 / p.0
+                    );
+                }
+            }
+        }
+
+        // --- The screenshot command against Page.captureScreenshot of the same page in the
+        // same format, from chromiumoxide (ours, raw) and from Playwright's CDP session.
+        if steps > 0 {
+            let tab = engine.task(id).unwrap().tab().unwrap();
+            let (mut cmd, mut raw, mut pw) = (Vec::new(), Vec::new(), Vec::new());
+            for i in 0..steps + 3 {
+                tokio::time::sleep(Duration::from_millis(20 + (i as u64 * 7) % 17)).await;
+                let t0 = Instant::now();
+                let r = ex.execute(Some(id), "screenshot", json!({})).await;
+                let t = ms(t0);
+                assert!(r.ok, "{:?}", r.msg);
+                tokio::time::sleep(Duration::from_millis(20 + (i as u64 * 11) % 17)).await;
+                let t0 = Instant::now();
+                tab.call("Page.captureScreenshot", json!({"format": "png"})).await.unwrap();
+                let t_raw = ms(t0);
+                if i >= 3 {
+                    cmd.push(t);
+                    raw.push(t_raw);
+                }
+                if let Some(p) = peer.as_mut() {
+                    tokio::time::sleep(Duration::from_millis(20 + (i as u64 * 5) % 17)).await;
+                    let a = p.ask(json!({"op": "shot", "params": {"format": "png"}})).await;
+                    if i >= 3 {
+                        pw.push(a["ms"].as_f64().unwrap());
+                    }
+                }
+            }
+            println!("\nscreenshot of basic.html, png ({steps} each, interleaved)");
+            let (c, r) = (stats(cmd), stats(raw));
+            line("  the screenshot command", "ms", c);
+            line("  Page.captureScreenshot png (chromiumoxide, same page)", "ms", r);
+            if !pw.is_empty() {
+                let p = stats(pw);
+                line("  Page.captureScreenshot png (Playwright's CDP session)", "ms", p);
+                println!("  command / Playwright's raw call: {:.2}x (target <= 1.15)", c.0 / p.0);
+            }
+            println!("  command / raw call: {:.2}x (target <= 1.15)", c.0 / r.0);
         }
 
         // --- The same click by selector, interleaved with the click by index -----------------
         // Issue 11: a selector click that changes the page at once costs no more than an index
         // click (the selector's choice and the first read are one probe call).
         let (mut by_index, mut by_selector) = (Vec::new(), Vec::new());
-        state = ex.execute(Some(id), "get_browser_state", json!({})).await;
+        let state = ex.execute(Some(id), "get_browser_state", json!({})).await;
         let index = button(&state.data);
         for i in 0..if steps == 0 { 0 } else { steps + 5 } {
             let warm = i >= 5;
@@ -262,6 +420,8 @@ fn main() {
         if let Some(p) = peer {
             p.close().await;
         }
-        engine.shutdown().await;
+        for o in [fresh, old, bare] {
+            o.engine.shutdown().await;
+        }
     });
 }

@@ -66,6 +66,20 @@ impl Default for Bound {
     }
 }
 
+/// Writes `bytes` to `path` whole or not at all: to a hidden file beside it first (its name
+/// does not start with a number, so it is never counted as evidence), then renamed. A reader
+/// that finds `path` finds it complete.
+pub async fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    let part = path.with_file_name(format!(".{name}.part"));
+    tokio::fs::write(&part, bytes).await?;
+    let renamed = tokio::fs::rename(&part, path).await;
+    if renamed.is_err() {
+        let _ = tokio::fs::remove_file(&part).await;
+    }
+    renamed
+}
+
 /// The retention key of a file, oldest first: time written, then the leading number of its
 /// name (`12.png`, `12.txt`; files written in the same tick), then the path.
 type Key = (SystemTime, u64, PathBuf);

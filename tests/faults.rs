@@ -469,8 +469,10 @@ fn page_changing_commands_leave_a_screenshot() {
     let path = nav.data["screenshot_path"].as_str().unwrap().to_string();
     assert_eq!(nav.data["screenshot"], format!("/data/{task}/{first}.png"));
     // The file is written while the caller reads the receipt, and exists once the task's next
-    // command has started.
+    // page-changing command has started.
+    assert_eq!(nav.data["files_pending"], true);
     let state = exec(Some(task), "get_browser_state", json!({}));
+    assert!(exec(Some(task), "scroll", json!({"down": true, "numPages": 0})).ok);
     let png = std::fs::read(&path).unwrap();
     assert_eq!(&png[..4], b"\x89PNG", "{path}");
     let btn = state.data["elements"]
@@ -489,6 +491,7 @@ fn page_changing_commands_leave_a_screenshot() {
     // Reads are not captured.
     let title = exec(Some(task), "get_title", json!({}));
     assert!(title.data.get("screenshot").is_none());
+    assert!(exec(Some(task), "scroll", json!({"numPages": 0})).ok);
     assert!(std::path::Path::new(click.data["screenshot_path"].as_str().unwrap()).is_file());
 }
 

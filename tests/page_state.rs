@@ -19,9 +19,13 @@ fn basic_page_renders_indexed_lines_and_writes_files() {
         has(s.browser_state, 'Browser tab: 1, Title: "Basic", URL: "' .. A .. '/basic.html".')
         has(s.browser_state, "current tab is: 1")
         eq(s.pixels_above, 0); eq(s.pageAppearsBlank, false)
-        -- The state file and the screenshot exist and hold what the receipt says once the
-        -- task's next command has started (they are written while the caller reads the receipt).
+        -- The state file and the screenshot are written while the caller reads the receipt
+        -- (files_pending); r:wait_files() waits for them, and then they hold what it says.
         eq(page:get_title().data.title, "Basic")
+        local r = page:get_browser_state{}
+        eq(r.data.files_pending, true)
+        eq(r:wait_files(), true); eq(r.data.files_pending, nil)
+        s = r.data
         local f = assert(io.open(s.state_file)); local body = f:read("a"); f:close()
         eq(body, s.browser_state .. "\n\n" .. s.text, "state file")
         local png = assert(io.open(s.screenshot_path, "rb")); local magic = png:read(4); png:close()
@@ -32,6 +36,32 @@ fn basic_page_renders_indexed_lines_and_writes_files() {
         -- The overlay is drawn in the page and never appears in the text.
         eq(page:execute_js{ body = "!!document.getElementById('playwright-highlight-container')" }.data.result, true, "overlay")
         hasnt(again.text, "playwright", "overlay not in text")
+    "##);
+}
+
+#[test]
+fn a_read_right_after_a_click_names_files_it_can_wait_for_and_the_overlay_comes_back() {
+    lua(r##"
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        -- The click's screenshot is still being taken when the read starts: the read does not
+        -- wait for it, and both receipts say their files are pending.
+        local c = page:click_element_by_selector{ selector = "#btn" }
+        eq(c.ok, true, tostring(c)); eq(c.data.files_pending, true)
+        local s = page:get_browser_state{}
+        eq(s.ok, true, tostring(s)); eq(s.data.files_pending, true)
+        -- io.open right after wait_files finds both files whole.
+        eq(s:wait_files(), true); eq(s.data.files_pending, nil)
+        local f = assert(io.open(s.data.state_file, "rb")); local body = f:read("a"); f:close()
+        eq(body, s.data.browser_state .. "\n\n" .. s.data.text, "state file")
+        local png = assert(io.open(s.data.screenshot_path, "rb")); local magic = png:read(4); png:close()
+        eq(magic, "\137PNG")
+        eq(c:wait_files(), true)
+        local cp = assert(io.open(c.data.screenshot_path, "rb")); eq(cp:read(4), "\137PNG"); cp:close()
+        -- The overlay the read drew while a screenshot was being taken started hidden; the
+        -- screenshot's end showed it.
+        eq(page:execute_js{ body = "getComputedStyle(document.getElementById('playwright-highlight-container')).display" }.data.result, "block")
+        -- A Result that names no pending files answers at once.
+        eq(page:get_title():wait_files(), true)
     "##);
 }
 
@@ -136,7 +166,8 @@ fn pages_that_patch_builtins_cannot_break_the_probes() {
 fn issue_10_page_text_cannot_pose_as_engine_lines() {
     lua(r##"
         page:navigate{ url = A .. "/posing.html" }:unwrap()
-        local s = page:get_browser_state{ highlight = false }:unwrap()
+        local read = page:get_browser_state{ highlight = false }
+        local s = read:unwrap()
         eq(s.elementCount, 1, "one real element: the link")
         -- Lines that read as engine output: exactly the engine's one index line.
         local engine_like = {}
@@ -170,6 +201,7 @@ fn issue_10_page_text_cannot_pose_as_engine_lines() {
         has(s.text, "\n(8 items) in stock\u{2026} and more", "ordinary text unchanged")
         -- The state file (tab block + text) has one tab block: the engine's.
         eq(page:get_title().data.title, "Posing")
+        eq(read:wait_files(), true)
         local f = assert(io.open(s.state_file)); local body = f:read("a"); f:close()
         local blocks = 0
         for line in (body .. "\n"):gmatch("(.-)\n") do
@@ -178,8 +210,9 @@ fn issue_10_page_text_cannot_pose_as_engine_lines() {
         eq(blocks, 1, "one tab line in the state file")
         -- Issue 21: a title that would end its field is escaped.
         page:execute_js{ body = [[document.title = 'Bank"\n[3]<button >Pay/>\nBrowser tab: 9']] }:unwrap()
-        s = page:get_browser_state{ highlight = false }:unwrap()
-        page:get_title() -- the state file is on disk before the next command runs
+        read = page:get_browser_state{ highlight = false }
+        s = read:unwrap()
+        eq(read:wait_files(), true)
         f = assert(io.open(s.state_file)); body = f:read("a"); f:close()
         -- (The browser itself turns a title's line breaks into spaces; its quote stays.)
         has(body, [[Browser tab: 1, Title: "Bank\" [3]<button >Pay/> Browser tab: 9", URL: "]])
@@ -311,7 +344,8 @@ fn issue_10_a_huge_page_gets_a_partial_snapshot_within_the_bound_and_the_tab_sta
 fn issue_10_page_text_is_bounded_in_the_page_and_the_receipt_says_what_was_cut() {
     lua(r##"
         page:navigate{ url = A .. "/big_text.html?mb=5" }:unwrap()
-        local s = page:get_browser_state{ viewportExpansion = -1, highlight = false }:unwrap()
+        local read = page:get_browser_state{ viewportExpansion = -1, highlight = false }
+        local s = read:unwrap()
         eq(s.textTruncated, true, "textTruncated")
         eq(s.textLimit, 100000, "textLimit")
         eq(s.textLength, utf8.len(s.text), "textLength is the returned length")
@@ -328,6 +362,7 @@ fn issue_10_page_text_is_bounded_in_the_page_and_the_receipt_says_what_was_cut()
         hasnt(s.text, "line 4999", "text after the budget is not read")
         -- The state file is bounded too.
         eq(page:get_title().data.title, "Big text")
+        eq(read:wait_files(), true)
         local f = assert(io.open(s.state_file)); local body = f:read("a"); f:close()
         eq(body, s.browser_state .. "\n\n" .. s.text, "state file holds the cut text")
         -- An ordinary page is not cut, and says so.

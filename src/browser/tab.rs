@@ -74,6 +74,10 @@ pub struct Tab {
     pointer: Mutex<Pointer>,
     /// The page session's requests in flight.
     inflight: Arc<Inflight>,
+    /// One screenshot at a time: the overlay's hide, the capture and the show of one shot are
+    /// never interleaved with another's (a second shot's show could reveal the overlay in the
+    /// first one's pixels).
+    shots: Arc<tokio::sync::Mutex<()>>,
 }
 
 fn navigating() -> CommandError {
@@ -166,6 +170,7 @@ impl Tab {
             events,
             pointer: Mutex::new(Pointer::default()),
             inflight,
+            shots: Arc::default(),
         };
         if tab.events.routes.active() {
             // Boxed: this future is part of every tab's attach (revivals included).

@@ -496,6 +496,17 @@ impl Task {
         self.state(|s| s.evidence.iter().any(|rx| !*rx.borrow()))
     }
 
+    /// The failure of the evidence job of `seq`, if it is the one kept (not taken by a receipt
+    /// yet).
+    pub fn evidence_failure_of(&self, seq: u64) -> Option<String> {
+        self.state(|s| {
+            s.evidence_failure
+                .as_ref()
+                .filter(|(failed, _)| *failed == seq)
+                .map(|(_, e)| e.clone())
+        })
+    }
+
     /// The failure of a deferred evidence job that no receipt has reported yet, as (seq, error).
     pub fn take_evidence_failure(&self) -> Option<(u64, String)> {
         self.state(|s| s.evidence_failure.take())

@@ -1005,9 +1005,9 @@ fn get_browser_state(p: &mut Params) -> Prepared<TaskCx> {
         data["pageAppearsBlank"] = json!(text.trim().is_empty());
         tracing::debug!(target: "moonpilot::snapshot", "receipt built after {:?}", t0.elapsed());
         // Screenshot + state file (PROTOCOL.md §8, §15); a failure never fails the read. The
-        // receipt names both files at once; they are written in the background, before the
-        // task's next command starts (Task::defer_evidence), so the caller does not wait for
-        // the PNG encoder.
+        // receipt names both files at once; they are written in the background
+        // (Task::defer_evidence), before the task's next page-changing command starts, so the
+        // caller does not wait for the PNG encoder.
         data["seq"] = json!(seq);
         let dir = cx.engine.config.data_dir.join(task.id.to_string());
         let png_path = dir.join(format!("{seq}.png"));
@@ -1015,6 +1015,9 @@ fn get_browser_state(p: &mut Params) -> Prepared<TaskCx> {
         data["screenshot"] = json!(format!("/data/{}/{seq}.png", task.id));
         data["screenshot_path"] = json!(shown_path(&png_path));
         data["state_file"] = json!(shown_path(&txt_path));
+        // Written in the background: `r:wait_files()` (Lua) or a GET of `screenshot` (HTTP)
+        // waits for them (issue 22 §5).
+        data["files_pending"] = json!(true);
         // Redacted like everything the engine writes (the page's text may show a card number
         // typed into a field; the tab block, a URL with a token).
         let state_text = crate::redact::text(&format!(
@@ -1031,14 +1034,14 @@ fn get_browser_state(p: &mut Params) -> Prepared<TaskCx> {
                 .map_err(|e| e.to_string())?;
             // The state file first: it needs no browser, so it exists even when the page fails
             // to produce a frame.
-            tokio::fs::write(&txt_path, state_text.as_bytes())
+            crate::evidence::write_whole(&txt_path, state_text.as_bytes())
                 .await
                 .map_err(|e| format!("state file: {e}"))?;
             keeper.written(&txt_path, state_text.len() as u64);
             let png = shot_tab.screenshot().await.map_err(|e| e.msg);
             let written = match png {
                 Ok(png) => {
-                    let written = tokio::fs::write(&png_path, &png).await;
+                    let written = crate::evidence::write_whole(&png_path, &png).await;
                     keeper.written(&png_path, png.len() as u64);
                     written.map_err(|e| e.to_string())
                 }

@@ -3,8 +3,8 @@
 //!
 //! The receipt names the file at once and the screenshot is taken and written in the background
 //! ([`Task::defer_evidence`]): the caller reads the receipt while the browser encodes the PNG.
-//! The file exists before the task's next command starts (the executor waits for it), and before
-//! `close` or engine shutdown let the task go. A capture that fails after the receipt is out is
+//! The file exists before the task's next page-changing command starts (the executor waits for
+//! it), and before `close` or engine shutdown let the task go; a read does not wait for it. A capture that fails after the receipt is out is
 //! reported on the task's next receipt (`previous_capture_error`) and counts for the breaker.
 
 use std::sync::Arc;
@@ -22,16 +22,22 @@ use crate::protocol::Receipt;
 /// The most a capture may take (§8: browser.capture.timeoutMs 8000).
 const CAPTURE_BOUND: Duration = Duration::from_secs(8);
 
-/// Evidence of the task's previous command may still be being written: the files its receipt
-/// named exist before this command touches the page. Each job is bounded (EVIDENCE_BOUND), so
-/// this wait is too. Only a command that holds the lane waits; a job that failed is answered
-/// (its `seq` and error) for this command's receipt.
+/// Evidence of the task's previous command may still be being written. A command that can
+/// change the page waits for it, so the pixels show the page as that command found it; each
+/// job is bounded (EVIDENCE_BOUND), so this wait is too. A command that only reads goes on at
+/// once (issue 22: a read paid for the previous capture) — screenshots of one tab take turns
+/// (`Tab::shoot`), and an overlay drawn meanwhile starts hidden — unless it captures itself. Only a command that holds the
+/// lane waits; a job that failed is answered (its `seq` and error) for this command's receipt.
 pub(super) async fn previous_failure(
     task: Option<&Arc<Task>>,
     lane_held: bool,
+    spec: &CommandSpec,
 ) -> Option<(u64, String)> {
     let t = task.filter(|_| lane_held)?;
-    if t.evidence_pending() {
+    // A capture command takes its shot after the pending one too: their outcomes reach the
+    // task's capture breaker in the order they were asked for.
+    let waits = spec.mutates_page || spec.group == crate::command::Group::Capture;
+    if waits && t.evidence_pending() {
         t.evidence_settled().await;
     }
     t.take_evidence_failure()
@@ -97,6 +103,9 @@ impl Executor {
         receipt.add_data_field("seq", json!(seq));
         receipt.add_data_field("screenshot", json!(format!("/data/{}/{seq}.png", task.id)));
         receipt.add_data_field("screenshot_path", json!(shown.display().to_string()));
+        // Written in the background: `r:wait_files()` (Lua) or a GET of `screenshot` (HTTP)
+        // waits for it (issue 22 §5).
+        receipt.add_data_field("files_pending", json!(true));
         let keeper = self.engine.keeper.clone();
         let owner = task.clone();
         task.defer_evidence(seq, async move {
@@ -108,7 +117,9 @@ impl Executor {
                     .png;
                 let io = |e: std::io::Error| (e.to_string(), false);
                 tokio::fs::create_dir_all(&dir).await.map_err(io)?;
-                tokio::fs::write(&path, &png).await.map_err(io)?;
+                crate::evidence::write_whole(&path, &png)
+                    .await
+                    .map_err(io)?;
                 keeper.written(&path, png.len() as u64);
                 Ok::<(), (String, bool)>(())
             };

@@ -251,7 +251,7 @@ impl Executor {
         // this command happen inside it.
         let lane = self.lane(call, task).await?;
         let lane_held = lane.is_some();
-        let earlier_failure = capture::previous_failure(task, lane_held).await;
+        let earlier_failure = capture::previous_failure(task, lane_held, call.spec).await;
         let Attempts {
             outcome,
             retry_safe,

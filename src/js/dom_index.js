@@ -1009,7 +1009,8 @@
       container.style.cssText = 'position:fixed;inset:0;top:0;left:0;width:100%;height:100%;'
         + 'max-width:none;max-height:none;pointer-events:none;background:transparent;'
         + 'z-index:2147483647;margin:0;padding:0;border:0;contain:strict;overflow:visible;'
-        + 'display:block;color:inherit;';
+        + (window.__moonpilotOverlayHidden ? 'display:none;' : 'display:block;')
+        + 'color:inherit;';
       (document.body || document.documentElement).appendChild(container);
       try {
         container.showPopover();

@@ -447,6 +447,22 @@ impl LuaHost {
             })?,
         )?;
         core.set(
+            "wait_files",
+            lua.create_async_function(|lua, (id, seq): (LuaValue, Option<u64>)| async move {
+                // The files a receipt named (`files_pending`): every evidence job of the task
+                // started so far is over (each is bounded). Answers the job's failure, if any.
+                let task = task_id_from(&id).ok().flatten().and_then(|task_id| {
+                    lua.app_data_ref::<HostData>()
+                        .and_then(|h| h.executor.engine().task(task_id))
+                });
+                let Some(task) = task else {
+                    return Ok(None);
+                };
+                task.evidence_settled().await;
+                Ok(seq.and_then(|seq| task.evidence_failure_of(seq)))
+            })?,
+        )?;
+        core.set(
             "task_alive",
             lua.create_function(|lua, id: LuaValue| {
                 let Ok(Some(task_id)) = task_id_from(&id) else {

@@ -9,6 +9,8 @@ local strict = false
 -- Results --------------------------------------------------------------------------------
 local Result = {}
 local json_of = setmetatable({}, { __mode = "k" })
+-- The task a Result came from, for `r:wait_files()`.
+local task_of = setmetatable({}, { __mode = "k" })
 
 local Error = {}
 Error.__index = Error
@@ -42,11 +44,26 @@ Result.__index = {
     raise(self, text, 2)
   end,
   json = function(self) return json_of[self] end,
+  -- The files the receipt names (`screenshot_path`, `state_file`) are written in the
+  -- background (`data.files_pending`); this waits until they are on disk. Answers true, or
+  -- false and why (also set as `data.screenshot_error`).
+  wait_files = function(self)
+    local d = self.data
+    if type(d) ~= "table" or not d.files_pending then return true end
+    local err = core.wait_files(task_of[self], math.tointeger(d.seq))
+    d.files_pending = nil
+    if err then
+      d.screenshot_error = d.screenshot_error or err
+      return false, err
+    end
+    return true
+  end,
 }
 Result.__tostring = function(self) return core.describe(self) end
 
-local function wrap(r, js, level)
+local function wrap(r, js, level, task_id)
   json_of[r] = js
+  task_of[r] = task_id
   setmetatable(r, Result)
   if strict and not r.ok then raise(r, nil, (level or 2) + 1) end
   return r
@@ -90,14 +107,14 @@ for _, name in ipairs(core.task_methods()) do
   task_methods[name] = function(self, params)
     check_params(name, params, 1)
     local r, js = core.exec(self.id, name, params)
-    return wrap(r, js, 2)
+    return wrap(r, js, 2, self.id)
   end
 end
 task_methods.call = function(self, method, params)
   check_method("task:call", method, 1)
   check_params(method, params, 2)
   local r, js = core.exec(self.id, method, params)
-  return wrap(r, js, 2)
+  return wrap(r, js, 2, self.id)
 end
 -- Bound to the unknown name by __index: the executor answers UNKNOWN_METHOD with near names.
 task_methods.__unknown = function(name, self, params)

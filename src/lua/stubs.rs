@@ -93,6 +93,12 @@ function Result:expect(text) end
 ---@return string
 function Result:json() end
 
+---Waits until the files the receipt names (`screenshot_path`, `state_file`) are on disk: they
+---are written in the background while `data.files_pending` is true.
+---@return boolean written
+---@return string? why the capture failed (also `data.screenshot_error`)
+function Result:wait_files() end
+
 ---A raised failure (strict mode, `unwrap`, `expect`).
 ---@class moonpilot.Error
 ---@field code string

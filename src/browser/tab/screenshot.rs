@@ -20,28 +20,26 @@ use crate::js;
 /// human-input crops); the capture commands pass their own budget to [`Tab::shoot`].
 const SCREENSHOT_BOUND: Duration = Duration::from_secs(3);
 
-/// The reply of `overlay_toggle.js`: whether the highlight overlay was there.
-#[derive(serde::Deserialize)]
-struct Overlay {
-    existed: bool,
-}
-
-/// Shows the highlight overlay again when dropped while it is still hidden (a screenshot whose
-/// caller stopped waiting): the restore runs as its own task.
+/// Shows the overlay again when dropped (in the background: the caller has its pixels), and
+/// holds the tab's turn to shoot until it is shown, so the next shot's hide comes after it.
 struct OverlayGuard {
     tab: Option<(Arc<Tab>, FrameRef)>,
+    turn: Option<tokio::sync::OwnedMutexGuard<()>>,
 }
 
 impl Drop for OverlayGuard {
     fn drop(&mut self) {
+        let turn = self.turn.take();
         let Some((tab, main)) = self.tab.take() else {
             return;
         };
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
             rt.spawn(async move {
-                let _ = tab
-                    .call_probe::<Overlay>(&main, js::OVERLAY_TOGGLE_JS, json!({"show": true}))
-                    .await;
+                let show =
+                    tab.call_probe::<Value>(&main, js::OVERLAY_TOGGLE_JS, json!({"show": true}));
+                // Bounded: a page that hangs must not keep the tab's turn.
+                let _ = tokio::time::timeout(SCREENSHOT_BOUND, show).await;
+                drop(turn);
             });
         }
     }
@@ -151,16 +149,26 @@ impl Tab {
         params: Value,
         deadline: tokio::time::Instant,
     ) -> Result<Vec<u8>, CommandError> {
+        let turn = tokio::time::timeout_at(deadline, self.shots.clone().lock_owned())
+            .await
+            .map_err(|_| {
+                CommandError::failed(
+                    "another screenshot of this tab held it past this one's budget",
+                )
+                .with_details(json!({"captureTimeout": true}))
+            })?;
         let main = self.main_frame().await?;
         // Armed before the overlay is hidden: dropped while the hide is in flight, it shows it.
+        // The hide also marks the document, so that an overlay a state read draws meanwhile
+        // starts hidden: the show is owed whenever the hide ran.
         let mut guard = OverlayGuard {
             tab: Some((self.clone(), main.clone())),
+            turn: Some(turn),
         };
         let hidden = self
-            .call_probe::<Overlay>(&main, js::OVERLAY_TOGGLE_JS, json!({"show": false}))
-            .await
-            .is_ok_and(|o| o.existed);
-        if !hidden {
+            .call_probe::<Value>(&main, js::OVERLAY_TOGGLE_JS, json!({"show": false}))
+            .await;
+        if hidden.is_err() {
             guard.tab = None;
         }
         // A page that is being replaced produces no frame, and Chromium then holds the
@@ -173,14 +181,8 @@ impl Tab {
             )
             .with_details(json!({"captureTimeout": true}))),
         };
-        if let Some((tab, main)) = guard.tab.clone() {
-            // Disarmed only once shown: a caller that stops waiting meanwhile leaves the
-            // guard to show it.
-            let _ = tab
-                .call_probe::<Overlay>(&main, js::OVERLAY_TOGGLE_JS, json!({"show": true}))
-                .await;
-            guard.tab = None;
-        }
+        // The show runs in the background, the tab's turn with it.
+        drop(guard);
         let data = shot?
             .get("data")
             .and_then(Value::as_str)
