@@ -397,6 +397,14 @@ impl Executor {
                 recovered = Some((e.code, retries));
             }
             tokio::time::sleep(delay).await;
+            // A screenshot still pending from the previous command holds the renderer's
+            // frame-tree answers while a navigation has no frame to give it: a read resent
+            // because the page navigated waits for that capture first (each is bounded).
+            let navigated = matches!(&outcome, Err(e) if e.code == ErrorCode::PageNavigating);
+            if let Some(t) = task.filter(|t| navigated && t.evidence_pending()) {
+                let room = window.saturating_sub(t_run.elapsed());
+                let _ = tokio::time::timeout(room, t.evidence_settled()).await;
+            }
             if let Some(raw) = &raw_params {
                 if let Ok(fresh) = Params::new(raw.clone()) {
                     *params = fresh;
