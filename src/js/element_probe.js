@@ -11,7 +11,8 @@
   //             {page: lib.pageMark()} taken after the read, for the action's "before";
   //             with `frameCheck` (op inspect only) the answer waits two animation frames
   //             and adds {stable}: the same exact bounding box in both (Playwright's
-  //             stability; 150 ms stand in for frames that never come);
+  //             stability; frames that never come are stood in for after 150 ms on a
+  //             hidden page, after 1 s on a visible one);
   //   js_click  {}: pointer and mouse events at its centre (§9 JS click) → {tag};
   //   set_value {value, validate, focus}: the native setter and input/change events (§9) →
   //             the read-back (lib.readBack). With `validate` (inputs whose value is set, such as
@@ -106,8 +107,14 @@
         finish(first !== null && second !== null && first.every((v, i) => v === second[i]));
       });
     });
-    // A hidden or throttled page may not draw: then nothing moves on screen either.
-    setTimeout(() => finish(first === null || String(first) === String(box())), 150);
+    // A hidden or throttled page may not draw: then nothing moves on screen either. A visible
+    // page on a loaded machine may just draw late: it gets a second before that is assumed
+    // (after 150 ms alone, a slow frame read as "stable" and a moving element was clicked).
+    const fallback = () => finish(first === null || String(first) === String(box()));
+    setTimeout(() => {
+      if (document.visibilityState === 'hidden') fallback();
+      else setTimeout(fallback, 850);
+    }, 150);
   });
 
   // §9 JS click: pointer and mouse events at the centre, then a checkbox/radio safety net.
