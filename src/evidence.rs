@@ -72,12 +72,14 @@ impl Default for Bound {
 pub async fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let part = path.with_file_name(format!(".{name}.part"));
-    tokio::fs::write(&part, bytes).await?;
-    let renamed = tokio::fs::rename(&part, path).await;
-    if renamed.is_err() {
+    let mut done = tokio::fs::write(&part, bytes).await;
+    if done.is_ok() {
+        done = tokio::fs::rename(&part, path).await;
+    }
+    if done.is_err() {
         let _ = tokio::fs::remove_file(&part).await;
     }
-    renamed
+    done
 }
 
 /// The retention key of a file, oldest first: time written, then the leading number of its
@@ -165,7 +167,12 @@ impl Index {
         let dir = written.parent().map(Path::to_path_buf).unwrap_or_default();
         let surplus: Vec<PathBuf> = self.per_dir.get(&dir).map_or_else(Vec::new, |set| {
             let extra = set.len().saturating_sub(keep);
-            set.iter().take(extra).map(|k| k.2.clone()).collect()
+            set.iter()
+                .map(|k| &k.2)
+                .filter(|p| *p != written)
+                .take(extra)
+                .cloned()
+                .collect()
         });
         for path in surplus {
             self.delete(&path);

@@ -109,6 +109,8 @@ impl Snapshot {
 /// so nobody waits on evidence for longer (PROTOCOL.md §8: capture bound 8000 ms, plus the
 /// state file and some slack for a loaded machine).
 pub const EVIDENCE_BOUND: Duration = Duration::from_secs(10);
+/// How many failed evidence jobs a task remembers for `wait_files`.
+const FAILED_KEPT: usize = 16;
 
 /// Makes the pages that a task's tabs open (`window.open`, `target=_blank`) tabs of that task:
 /// counted, listed, closed with it; a tab that its page (or anyone) closed leaves the list. Ends
@@ -271,6 +273,9 @@ struct TaskState {
     evidence: Vec<watch::Receiver<bool>>,
     /// A deferred job that failed and that no receipt has reported yet: (seq, error).
     evidence_failure: Option<(u64, String)>,
+    /// The recent failed jobs, newest last (at most [`FAILED_KEPT`]), for `wait_files`: the
+    /// slot above is taken by the next receipt that reports it.
+    evidence_failed: std::collections::VecDeque<(u64, String)>,
     /// Target ids of popups being attached (their own popups are ours too).
     adopting: Vec<String>,
     /// What the settings commands set, for every tab of the task.
@@ -472,7 +477,13 @@ impl Task {
             };
             if let Err(e) = outcome {
                 tracing::warn!(target: "moonpilot::capture", "evidence {seq} of task {}: {e}", task.id);
-                task.state(|s| s.evidence_failure = Some((seq, e)));
+                task.state(|s| {
+                    if s.evidence_failed.len() >= FAILED_KEPT {
+                        s.evidence_failed.pop_front();
+                    }
+                    s.evidence_failed.push_back((seq, e.clone()));
+                    s.evidence_failure = Some((seq, e));
+                });
             }
             // Sent last, so a waiter that wakes up sees the failure recorded above. A job that
             // is dropped (its runtime gone) drops the sender, which also wakes the waiters.
@@ -496,13 +507,13 @@ impl Task {
         self.state(|s| s.evidence.iter().any(|rx| !*rx.borrow()))
     }
 
-    /// The failure of the evidence job of `seq`, if it is the one kept (not taken by a receipt
-    /// yet).
+    /// The failure of the evidence job of `seq`, if it is among the recent failures.
     pub fn evidence_failure_of(&self, seq: u64) -> Option<String> {
         self.state(|s| {
-            s.evidence_failure
-                .as_ref()
-                .filter(|(failed, _)| *failed == seq)
+            s.evidence_failed
+                .iter()
+                .rev()
+                .find(|(failed, _)| *failed == seq)
                 .map(|(_, e)| e.clone())
         })
     }

@@ -230,7 +230,7 @@ pub(super) async fn data_url(engine: &Engine, task: &Task, path: &Path) -> Optio
     (!rel.is_empty()).then(|| format!("/data/{}/{rel}", task.id))
 }
 
-/// Writes `bytes` to `path`, then prunes the task's evidence when the file is really inside
+/// Writes `bytes` to `path`, then tells the evidence keeper when the file is really inside
 /// the task's data dir. Answers the absolute path.
 async fn write_file(
     engine: &Engine,
@@ -791,7 +791,7 @@ fn echo_url(url: &str) -> String {
 
 /// Writes an image to a NEW file of the task's data dir (never over an existing one): with
 /// `filename`, `<stem><ext>` if free, else `<stem>-N<ext>`; otherwise `img-N<ext>`. The
-/// image's own extension replaces an image extension the name has. Prunes the evidence.
+/// image's own extension replaces an image extension the name has. The evidence keeper counts it.
 async fn save_new_image(
     engine: &Engine,
     task: &Task,

@@ -1042,7 +1042,9 @@ fn get_browser_state(p: &mut Params) -> Prepared<TaskCx> {
             let written = match png {
                 Ok(png) => {
                     let written = crate::evidence::write_whole(&png_path, &png).await;
-                    keeper.written(&png_path, png.len() as u64);
+                    if written.is_ok() {
+                        keeper.written(&png_path, png.len() as u64);
+                    }
                     written.map_err(|e| e.to_string())
                 }
                 Err(e) => Err(e),

@@ -723,6 +723,8 @@ fn wait_for_function(p: &mut Params) -> Prepared<TaskCx> {
         let mut last = Value::Null;
         let mut last_error: Option<String> = None;
         let mut polls = 0u32;
+        // Groups of looks the page did not answer: released with the next answered look.
+        let mut owed: Vec<ScriptGroup> = Vec::new();
         while poll.next(None).await {
             let budget = poll
                 .look_until()
@@ -734,9 +736,13 @@ fn wait_for_function(p: &mut Params) -> Prepared<TaskCx> {
                 .look(run_script(&tab, &main, &expression, form, budget, &group))
                 .await?;
             // What the look left in the page is released in the background; a page that did
-            // not answer is not asked again here.
-            if !poll.unanswered {
-                tab.release_script_objects(&main, group);
+            // not answer is not asked again here, but with the next look it answers.
+            if poll.unanswered {
+                owed.push(group);
+            } else {
+                for group in owed.drain(..).chain(std::iter::once(group)) {
+                    tab.release_script_objects(&main, group);
+                }
             }
             let Some(ran) = ran else { continue };
             polls += 1;

@@ -26,7 +26,8 @@ const CAPTURE_BOUND: Duration = Duration::from_secs(8);
 /// change the page waits for it, so the pixels show the page as that command found it; each
 /// job is bounded (EVIDENCE_BOUND), so this wait is too. A command that only reads goes on at
 /// once (issue 22: a read paid for the previous capture) — screenshots of one tab take turns
-/// (`Tab::shoot`), and an overlay drawn meanwhile starts hidden — unless it captures itself. Only a command that holds the
+/// (`Tab::shoot`), and an overlay drawn meanwhile starts hidden — unless it captures itself
+/// (capture commands, waits). Only a command that holds the
 /// lane waits; a job that failed is answered (its `seq` and error) for this command's receipt.
 pub(super) async fn previous_failure(
     task: Option<&Arc<Task>>,
@@ -34,9 +35,11 @@ pub(super) async fn previous_failure(
     spec: &CommandSpec,
 ) -> Option<(u64, String)> {
     let t = task.filter(|_| lane_held)?;
-    // A capture command takes its shot after the pending one too: their outcomes reach the
-    // task's capture breaker in the order they were asked for.
-    let waits = spec.mutates_page || spec.group == crate::command::Group::Capture;
+    // A capture command takes its shot after the pending one too (their outcomes reach the
+    // task's capture breaker in the order they were asked for), and so does a wait, which
+    // captures after it and may run the caller's script (wait_for_function).
+    let waits =
+        spec.mutates_page || spec.auto_capture || spec.group == crate::command::Group::Capture;
     if waits && t.evidence_pending() {
         t.evidence_settled().await;
     }

@@ -402,7 +402,10 @@ impl Executor {
             // because the page navigated waits for that capture first (each is bounded).
             let navigated = matches!(&outcome, Err(e) if e.code == ErrorCode::PageNavigating);
             if let Some(t) = task.filter(|t| navigated && t.evidence_pending()) {
-                let room = window.saturating_sub(t_run.elapsed());
+                // The resend keeps some of the window for itself.
+                let room = window
+                    .saturating_sub(t_run.elapsed())
+                    .saturating_sub(SPURIOUS_DELAY);
                 let _ = tokio::time::timeout(room, t.evidence_settled()).await;
             }
             if let Some(raw) = &raw_params {

@@ -451,10 +451,15 @@ impl LuaHost {
             lua.create_async_function(|lua, (id, seq): (LuaValue, Option<u64>)| async move {
                 // The files a receipt named (`files_pending`): every evidence job of the task
                 // started so far is over (each is bounded). Answers the job's failure, if any.
-                let task = task_id_from(&id).ok().flatten().and_then(|task_id| {
-                    lua.app_data_ref::<HostData>()
-                        .and_then(|h| h.executor.engine().task(task_id))
-                });
+                let Ok(Some(task_id)) = task_id_from(&id) else {
+                    return Ok(Some(
+                        "no task is known for this result (it came from browser.call)".to_string(),
+                    ));
+                };
+                let task = lua
+                    .app_data_ref::<HostData>()
+                    .and_then(|h| h.executor.engine().task(task_id));
+                // A task that is gone let its evidence settle before it went.
                 let Some(task) = task else {
                     return Ok(None);
                 };

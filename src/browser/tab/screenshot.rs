@@ -161,16 +161,14 @@ impl Tab {
         // Armed before the overlay is hidden: dropped while the hide is in flight, it shows it.
         // The hide also marks the document, so that an overlay a state read draws meanwhile
         // starts hidden: the show is owed whenever the hide ran.
-        let mut guard = OverlayGuard {
+        let guard = OverlayGuard {
             tab: Some((self.clone(), main.clone())),
             turn: Some(turn),
         };
-        let hidden = self
+        // Whatever the hide answered (a lost answer may still have marked the document).
+        let _ = self
             .call_probe::<Value>(&main, js::OVERLAY_TOGGLE_JS, json!({"show": false}))
             .await;
-        if hidden.is_err() {
-            guard.tab = None;
-        }
         // A page that is being replaced produces no frame, and Chromium then holds the
         // capture until chromiumoxide's request timeout: bound it by the caller's deadline.
         let capture = self.call("Page.captureScreenshot", params);
