@@ -29,11 +29,17 @@ pub fn env_or(name: &str, default: usize) -> usize {
 /// (its writer thread competes for the CPU); `MOONPILOT_BENCH_TRACE=0` measures without it.
 #[allow(dead_code)] // Not every bench runs an engine in-process.
 pub fn engine(dir: &str) -> Arc<Engine> {
+    Engine::new(config(dir))
+}
+
+/// The settings of [`engine`].
+#[allow(dead_code)] // Not every bench runs an engine in-process.
+pub fn config(dir: &str) -> EngineConfig {
     let data = std::env::temp_dir().join(dir);
     let trace = std::env::var("MOONPILOT_BENCH_TRACE").map_or(true, |v| v != "0");
-    Engine::new(EngineConfig {
+    EngineConfig {
         trace_dir: trace.then(|| data.join("trace")),
         data_dir: data,
         ..EngineConfig::default()
-    })
+    }
 }

@@ -160,13 +160,10 @@ fn history(dir: &std::path::Path, tasks: usize, files: usize) {
 /// A fresh state directory under the temp dir.
 fn fresh_engine(dir: &str, capture: bool) -> Arc<moonpilot::Engine> {
     let _ = std::fs::remove_dir_all(std::env::temp_dir().join(dir));
-    let engine = figures::engine(dir);
-    if capture {
-        return engine;
-    }
-    let mut config = engine.config.clone();
-    config.capture = false;
-    moonpilot::Engine::new(config)
+    moonpilot::Engine::new(moonpilot::EngineConfig {
+        capture,
+        ..figures::config(dir)
+    })
 }
 
 fn main() {

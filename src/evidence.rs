@@ -69,7 +69,7 @@ impl Default for Bound {
 /// Writes `bytes` to `path` whole or not at all: to a hidden file beside it first (its name
 /// does not start with a number, so it is never counted as evidence), then renamed. A reader
 /// that finds `path` finds it complete.
-pub async fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+async fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let part = path.with_file_name(format!(".{name}.part"));
     let mut done = tokio::fs::write(&part, bytes).await;
@@ -249,6 +249,14 @@ impl Keeper {
                 size,
             ));
         }
+    }
+
+    /// Writes an evidence file whole ([`write_whole`]) and, once it is on disk, counts it
+    /// ([`Keeper::written`]).
+    pub async fn save(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+        write_whole(path, bytes).await?;
+        self.written(path, bytes.len() as u64);
+        Ok(())
     }
 
     /// Files were removed behind the keeper's back: it reads `data/` again before its next

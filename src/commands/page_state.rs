@@ -1006,8 +1006,8 @@ fn get_browser_state(p: &mut Params) -> Prepared<TaskCx> {
         tracing::debug!(target: "moonpilot::snapshot", "receipt built after {:?}", t0.elapsed());
         // Screenshot + state file (PROTOCOL.md §8, §15); a failure never fails the read. The
         // receipt names both files at once; they are written in the background
-        // (Task::defer_evidence), before the task's next page-changing command starts, so the
-        // caller does not wait for the PNG encoder.
+        // (Task::defer_evidence; see executor/capture.rs for who waits for them), so the caller
+        // does not wait for the PNG encoder.
         data["seq"] = json!(seq);
         let dir = cx.engine.config.data_dir.join(task.id.to_string());
         let png_path = dir.join(format!("{seq}.png"));
@@ -1034,22 +1034,15 @@ fn get_browser_state(p: &mut Params) -> Prepared<TaskCx> {
                 .map_err(|e| e.to_string())?;
             // The state file first: it needs no browser, so it exists even when the page fails
             // to produce a frame.
-            crate::evidence::write_whole(&txt_path, state_text.as_bytes())
+            keeper
+                .save(&txt_path, state_text.as_bytes())
                 .await
                 .map_err(|e| format!("state file: {e}"))?;
-            keeper.written(&txt_path, state_text.len() as u64);
-            let png = shot_tab.screenshot().await.map_err(|e| e.msg);
-            let written = match png {
-                Ok(png) => {
-                    let written = crate::evidence::write_whole(&png_path, &png).await;
-                    if written.is_ok() {
-                        keeper.written(&png_path, png.len() as u64);
-                    }
-                    written.map_err(|e| e.to_string())
-                }
-                Err(e) => Err(e),
-            };
-            written
+            let png = shot_tab.screenshot().await.map_err(|e| e.msg)?;
+            keeper
+                .save(&png_path, &png)
+                .await
+                .map_err(|e| e.to_string())
         });
         Ok(data)
     })

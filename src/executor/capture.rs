@@ -3,9 +3,10 @@
 //!
 //! The receipt names the file at once and the screenshot is taken and written in the background
 //! ([`Task::defer_evidence`]): the caller reads the receipt while the browser encodes the PNG.
-//! The file exists before the task's next page-changing command starts (the executor waits for
-//! it), and before `close` or engine shutdown let the task go; a read does not wait for it. A capture that fails after the receipt is out is
-//! reported on the task's next receipt (`previous_capture_error`) and counts for the breaker.
+//! The receipt says `files_pending`. The file exists before the task's next page-changing, wait
+//! or capture command starts (the executor waits for it; a read does not), and before `close` or
+//! engine shutdown let the task go. A capture that fails after the receipt is out is reported on
+//! the task's next receipt (`previous_capture_error`) and counts for the breaker.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -27,8 +28,8 @@ const CAPTURE_BOUND: Duration = Duration::from_secs(8);
 /// job is bounded (EVIDENCE_BOUND), so this wait is too. A command that only reads goes on at
 /// once (issue 22: a read paid for the previous capture) — screenshots of one tab take turns
 /// (`Tab::shoot`), and an overlay drawn meanwhile starts hidden — unless it captures itself
-/// (capture commands, waits). Only a command that holds the
-/// lane waits; a job that failed is answered (its `seq` and error) for this command's receipt.
+/// (capture commands, waits). Only a command that holds the lane waits; a job that failed is
+/// answered (its `seq` and error) for this command's receipt.
 pub(super) async fn previous_failure(
     task: Option<&Arc<Task>>,
     lane_held: bool,
@@ -120,10 +121,7 @@ impl Executor {
                     .png;
                 let io = |e: std::io::Error| (e.to_string(), false);
                 tokio::fs::create_dir_all(&dir).await.map_err(io)?;
-                crate::evidence::write_whole(&path, &png)
-                    .await
-                    .map_err(io)?;
-                keeper.written(&path, png.len() as u64);
+                keeper.save(&path, &png).await.map_err(io)?;
                 Ok::<(), (String, bool)>(())
             };
             let outcome = shot.await;
