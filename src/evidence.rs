@@ -49,7 +49,8 @@ pub fn trace_dir(state: &Path) -> PathBuf {
 /// How much evidence is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Bound {
-    /// The newest files kept per task directory (at least 1: the file just written stays).
+    /// The highest-numbered files kept per task directory (the numbers are receipts' `seq`; at
+    /// least 1).
     pub keep_per_task: usize,
     /// The most bytes all of `data/` may hold; the oldest files go first.
     pub max_bytes: u64,
@@ -82,9 +83,21 @@ async fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     done
 }
 
-/// The retention key of a file, oldest first: time written, then the leading number of its
-/// name (`12.png`, `12.txt`; files written in the same tick), then the path.
+/// The retention key of a file over all of `data/`, oldest first: time written, then the
+/// leading number of its name (`12.png`, `12.txt`; files written in the same tick), then the
+/// path.
 type Key = (SystemTime, u64, PathBuf);
+
+/// The order of a task directory's files, oldest first: the leading number of the name (the
+/// receipt's `seq`: a read's state file is written at once and its screenshot later, behind
+/// the tab's other captures, so the time written would keep four screenshots and no state
+/// file), then the time written, then the path. Task ids never repeat, so neither do a
+/// directory's numbers.
+type DirKey = (u64, SystemTime, PathBuf);
+
+fn dir_key(key: &Key) -> DirKey {
+    (key.1, key.0, key.2.clone())
+}
 
 /// The leading number of an evidence file's name; `None` for a name that does not start with
 /// one (a human-input request's image `<requestId>.png` lives as long as its request and is not
@@ -102,7 +115,7 @@ fn seq_of(path: &Path) -> Option<u64> {
 #[derive(Default)]
 struct Index {
     all: BTreeSet<Key>,
-    per_dir: HashMap<PathBuf, BTreeSet<Key>>,
+    per_dir: HashMap<PathBuf, BTreeSet<DirKey>>,
     by_path: HashMap<PathBuf, (Key, u64)>,
     total: u64,
 }
@@ -137,7 +150,7 @@ impl Index {
     fn insert(&mut self, key: Key, size: u64) {
         self.remove(&key.2.clone());
         let dir = key.2.parent().map(Path::to_path_buf).unwrap_or_default();
-        self.per_dir.entry(dir).or_default().insert(key.clone());
+        self.per_dir.entry(dir).or_default().insert(dir_key(&key));
         self.all.insert(key.clone());
         self.total += size;
         self.by_path.insert(key.2.clone(), (key, size));
@@ -150,7 +163,7 @@ impl Index {
         self.all.remove(&key);
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         if let Some(set) = self.per_dir.get_mut(&dir) {
-            set.remove(&key);
+            set.remove(&dir_key(&key));
             if set.is_empty() {
                 self.per_dir.remove(&dir);
             }
@@ -158,21 +171,17 @@ impl Index {
         self.total = self.total.saturating_sub(size);
     }
 
-    /// Deletes what `bound` does not keep after `written` was added: in its directory, the
-    /// files after the newest `keep_per_task`; then, over all of `data/`, the oldest files
-    /// until the total fits `max_bytes` (`written` always stays). Errors are ignored: a file
+    /// Deletes what `bound` does not keep after `written` was added: in its directory, all but
+    /// the `keep_per_task` highest-numbered files (a late screenshot of an old read goes too);
+    /// then, over all of `data/`, the oldest files until the total fits `max_bytes` (`written`
+    /// stays). Errors are ignored: a file
     /// another process removed is gone either way.
     fn enforce(&mut self, written: &Path, bound: Bound) {
         let keep = bound.keep_per_task.max(1);
         let dir = written.parent().map(Path::to_path_buf).unwrap_or_default();
         let surplus: Vec<PathBuf> = self.per_dir.get(&dir).map_or_else(Vec::new, |set| {
             let extra = set.len().saturating_sub(keep);
-            set.iter()
-                .map(|k| &k.2)
-                .filter(|p| *p != written)
-                .take(extra)
-                .cloned()
-                .collect()
+            set.iter().map(|k| &k.2).take(extra).cloned().collect()
         });
         for path in surplus {
             self.delete(&path);
@@ -373,6 +382,37 @@ mod tests {
             1,
             "the oldest go first, whichever task they are of"
         );
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[tokio::test]
+    async fn a_task_keeps_its_highest_numbers_whatever_order_they_were_written_in() {
+        let root = std::env::temp_dir().join(format!("moonpilot-order-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let task = root.join("1");
+        std::fs::create_dir_all(&task).unwrap();
+        let keeper = Keeper::start(
+            root.clone(),
+            Bound {
+                keep_per_task: 4,
+                max_bytes: u64::MAX,
+            },
+        );
+        // Back-to-back reads: each state file is written at once, each screenshot later.
+        let names: Vec<String> = (1..=4)
+            .map(|s| format!("{s}.txt"))
+            .chain((1..=4).map(|s| format!("{s}.png")))
+            .collect();
+        for name in &names {
+            keeper.save(&task.join(name), &[0u8; 10]).await.unwrap();
+        }
+        keeper.flush(Duration::from_secs(5)).await;
+        let mut left: Vec<String> = std::fs::read_dir(&task)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["3.png", "3.txt", "4.png", "4.txt"]);
         let _ = std::fs::remove_dir_all(&root);
     }
 }
