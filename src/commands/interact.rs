@@ -94,10 +94,15 @@ fn click_element_by_index(p: &mut Params) -> Prepared<TaskCx> {
             _ => cx.engine.config.action_timeout_ms,
         };
         let task = cx.task;
+        let t0 = std::time::Instant::now();
         let (target, first) =
             target::find_or_recover(&task, &Locator::Index(index), mode.first_read()).await?;
+        tracing::debug!(target: "moonpilot::click", "found after {:?}", t0.elapsed());
         let clicked = target.click(&task, first, mode, timeout_ms).await?;
-        Ok(click_receipt::click_receipt(&task, &target, clicked).await)
+        tracing::debug!(target: "moonpilot::click", "clicked after {:?}", t0.elapsed());
+        let receipt = click_receipt::click_receipt(&task, &target, clicked).await;
+        tracing::debug!(target: "moonpilot::click", "observed after {:?}", t0.elapsed());
+        Ok(receipt)
     })
 }
 

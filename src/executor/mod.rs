@@ -252,15 +252,23 @@ impl Executor {
         let lane = self.lane(call, task).await?;
         let lane_held = lane.is_some();
         let earlier_failure = capture::previous_failure(task, lane_held, call.spec).await;
+        let waited = call.t0.elapsed();
         let Attempts {
             outcome,
             retry_safe,
             retries,
         } = self.attempts(call, task, &mut params, lane_held).await?;
+        let ran = call.t0.elapsed();
         let mut receipt = self
             .outcome(call, &params, task, lane_held, outcome, retry_safe)
             .await;
         self.capture_after(&mut receipt, call.spec, task, earlier_failure);
+        tracing::debug!(
+            target: "moonpilot::pipeline",
+            "{}: lane and evidence {waited:?}, ran by {ran:?}, receipt by {:?}",
+            call.method,
+            call.t0.elapsed()
+        );
         retries.report(&mut receipt);
         receipt.elapsed_ms = ms_since(call.t0);
         Ok(receipt)

@@ -136,7 +136,10 @@ impl Target {
                 } else {
                     timeout_ms
                 };
-                match self.wait_actionable(first, wait_ms, observed).await? {
+                let t0 = std::time::Instant::now();
+                let ready = self.wait_actionable(first, wait_ms, observed).await?;
+                tracing::debug!(target: "moonpilot::click", "actionable after {:?}", t0.elapsed());
+                match ready {
                     Actionable::Ready(state) => {
                         let state = self.with_mark(state).await?;
                         match self.click_point(&state) {
@@ -182,7 +185,9 @@ impl Target {
         fallback: Option<String>,
         press: Press,
     ) -> Result<Clicked, CommandError> {
+        let t0 = std::time::Instant::now();
         let before = self.before(task, &state).await;
+        tracing::debug!(target: "moonpilot::click", "before-observation {:?}", t0.elapsed());
         match press {
             Press::Single => self.mouse_click(point).await?,
             Press::Double => self.mouse_double_click(point).await?,
