@@ -8,7 +8,7 @@
 //! Pruning runs on the keeper's own thread from an index it keeps in memory ([`Keeper`]), never
 //! on the path of a command, and never fails one.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -83,21 +83,12 @@ async fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     done
 }
 
-/// The retention key of a file over all of `data/`, oldest first: time written, then the
-/// leading number of its name (`12.png`, `12.txt`; files written in the same tick), then the
-/// path.
-type Key = (SystemTime, u64, PathBuf);
-
-/// The order of a task directory's files, oldest first: the leading number of the name (the
+/// A file of a task directory, in the directory's order: the leading number of its name (the
 /// receipt's `seq`: a read's state file is written at once and its screenshot later, behind
 /// the tab's other captures, so the time written would keep four screenshots and no state
-/// file), then the time written, then the path. Task ids never repeat, so neither do a
+/// file), then the time written, then the name. Task ids never repeat, so neither do a
 /// directory's numbers.
-type DirKey = (u64, SystemTime, PathBuf);
-
-fn dir_key(key: &Key) -> DirKey {
-    (key.1, key.0, key.2.clone())
-}
+type FileKey = (u64, SystemTime, Box<str>);
 
 /// The leading number of an evidence file's name; `None` for a name that does not start with
 /// one (a human-input request's image `<requestId>.png` lives as long as its request and is not
@@ -108,16 +99,47 @@ fn seq_of(path: &Path) -> Option<u64> {
     digits.parse().ok()
 }
 
-/// What retention needs to know of `data/`, in memory: every numbered file's key and size, per
-/// task directory and over all of them. Loaded from disk once (and again now and then, see
-/// [`RESCAN_AFTER`]), then kept up to date by the files the engine writes, so that no command
-/// ever walks the state directory.
+/// One task directory's numbered files and their sizes, in its order.
+#[derive(Default)]
+struct Dir {
+    files: BTreeMap<FileKey, u64>,
+}
+
+impl Dir {
+    /// When the first file in the directory's order was written: the directory's age.
+    fn age(&self) -> Option<SystemTime> {
+        self.files.keys().next().map(|k| k.1)
+    }
+
+    fn key_of(&self, name: &str) -> Option<FileKey> {
+        let seq = seq_of(Path::new(name))?;
+        self.files
+            .range((seq, SystemTime::UNIX_EPOCH, Box::from(""))..)
+            .take_while(|(k, _)| k.0 == seq)
+            .find(|(k, _)| &*k.2 == name)
+            .map(|(k, _)| k.clone())
+    }
+}
+
+/// What retention needs to know of `data/`, in memory: per task directory, every numbered
+/// file's number, time written, name and size (one small entry a file: the directory's path is
+/// held once, in [`Index::dirs`] and [`Index::by_age`]), and the directories oldest first.
+/// Loaded from disk once (and again now and then, see [`RESCAN_AFTER`]), then kept up to date
+/// by the files the engine writes, so that no command ever walks the state directory.
+///
+/// Over all of `data/`, the oldest directory (by the time its first file was written) gives up
+/// its first files first: a task's files are written in the order of their numbers, so this is
+/// the oldest files first, without an entry per file in a second order.
 #[derive(Default)]
 struct Index {
-    all: BTreeSet<Key>,
-    per_dir: HashMap<PathBuf, BTreeSet<DirKey>>,
-    by_path: HashMap<PathBuf, (Key, u64)>,
+    dirs: HashMap<PathBuf, Dir>,
+    by_age: BTreeSet<(SystemTime, PathBuf)>,
     total: u64,
+}
+
+fn split(path: &Path) -> Option<(PathBuf, Box<str>)> {
+    let name = path.file_name()?.to_str()?;
+    Some((path.parent()?.to_path_buf(), Box::from(name)))
 }
 
 impl Index {
@@ -136,66 +158,91 @@ impl Index {
             };
             for file in files.flatten() {
                 let path = file.path();
-                let Some(seq) = seq_of(&path) else { continue };
                 let Ok(meta) = file.metadata() else { continue };
                 if meta.is_file() {
                     let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
-                    index.insert((modified, seq, path), meta.len());
+                    index.insert(&path, modified, meta.len());
                 }
             }
         }
         index
     }
 
-    fn insert(&mut self, key: Key, size: u64) {
-        self.remove(&key.2.clone());
-        let dir = key.2.parent().map(Path::to_path_buf).unwrap_or_default();
-        self.per_dir.entry(dir).or_default().insert(dir_key(&key));
-        self.all.insert(key.clone());
+    /// Runs `change` on `dir`'s files and keeps its place in [`Index::by_age`] right (an
+    /// emptied directory is forgotten).
+    fn with_dir<T>(&mut self, dir: &Path, change: impl FnOnce(&mut Dir) -> T) -> T {
+        let entry = self.dirs.entry(dir.to_path_buf()).or_default();
+        let before = entry.age();
+        let out = change(entry);
+        let after = entry.age();
+        if before != after {
+            if let Some(t) = before {
+                self.by_age.remove(&(t, dir.to_path_buf()));
+            }
+            match after {
+                Some(t) => {
+                    self.by_age.insert((t, dir.to_path_buf()));
+                }
+                None => {
+                    self.dirs.remove(dir);
+                }
+            }
+        } else if after.is_none() {
+            self.dirs.remove(dir);
+        }
+        out
+    }
+
+    /// Counts `path` (a numbered file, written at `when`, `size` bytes); a file counted before
+    /// under the same path is replaced.
+    fn insert(&mut self, path: &Path, when: SystemTime, size: u64) {
+        let (Some(seq), Some((dir, name))) = (seq_of(path), split(path)) else {
+            return;
+        };
+        self.remove(path);
         self.total += size;
-        self.by_path.insert(key.2.clone(), (key, size));
+        self.with_dir(&dir, |d| d.files.insert((seq, when, name), size));
     }
 
     fn remove(&mut self, path: &Path) {
-        let Some((key, size)) = self.by_path.remove(path) else {
+        let Some((dir, name)) = split(path) else {
             return;
         };
-        self.all.remove(&key);
-        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        if let Some(set) = self.per_dir.get_mut(&dir) {
-            set.remove(&dir_key(&key));
-            if set.is_empty() {
-                self.per_dir.remove(&dir);
-            }
+        if !self.dirs.contains_key(&dir) {
+            return;
         }
-        self.total = self.total.saturating_sub(size);
+        let size = self.with_dir(&dir, |d| {
+            let key = d.key_of(&name)?;
+            d.files.remove(&key)
+        });
+        self.total = self.total.saturating_sub(size.unwrap_or(0));
     }
 
     /// Deletes what `bound` does not keep after `written` was added: in its directory, all but
     /// the `keep_per_task` highest-numbered files (a late screenshot of an old read goes too);
-    /// then, over all of `data/`, the oldest files until the total fits `max_bytes` (`written`
-    /// stays). Errors are ignored: a file
-    /// another process removed is gone either way.
+    /// then, over all of `data/`, the oldest directories' first files until the total fits
+    /// `max_bytes` (`written` stays). Errors are ignored: a file another process removed is
+    /// gone either way.
     fn enforce(&mut self, written: &Path, bound: Bound) {
         let keep = bound.keep_per_task.max(1);
         let dir = written.parent().map(Path::to_path_buf).unwrap_or_default();
-        let surplus: Vec<PathBuf> = self.per_dir.get(&dir).map_or_else(Vec::new, |set| {
-            let extra = set.len().saturating_sub(keep);
-            set.iter().map(|k| &k.2).take(extra).cloned().collect()
+        let surplus: Vec<PathBuf> = self.dirs.get(&dir).map_or_else(Vec::new, |d| {
+            let extra = d.files.len().saturating_sub(keep);
+            d.files
+                .keys()
+                .take(extra)
+                .map(|k| dir.join(&*k.2))
+                .collect()
         });
         for path in surplus {
             self.delete(&path);
         }
         while self.total > bound.max_bytes {
-            let Some(oldest) = self
-                .all
-                .iter()
-                .map(|k| &k.2)
-                .find(|p| *p != written)
-                .cloned()
-            else {
-                break;
-            };
+            let oldest = self.by_age.iter().find_map(|(_, d)| {
+                let files = &self.dirs.get(d)?.files;
+                files.keys().map(|k| d.join(&*k.2)).find(|p| p != written)
+            });
+            let Some(oldest) = oldest else { break };
             self.delete(&oldest);
         }
     }
@@ -298,8 +345,7 @@ fn keep_loop(data_dir: &Path, bound: Bound, rx: &std::sync::mpsc::Receiver<Msg>)
                 let Some((idx, _)) = index.as_mut() else {
                     continue;
                 };
-                let seq = seq_of(&path).unwrap_or(0);
-                idx.insert((SystemTime::now(), seq, path.clone()), size);
+                idx.insert(&path, SystemTime::now(), size);
                 idx.enforce(&path, bound);
             }
             Msg::Rescan => index = None,
@@ -330,8 +376,14 @@ mod tests {
         let other = root.join("2");
         std::fs::create_dir_all(&task).unwrap();
         std::fs::create_dir_all(&other).unwrap();
+        // Another task's files, an hour older (a file system's clock may be too coarse to
+        // order files written in one test).
+        let hour_ago = SystemTime::now() - Duration::from_secs(3600);
         for i in 0..5 {
-            std::fs::write(other.join(format!("{i}.png")), [0u8; 100]).unwrap();
+            let path = other.join(format!("{i}.png"));
+            std::fs::write(&path, [0u8; 100]).unwrap();
+            let file = std::fs::File::options().write(true).open(&path).unwrap();
+            file.set_modified(hour_ago).unwrap();
         }
         // Written before the keeper started: found by its first read of data/.
         for i in 0..5 {
@@ -383,6 +435,38 @@ mod tests {
             "the oldest go first, whichever task they are of"
         );
         let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn the_index_forgets_emptied_directories_and_replaces_a_rewritten_file() {
+        let root = std::env::temp_dir().join(format!("moonpilot-index-{}", std::process::id()));
+        let t = |s: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(1_000 + s);
+        let mut idx = Index::default();
+        for task in 1..=3u64 {
+            for seq in 1..=2u64 {
+                let path = root.join(task.to_string()).join(format!("{seq}.png"));
+                idx.insert(&path, t(task * 10 + seq), 10);
+            }
+        }
+        // A file written again under the same path counts once, with its new size.
+        idx.insert(&root.join("3").join("2.png"), t(40), 30);
+        assert_eq!((idx.total, idx.dirs.len(), idx.by_age.len()), (80, 3, 3));
+        // Files that are not on disk: deleting them only updates the index.
+        let written = root.join("3").join("2.png");
+        idx.enforce(
+            &written,
+            Bound {
+                keep_per_task: 10,
+                max_bytes: 45,
+            },
+        );
+        assert_eq!(idx.total, 40, "the two oldest directories went, whole");
+        assert_eq!(
+            (idx.dirs.len(), idx.by_age.len()),
+            (1, 1),
+            "and are forgotten"
+        );
+        assert!(idx.dirs.contains_key(&root.join("3")));
     }
 
     #[tokio::test]

@@ -13,7 +13,7 @@ use moonpilot::server::{serve, ServeOptions};
 use serde_json::{json, Value};
 
 use super::support::harness::{exec, harness, url_a};
-use super::support::http::{command, request, Reply};
+use super::support::http::{banner_addr, command, request, Reply};
 use super::support::load;
 
 /// The token of the second server.
@@ -880,25 +880,6 @@ fn fifty_clients_on_five_tasks_lose_nothing() {
     let tasks = call(addr, None, "list_tasks", json!({}));
     assert_eq!(tasks["data"]["tasks"].as_array().unwrap().len(), 5);
     rt.block_on(engine.shutdown());
-}
-
-/// The address in a start-up banner line, once one shows up on `stream` (20 s at most).
-fn banner_addr(stream: impl std::io::Read + Send + 'static) -> SocketAddr {
-    use std::io::BufRead;
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stream).lines() {
-            let Ok(line) = line else { break };
-            if let Some(rest) = line.split("http://").nth(1) {
-                let addr = rest.split(' ').next().unwrap_or_default().to_string();
-                let _ = tx.send(addr);
-            }
-        }
-    });
-    let addr = rx
-        .recv_timeout(Duration::from_secs(20))
-        .expect("the server prints where it listens");
-    addr.parse().unwrap()
 }
 
 /// Waits (20 s at most) for `child` to exit; its exit code.

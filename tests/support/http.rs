@@ -124,3 +124,23 @@ pub fn command(addr: SocketAddr, body: &Value) -> Reply {
         body.to_string().as_bytes(),
     )
 }
+
+/// The address a `moonpilot serve` (or `repl --serve`) prints in its banner on `stream` (20 s at
+/// most).
+pub fn banner_addr(stream: impl std::io::Read + Send + 'static) -> SocketAddr {
+    use std::io::BufRead;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stream).lines() {
+            let Ok(line) = line else { break };
+            if let Some(rest) = line.split("http://").nth(1) {
+                let addr = rest.split(' ').next().unwrap_or_default().to_string();
+                let _ = tx.send(addr);
+            }
+        }
+    });
+    let addr = rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the server prints where it listens");
+    addr.parse().unwrap()
+}
