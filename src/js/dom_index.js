@@ -432,8 +432,9 @@
       }
       const aria = el.getAttribute('aria-label');
       if (aria && aria.trim()) return { name: stripLabel(lib.collapse(aria)), from: null };
-      if (el.labels) {
-        for (const l of el.labels) {
+      const labels = lib.labelsFor(el);
+      if (labels) {
+        for (const l of labels) {
           const t = labelText(l);
           if (t) return { name: t, from: l };
         }
@@ -586,8 +587,9 @@
         // A viewport read leaves out what lies outside it (its labels and errors too).
         if (!allViewport && outside(c.getBoundingClientRect())) continue;
         if (!shownControl(c)) {
-          if (c.labels && c.labels.length > 0 && !c.disabled) {
-            for (const l of c.labels) forHidden.set(l, type);
+          const labels = lib.labelsFor(c);
+          if (labels && labels.length > 0 && !c.disabled) {
+            for (const l of labels) forHidden.set(l, type);
             // Its label is what a person clicks: the 1 px box gets no index of its own.
             quiet.add(c);
           }
@@ -595,7 +597,8 @@
         }
         const item = lib.fieldItem(c);
         const f = { err: lib.fieldError(c, item), itemLabel: '' };
-        if (c.labels && c.labels.length > 0) {
+        const labels = lib.labelsFor(c);
+        if (labels && labels.length > 0) {
           // Only the label whose words became the name; another (a hint) stays text.
           const { from } = namedBy(c);
           if (from !== null) quiet.add(from);

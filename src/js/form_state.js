@@ -27,8 +27,9 @@
     return el.offsetParent !== null || s.position === 'fixed';
   };
   const labelOf = (el, item) => {
-    if (el.labels && el.labels.length) {
-      const t = collapse(el.labels[0].innerText || el.labels[0].textContent);
+    const labels = lib.labelsFor(el);
+    if (labels && labels.length) {
+      const t = collapse(labels[0].innerText || labels[0].textContent);
       if (t) return t;
     }
     const aria = el.getAttribute('aria-label');
