@@ -142,12 +142,9 @@ fn client(addr: SocketAddr, t0: Instant, end: Instant, page: String, steps: usiz
     c
 }
 
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    Some(v[v.len() / 2])
+/// The median of `v`, if it has any.
+fn median(v: Vec<f64>) -> Option<f64> {
+    (!v.is_empty()).then(|| figures::stats(v).0)
 }
 
 fn main() {

@@ -179,40 +179,41 @@ impl Index {
             if let Some(t) = before {
                 self.by_age.remove(&(t, dir.to_path_buf()));
             }
-            match after {
-                Some(t) => {
-                    self.by_age.insert((t, dir.to_path_buf()));
-                }
-                None => {
-                    self.dirs.remove(dir);
-                }
+            if let Some(t) = after {
+                self.by_age.insert((t, dir.to_path_buf()));
             }
-        } else if after.is_none() {
+        }
+        if after.is_none() {
             self.dirs.remove(dir);
         }
         out
     }
 
     /// Counts `path` (a numbered file, written at `when`, `size` bytes); a file counted before
-    /// under the same path is replaced.
+    /// under the same path is replaced. A time before 1970 counts as 1970 (so that
+    /// [`Dir::key_of`] finds every file of a number from there).
     fn insert(&mut self, path: &Path, when: SystemTime, size: u64) {
         let (Some(seq), Some((dir, name))) = (seq_of(path), split(path)) else {
             return;
         };
-        self.remove(path);
+        self.remove_in(&dir, &name);
         self.total += size;
+        let when = when.max(SystemTime::UNIX_EPOCH);
         self.with_dir(&dir, |d| d.files.insert((seq, when, name), size));
     }
 
     fn remove(&mut self, path: &Path) {
-        let Some((dir, name)) = split(path) else {
-            return;
-        };
-        if !self.dirs.contains_key(&dir) {
+        if let Some((dir, name)) = split(path) {
+            self.remove_in(&dir, &name);
+        }
+    }
+
+    fn remove_in(&mut self, dir: &Path, name: &str) {
+        if !self.dirs.contains_key(dir) {
             return;
         }
-        let size = self.with_dir(&dir, |d| {
-            let key = d.key_of(&name)?;
+        let size = self.with_dir(dir, |d| {
+            let key = d.key_of(name)?;
             d.files.remove(&key)
         });
         self.total = self.total.saturating_sub(size.unwrap_or(0));

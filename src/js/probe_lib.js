@@ -640,11 +640,12 @@
   };
   const byIds = (ids) => String(ids || '').trim().split(/\s+/)
     .map((id) => document.getElementById(id)).filter(Boolean);
-  // `el.labels` (null for what has none), from one pass over the document's labels per probe
-  // call. After any change to the document's tree Chromium answers `labels` by walking the
-  // whole tree again for each control, so a page with thousands of fields paid seconds per read
-  // (the 4,000-row table: 1.4 s for one pass over its inputs). A control in a shadow tree asks
-  // its own tree.
+  // `el.labels` (null for what has none), from one pass over the document's labels per
+  // synchronous run of a probe (the index is dropped at the next microtask, so a probe that
+  // waits for frames reads the labels again after). After any change to the document's tree
+  // Chromium answers `labels` by walking the whole tree again for each control, so a page with
+  // thousands of fields paid seconds per read (the 4,000-row table: 1.4 s for one pass over its
+  // inputs). A control in a shadow tree asks its own tree.
   let labelIndex = null;
   const labelsFor = (el) => {
     const own = el.labels;
@@ -652,6 +653,7 @@
     if (el.getRootNode() !== document) return own;
     if (labelIndex === null) {
       labelIndex = new Map();
+      queueMicrotask(() => { labelIndex = null; });
       for (const l of document.querySelectorAll('label')) {
         const c = l.control;
         if (!c) continue;
