@@ -185,7 +185,8 @@ pub const SPECS: &[CommandSpec] = &[
               `changes` (the first read counts as 1), `length`, `fingerprint`. A container that \
               is not there fails at once (ELEMENT_NOT_FOUND, 'cannot read content \
               fingerprint'). A timeout is ACTION_TIMEOUT with `stable:false`, `changes`, \
-              `msSinceLastChange`, `length`, `fingerprint` and the latest `text`.")
+              `msSinceLastChange` (as of the last look), `msSinceLastLook`, `length`, \
+              `fingerprint` and the latest `text`.")
         .params(&[
             string("selector", "container to watch; absent = body"),
             int("quietMs", "required unchanged period in ms (<0 -> 800)").or("800"),
@@ -822,6 +823,7 @@ fn wait_for_idle(p: &mut Params) -> Prepared<TaskCx> {
         // (document, counter) last seen, when it last moved, the first count seen.
         let mut seen: Option<(String, u64)> = None;
         let mut moved_at = Instant::now();
+        let mut looked_at = moved_at;
         let mut first_count: Option<u64> = None;
         let mut last: Option<Watch> = None;
         let mut conditions: Option<Match> = None;
@@ -834,6 +836,7 @@ fn wait_for_idle(p: &mut Params) -> Prepared<TaskCx> {
                 continue;
             };
             let now = Instant::now();
+            looked_at = now;
             let key = (w.document_id.clone(), w.mutations);
             if seen.as_ref() != Some(&key) {
                 if seen.is_some() {
@@ -901,7 +904,9 @@ fn wait_for_idle(p: &mut Params) -> Prepared<TaskCx> {
             "mutations": mutations,
             "mutationsDuringWait": during,
             "lastMutation": last.as_ref().and_then(|w| w.last_mutation.clone()),
-            "msSinceLastMutation": moved_at.elapsed().as_millis() as u64,
+            // As of the last look, as wait_for_stable's msSinceLastChange.
+            "msSinceLastMutation": looked_at.duration_since(moved_at).as_millis() as u64,
+            "msSinceLastLook": looked_at.elapsed().as_millis() as u64,
             "inflight": net.count,
             "inflightRequests": inflight_json(&net),
             "quietMs": quiet.as_millis() as u64,
@@ -969,6 +974,7 @@ fn wait_for_stable(p: &mut Params) -> Prepared<TaskCx> {
         let mut poll = Poller::new(&cx, timeout, STABLE_POLL);
         let mut changes = 0u32;
         let mut changed_at = Instant::now();
+        let mut looked_at = changed_at;
         let mut last: Option<Content> = None;
         while poll.next(None).await {
             let probe = tab.call_probe::<Content>(
@@ -994,6 +1000,7 @@ fn wait_for_stable(p: &mut Params) -> Prepared<TaskCx> {
                 }
             }
             let now = Instant::now();
+            looked_at = now;
             if last.as_ref().map(|l| &l.fingerprint) != Some(&c.fingerprint) {
                 changes += 1;
                 changed_at = now;
@@ -1010,12 +1017,16 @@ fn wait_for_stable(p: &mut Params) -> Prepared<TaskCx> {
                 break;
             }
         }
-        let since = changed_at.elapsed().as_millis() as u64;
+        // What the looks prove: the content had not changed for `since` when it was last read.
+        // The time after the last look (a slow or cut look on a loaded machine) proves nothing,
+        // so it is its own field and never counts as quiet.
+        let since = looked_at.duration_since(changed_at).as_millis() as u64;
         let mut data = content_json(last.as_ref(), selector.as_deref(), quiet, changes);
         data["stable"] = json!(false);
         data["msSinceLastChange"] = json!(since);
+        data["msSinceLastLook"] = json!(looked_at.elapsed().as_millis() as u64);
         let seen = format!(
-            "{} seen, the last {since} ms ago",
+            "{} seen, the last {since} ms before the last look",
             plural(u64::from(changes), "change")
         );
         Err(poll.timed_out(&seen, data))
