@@ -291,7 +291,7 @@ function Task:wait_for_idle(params) end
 
 ---Wait until the content stops changing for quietMs; answer the settled text
 ---
----Every 150 ms a fingerprint of the container (`selector`, else body): its innerText, every form value and checked state and every table row text. Stable once it did not change for `quietMs` (800); answers `text` (collapsed, at most 2000 chars), `changes` (the first read counts as 1), `length`, `fingerprint`. A container that is not there fails at once (ELEMENT_NOT_FOUND, 'cannot read content fingerprint'). A timeout is ACTION_TIMEOUT with `stable:false`, `changes`, `msSinceLastChange`, `length`, `fingerprint` and the latest `text`.
+---Every 150 ms a fingerprint of the container (`selector`, else body): its innerText, every form value and checked state and every table row text. Stable once it did not change for `quietMs` (800); answers `text` (collapsed, at most 2000 chars), `changes` (the first read counts as 1), `length`, `fingerprint`. A container that is not there fails at once (ELEMENT_NOT_FOUND, 'cannot read content fingerprint'). A timeout is ACTION_TIMEOUT with `stable:false`, `changes`, `msSinceLastChange` (as of the last look), `msSinceLastLook`, `length`, `fingerprint` and the latest `text`.
 ---@param params? moonpilot.wait_for_stable.params
 ---@return moonpilot.Result
 function Task:wait_for_stable(params) end
