@@ -401,3 +401,54 @@ fn files_are_never_overwritten_and_paths_are_resolved() {
     "##,
     );
 }
+
+/// Issue 22: a state read whose page drew nothing new since the last capture reuses that
+/// capture as its screenshot (no second capture for the next command to wait for); a change the
+/// page made by itself, a scroll or a running animation gets a new one.
+#[test]
+fn a_state_read_reuses_the_last_capture_only_while_the_page_is_unchanged() {
+    lua_files(
+        r##"
+        local function reused()
+          for _, t in ipairs(browser.call("list_tasks").data.tasks) do
+            if t.id == tostring(page.id) then return t.screenshotsReused end
+          end
+        end
+        local function read()
+          local r = page:get_browser_state{}; assert(r.ok, tostring(r))
+          r:wait_files()
+          return r.data
+        end
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        read()
+        local c = page:click_element_by_selector{ selector = "#btn" }
+        assert(c.ok, tostring(c)); c:wait_files()
+        eq(reused(), 0)
+        -- Nothing changed since the click's capture: the read's screenshot is that capture.
+        local r = read()
+        eq(reused(), 1, "the read after the click reused its capture")
+        eq(bytes(r.screenshot_path), bytes(c.data.screenshot_path))
+        assert(r.screenshot_path ~= c.data.screenshot_path, "a file of its own")
+        has(bytes(r.state_file), "clicked 1")
+        read(); eq(reused(), 2, "and so does a read after a read")
+        -- The page changes by itself after the last capture: a new one, showing the change.
+        local before = bytes(r.screenshot_path)
+        page:execute_js{ body = "setTimeout(() => { document.getElementById('msg').textContent = 'changed by a timer, with a long text'; }, 200)" }:unwrap()
+        browser.sleep(500)
+        local changed = read()
+        eq(reused(), 2, "a mutation since the last capture")
+        assert(bytes(changed.screenshot_path) ~= before, "the new screenshot shows the change")
+        read(); eq(reused(), 3)
+        -- A scroll by the page, without a mutation.
+        page:execute_js{ body = "document.body.style.height = '5000px'" }:unwrap()
+        read(); eq(reused(), 4)
+        page:execute_js{ body = "setTimeout(() => window.scrollTo(0, 300), 200)" }:unwrap()
+        browser.sleep(500)
+        read(); eq(reused(), 4, "scrolled since the last capture")
+        -- A running animation draws without a mutation: never reused.
+        page:navigate{ url = A .. "/moving.html" }:unwrap()
+        read(); read(); read()
+        eq(reused(), 4, "an animation is running")
+    "##,
+    );
+}

@@ -76,8 +76,9 @@ pub struct Tab {
     inflight: Arc<Inflight>,
     /// One screenshot at a time: the overlay's hide, the capture and the show of one shot are
     /// never interleaved with another's (a second shot's show could reveal the overlay in the
-    /// first one's pixels).
-    shots: Arc<tokio::sync::Mutex<()>>,
+    /// first one's pixels). It holds the last viewport shot and what the page drew it from,
+    /// which a state read may reuse ([`Tab::state_screenshot`]).
+    shots: Arc<tokio::sync::Mutex<Option<screenshot::LastShot>>>,
 }
 
 fn navigating() -> CommandError {

@@ -265,6 +265,9 @@ struct TaskState {
     /// compares with).
     state_text: Option<Arc<String>>,
     capture_seq: u64,
+    /// State reads whose screenshot was the tab's last capture, reused (nothing it showed had
+    /// changed).
+    shots_reused: u64,
     /// The capture circuit breaker (PROTOCOL.md §8), shared by auto-capture and screenshots.
     breaker: super::breaker::Breaker,
     /// Per file name prefix (`shot-`, `page-`, `img-`), the last number handed out.
@@ -437,6 +440,16 @@ impl Task {
     /// The last capture sequence number handed out.
     pub fn capture_seq(&self) -> u64 {
         self.state(|s| s.capture_seq)
+    }
+
+    /// How many state reads reused the tab's last capture as their screenshot.
+    pub fn shots_reused(&self) -> u64 {
+        self.state(|s| s.shots_reused)
+    }
+
+    /// Counts a state read's screenshot that reused the last capture.
+    pub fn count_shot_reused(&self) {
+        self.state(|s| s.shots_reused += 1);
     }
 
     /// Runs `f` on the task's capture circuit breaker (locked only for `f`).

@@ -28,8 +28,10 @@ pub const SPECS: &[CommandSpec] = &[
         .engine("list_tasks", list_tasks)
         .summary("List the live tasks with their tabs, URL and title")
         .doc(
-            "Every live task with its tab count, capture sequence, current URL and title, plus \
-              the shared browser (or null) and a `launching` block while it starts.",
+            "Every live task with its tab count, capture sequence, how many state reads reused \
+              the last capture as their screenshot (`screenshotsReused`: nothing they showed had \
+              changed), current URL and title, plus the shared browser (or null) and a \
+              `launching` block while it starts.",
         )
         .example(
             "for _, t in ipairs(browser.call(\"list_tasks\").data.tasks) do print(t.id, t.url) end",
@@ -264,6 +266,7 @@ fn list_tasks(_p: &mut Params) -> Prepared<Cx> {
                 "id": task.id.to_string(),
                 "tabCount": tabs.len(),
                 "captureSeq": task.capture_seq(),
+                "screenshotsReused": task.shots_reused(),
                 "inflight": task.lane.try_lock().is_err(),
             });
             // A task busy with a command (or behind a dialog) is not read: list_tasks must answer.

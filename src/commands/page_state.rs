@@ -1028,6 +1028,7 @@ fn get_browser_state(p: &mut Params) -> Prepared<TaskCx> {
         .into_owned();
         let shot_tab = tab.clone();
         let keeper = cx.engine.keeper.clone();
+        let owner = task.clone();
         task.defer_evidence(seq, async move {
             tokio::fs::create_dir_all(&dir)
                 .await
@@ -1038,7 +1039,10 @@ fn get_browser_state(p: &mut Params) -> Prepared<TaskCx> {
                 .save(&txt_path, state_text.as_bytes())
                 .await
                 .map_err(|e| format!("state file: {e}"))?;
-            let png = shot_tab.screenshot().await.map_err(|e| e.msg)?;
+            let (png, reused) = shot_tab.state_screenshot().await.map_err(|e| e.msg)?;
+            if reused {
+                owner.count_shot_reused();
+            }
             keeper
                 .save(&png_path, &png)
                 .await

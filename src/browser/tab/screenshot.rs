@@ -24,7 +24,31 @@ const SCREENSHOT_BOUND: Duration = Duration::from_secs(3);
 /// holds the tab's turn to shoot until it is shown, so the next shot's hide comes after it.
 struct OverlayGuard {
     tab: Option<(Arc<Tab>, FrameRef)>,
-    turn: Option<tokio::sync::OwnedMutexGuard<()>>,
+    turn: Option<tokio::sync::OwnedMutexGuard<Option<LastShot>>>,
+}
+
+/// The last viewport shot of a tab and the page's stamp when it was taken (`overlay_toggle.js`:
+/// what the pixels depend on, as far as the page can tell).
+pub struct LastShot {
+    stamp: String,
+    png: Vec<u8>,
+}
+
+/// What a viewport shot does with the tab's last one.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Last {
+    /// Nothing (a box or a full page).
+    Ignore,
+    /// Takes a new shot and keeps it.
+    Replace,
+    /// Answers the last shot when the page's stamp has not changed since; else as `Replace`.
+    Reuse,
+}
+
+/// The answer of `overlay_toggle.js`.
+#[derive(serde::Deserialize)]
+struct Toggled {
+    stamp: Option<String>,
 }
 
 impl Drop for OverlayGuard {
@@ -79,6 +103,27 @@ impl Tab {
             .map(|s| s.png)
     }
 
+    /// The screenshot of a state read ([`Tab::screenshot`]): the tab's last viewport shot when
+    /// the page says nothing it draws has changed since (same document, mutation count, scroll,
+    /// viewport, focus, selection and input, no animation running, nothing that draws by
+    /// itself); a new one otherwise. A state read right after a click's capture then costs no
+    /// second capture, and the next command does not wait for one (issue 22). Answers the PNG
+    /// and whether it was reused.
+    pub async fn state_screenshot(self: &Arc<Self>) -> Result<(Vec<u8>, bool), CommandError> {
+        let deadline = tokio::time::Instant::now() + SCREENSHOT_BOUND;
+        let params = json!({"format": "png", "optimizeForSpeed": true});
+        let work = self.capture_png(params, deadline, Last::Reuse);
+        tokio::time::timeout_at(deadline, work)
+            .await
+            .unwrap_or_else(|_| {
+                Err(CommandError::failed(format!(
+                    "the screenshot took longer than its budget of {} ms",
+                    SCREENSHOT_BOUND.as_millis()
+                ))
+                .with_details(json!({"captureTimeout": true})))
+            })
+    }
+
     /// A screenshot of `area` within `within`, the highlight overlay hidden while it is taken
     /// and restored afterwards, also when the caller stops waiting (the restore then runs on
     /// its own). A shot that takes longer fails with `captureTimeout` in its details.
@@ -96,8 +141,12 @@ impl Tab {
             .with_details(json!({"captureTimeout": true}))
         };
         let work = async {
-            let (params, page_height) = match area {
-                ShotArea::Viewport => (json!({"format": "png", "optimizeForSpeed": true}), None),
+            let (params, page_height, last) = match area {
+                ShotArea::Viewport => (
+                    json!({"format": "png", "optimizeForSpeed": true}),
+                    None,
+                    Last::Replace,
+                ),
                 ShotArea::FullPage => {
                     let metrics = self.call("Page.getLayoutMetrics", json!({})).await?;
                     let size = |k: &str| metrics["cssContentSize"][k].as_f64().unwrap_or(0.0);
@@ -105,7 +154,7 @@ impl Tab {
                     let shown = height.min(MAX_FULL_PAGE_HEIGHT);
                     let params = json!({"format": "png", "captureBeyondViewport": true,
                         "clip": {"x": 0, "y": 0, "width": width, "height": shown, "scale": 1}});
-                    (params, Some(height))
+                    (params, Some(height), Last::Ignore)
                 }
                 ShotArea::Box(rect) => {
                     // `Page.captureScreenshot` clips in document coordinates: add the visual
@@ -116,10 +165,10 @@ impl Tab {
                         "x": rect[0] + scroll("pageX"), "y": rect[1] + scroll("pageY"),
                         "width": rect[2], "height": rect[3], "scale": 1,
                     }});
-                    (params, None)
+                    (params, None, Last::Ignore)
                 }
             };
-            let png = self.capture_png(params, deadline).await?;
+            let (png, _) = self.capture_png(params, deadline, last).await?;
             Ok(Shot {
                 png,
                 page_height,
@@ -143,13 +192,16 @@ impl Tab {
     }
 
     /// `Page.captureScreenshot` with `params` by `deadline`, the highlight overlay hidden while
-    /// it is taken (restored by a guard, also when this future is dropped).
+    /// it is taken (restored by a guard, also when this future is dropped); `last` says what
+    /// it does with the tab's last viewport shot. Answers the PNG and whether it is that last
+    /// shot, reused.
     async fn capture_png(
         self: &Arc<Self>,
         params: Value,
         deadline: tokio::time::Instant,
-    ) -> Result<Vec<u8>, CommandError> {
-        let turn = tokio::time::timeout_at(deadline, self.shots.clone().lock_owned())
+        last: Last,
+    ) -> Result<(Vec<u8>, bool), CommandError> {
+        let mut turn = tokio::time::timeout_at(deadline, self.shots.clone().lock_owned())
             .await
             .map_err(|_| {
                 CommandError::failed(
@@ -158,17 +210,40 @@ impl Tab {
                 .with_details(json!({"captureTimeout": true}))
             })?;
         let main = self.main_frame().await?;
+        let kept = if last == Last::Ignore {
+            None
+        } else {
+            turn.take()
+        };
         // Armed before the overlay is hidden: dropped while the hide is in flight, it shows it.
         // The hide also marks the document, so that an overlay a state read draws meanwhile
         // starts hidden: the show is owed whenever the hide ran.
-        let guard = OverlayGuard {
+        let mut guard = OverlayGuard {
             tab: Some((self.clone(), main.clone())),
-            turn: Some(turn),
+            turn: None,
         };
         // Whatever the hide answered (a lost answer may still have marked the document).
-        let _ = self
-            .call_probe::<Value>(&main, js::OVERLAY_TOGGLE_JS, json!({"show": false}))
-            .await;
+        let stamp = self
+            .call_probe::<Toggled>(
+                &main,
+                js::OVERLAY_TOGGLE_JS,
+                json!({"show": false, "stamp": last != Last::Ignore}),
+            )
+            .await
+            .ok()
+            .and_then(|t| t.stamp);
+        if last == Last::Reuse {
+            if let (Some(stamp), Some(shot)) = (&stamp, kept.as_ref()) {
+                if shot.stamp == *stamp {
+                    let png = shot.png.clone();
+                    *turn = kept;
+                    guard.turn = Some(turn);
+                    return Ok((png, true));
+                }
+            }
+        }
+        // From here the last shot is replaced, or forgotten when this one has no stamp.
+        guard.turn = Some(turn);
         // A page that is being replaced produces no frame, and Chromium then holds the
         // capture until chromiumoxide's request timeout: bound it by the caller's deadline.
         let capture = self.call("Page.captureScreenshot", params);
@@ -179,14 +254,22 @@ impl Tab {
             )
             .with_details(json!({"captureTimeout": true}))),
         };
-        // The show runs in the background, the tab's turn with it.
-        drop(guard);
         let data = shot?
             .get("data")
             .and_then(Value::as_str)
             .map(str::to_string)
             .ok_or_else(|| CommandError::failed("`Page.captureScreenshot` returned no data"))?;
-        decode_base64(&data).ok_or_else(|| CommandError::failed("screenshot data is not base64"))
+        let png = decode_base64(&data)
+            .ok_or_else(|| CommandError::failed("screenshot data is not base64"))?;
+        if let (Some(stamp), Some(turn)) = (stamp.filter(|_| last != Last::Ignore), &mut guard.turn)
+        {
+            **turn = Some(LastShot {
+                stamp,
+                png: png.clone(),
+            });
+        }
+        // The show runs in the background when the guard drops, the tab's turn with it.
+        Ok((png, false))
     }
 
     /// A PNG of the box `[x, y, width, height]` (CSS pixels of the main viewport), the
