@@ -220,7 +220,7 @@ impl Tab {
         // starts hidden: the show is owed whenever the hide ran.
         let mut guard = OverlayGuard {
             tab: Some((self.clone(), main.clone())),
-            turn: None,
+            turn: Some(turn),
         };
         // Whatever the hide answered (a lost answer may still have marked the document).
         let stamp = self
@@ -236,14 +236,14 @@ impl Tab {
             if let (Some(stamp), Some(shot)) = (&stamp, kept.as_ref()) {
                 if shot.stamp == *stamp {
                     let png = shot.png.clone();
-                    *turn = kept;
-                    guard.turn = Some(turn);
+                    if let Some(turn) = guard.turn.as_mut() {
+                        **turn = kept;
+                    }
                     return Ok((png, true));
                 }
             }
         }
         // From here the last shot is replaced, or forgotten when this one has no stamp.
-        guard.turn = Some(turn);
         // A page that is being replaced produces no frame, and Chromium then holds the
         // capture until chromiumoxide's request timeout: bound it by the caller's deadline.
         let capture = self.call("Page.captureScreenshot", params);
