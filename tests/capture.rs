@@ -445,6 +445,15 @@ fn a_state_read_reuses_the_last_capture_only_while_the_page_is_unchanged() {
         page:execute_js{ body = "setTimeout(() => window.scrollTo(0, 300), 200)" }:unwrap()
         browser.sleep(500)
         read(); eq(reused(), 4, "scrolled since the last capture")
+        -- A change inside a shadow tree is no mutation of the document: never reused there.
+        page:execute_js{ body = "const h = document.createElement('div'); h.style.cssText = 'position: fixed; top: 0; left: 0; background: #fff'; h.attachShadow({ mode: 'open' }).innerHTML = '<p id=inner>shadow one</p>'; document.body.prepend(h); window.host = h" }:unwrap()
+        local unchanged = read()
+        local n = reused()
+        page:execute_js{ body = "setTimeout(() => { host.shadowRoot.getElementById('inner').textContent = 'shadow two, changed'; }, 200)" }:unwrap()
+        browser.sleep(500)
+        local shadow = read()
+        eq(reused(), n, "a change inside a shadow tree")
+        assert(bytes(shadow.screenshot_path) ~= bytes(unchanged.screenshot_path), "it shows the change")
         -- A running animation draws without a mutation: never reused.
         page:navigate{ url = A .. "/moving.html" }:unwrap()
         read(); read(); read()

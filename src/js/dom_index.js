@@ -731,6 +731,7 @@
         return enterElement(el, tag, it.depth, it.hl, it.root, it.idxAbove, false, it.shadowBit, false, it);
       }
       const sr = el.shadowRoot;
+      if (sr) window.__moonpilotShadowDoc = document;
       if ((el.firstElementChild === null && sr === null) || tag === 'iframe' || tag === 'frame') return null;
       const mark = out.length;
       out.push(null);
@@ -776,6 +777,9 @@
       // A closed details shows its summary only.
       if (tag !== 'summary' && it && closedDetails(it.p)) return null;
       const sr = el.shadowRoot;
+      // The document's mutation watch does not see into shadow trees: a screenshot of this
+      // document is never reused (overlay_toggle.js).
+      if (sr) window.__moonpilotShadowDoc = document;
       let style = null;
       let rect = null;
       let inViewport = allViewport;

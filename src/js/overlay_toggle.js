@@ -6,8 +6,8 @@
   // can tell: the snapshot watch's document and mutation count, scroll, viewport, focus,
   // selection and the user input seen. Two equal stamps mean the page drew the same thing, so a
   // state read may reuse the capture before it (issue 22). It is null whenever that cannot be
-  // told: no snapshot watch yet, an animation running, content that draws by itself (frames,
-  // video, canvas, plugins), images or fonts still loading.
+  // told: no snapshot watch yet, a shadow tree seen, an animation running, content that draws
+  // by itself (frames, video, canvas, plugins), images or fonts still loading.
   try {
     // Remembered in this (utility) world for the document: an overlay drawn while a screenshot
     // is being taken starts hidden (dom_index.js), and the show after the shot reveals it.
@@ -34,6 +34,8 @@
       return null;
     }
     if (!w || w.doc !== document) return null;
+    // The watch does not see into shadow trees; a state read's walk marks a document with one.
+    if (window.__moonpilotShadowDoc === document) return null;
     if (document.querySelector('iframe, frame, video, canvas, embed, object')) return null;
     if (document.getAnimations().some((a) => a.playState === 'running')) return null;
     if (document.fonts && document.fonts.status !== 'loaded') return null;

@@ -110,18 +110,9 @@ impl Tab {
     /// second capture, and the next command does not wait for one (issue 22). Answers the PNG
     /// and whether it was reused.
     pub async fn state_screenshot(self: &Arc<Self>) -> Result<(Vec<u8>, bool), CommandError> {
-        let deadline = tokio::time::Instant::now() + SCREENSHOT_BOUND;
-        let params = json!({"format": "png", "optimizeForSpeed": true});
-        let work = self.capture_png(params, deadline, Last::Reuse);
-        tokio::time::timeout_at(deadline, work)
+        self.shoot_with(ShotArea::Viewport, SCREENSHOT_BOUND, Last::Reuse)
             .await
-            .unwrap_or_else(|_| {
-                Err(CommandError::failed(format!(
-                    "the screenshot took longer than its budget of {} ms",
-                    SCREENSHOT_BOUND.as_millis()
-                ))
-                .with_details(json!({"captureTimeout": true})))
-            })
+            .map(|(shot, reused)| (shot.png, reused))
     }
 
     /// A screenshot of `area` within `within`, the highlight overlay hidden while it is taken
@@ -132,6 +123,19 @@ impl Tab {
         area: ShotArea,
         within: Duration,
     ) -> Result<Shot, CommandError> {
+        self.shoot_with(area, within, Last::Replace)
+            .await
+            .map(|(shot, _)| shot)
+    }
+
+    /// [`Tab::shoot`], a viewport shot doing `viewport` with the tab's last one (a box or a full
+    /// page ignores it); answers whether the shot is that last one, reused.
+    async fn shoot_with(
+        self: &Arc<Self>,
+        area: ShotArea,
+        within: Duration,
+        viewport: Last,
+    ) -> Result<(Shot, bool), CommandError> {
         let deadline = tokio::time::Instant::now() + within;
         let timed_out = || {
             CommandError::failed(format!(
@@ -145,7 +149,7 @@ impl Tab {
                 ShotArea::Viewport => (
                     json!({"format": "png", "optimizeForSpeed": true}),
                     None,
-                    Last::Replace,
+                    viewport,
                 ),
                 ShotArea::FullPage => {
                     let metrics = self.call("Page.getLayoutMetrics", json!({})).await?;
@@ -168,12 +172,13 @@ impl Tab {
                     (params, None, Last::Ignore)
                 }
             };
-            let (png, _) = self.capture_png(params, deadline, last).await?;
-            Ok(Shot {
+            let (png, reused) = self.capture_png(params, deadline, last).await?;
+            let shot = Shot {
                 png,
                 page_height,
                 clamped: page_height.is_some_and(|h| h > MAX_FULL_PAGE_HEIGHT),
-            })
+            };
+            Ok((shot, reused))
         };
         tokio::time::timeout_at(deadline, work)
             .await
