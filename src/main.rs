@@ -133,6 +133,9 @@ enum Command {
         /// The port (0 = any free one).
         #[arg(long, default_value_t = moonpilot::server::DEFAULT_PORT)]
         port: u16,
+        /// The tools of MCP at /mcp, as `moonpilot mcp --tools`.
+        #[arg(long, value_name = "LIST", default_value = "default")]
+        mcp_tools: String,
         #[command(flatten)]
         http: HttpOpts,
         #[command(flatten)]
@@ -146,6 +149,21 @@ enum Command {
         /// A `key=value` pair for `browser.args` (repeatable).
         #[arg(long = "arg", value_name = "K=V")]
         args: Vec<String>,
+        #[command(flatten)]
+        browser: BrowserOpts,
+    },
+    /// Speak MCP (the Model Context Protocol) over stdin/stdout: one tool per command, plus
+    /// `run_lua`; the session's task opens on the first tool call that needs a page.
+    Mcp {
+        /// Which commands are tools: `default` (the set an agent needs most), `all`, group names
+        /// (navigation, capture, ...) or command names, comma-separated; `engine` adds the
+        /// engine-wide commands (start, shutdown, task lists, cleanup).
+        #[arg(long, value_name = "LIST", default_value = "default")]
+        tools: String,
+        /// Do not read the page again after a command that may change it (by default the
+        /// result carries the page's observation, so the next step needs no separate read).
+        #[arg(long)]
+        no_observe: bool,
         #[command(flatten)]
         browser: BrowserOpts,
     },
@@ -195,11 +213,24 @@ fn main() -> ExitCode {
         },
         Command::Serve {
             port,
+            mcp_tools,
             http,
             browser,
-        } => match engine_config(browser) {
-            Ok(config) => moonpilot::server::run(config, http.serve_options(port)),
-            Err(code) => code,
+        } => match (engine_config(browser), mcp_options(&mcp_tools, true)) {
+            (Ok(config), Ok(mcp)) => {
+                let mut opts = http.serve_options(port);
+                opts.mcp = Some(mcp);
+                moonpilot::server::run(config, opts)
+            }
+            (Err(code), _) | (_, Err(code)) => code,
+        },
+        Command::Mcp {
+            tools,
+            no_observe,
+            browser,
+        } => match (engine_config(browser), mcp_options(&tools, !no_observe)) {
+            (Ok(config), Ok(mcp)) => moonpilot::mcp::host::run_stdio(config, mcp),
+            (Err(code), _) | (_, Err(code)) => code,
         },
         Command::Run {
             file,
@@ -211,6 +242,20 @@ fn main() -> ExitCode {
             args,
             browser,
         } => watch(file, args, browser),
+    }
+}
+
+/// The MCP options from `--tools`; a word that names nothing is a usage error.
+fn mcp_options(tools: &str, observe: bool) -> Result<moonpilot::mcp::McpOptions, ExitCode> {
+    match moonpilot::mcp::tools::Selection::parse(tools) {
+        Ok(tools) => Ok(moonpilot::mcp::McpOptions {
+            tools,
+            observe_after_actions: observe,
+        }),
+        Err(e) => {
+            eprintln!("moonpilot: {e}");
+            Err(ExitCode::from(2))
+        }
     }
 }
 

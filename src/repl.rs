@@ -577,7 +577,7 @@ pub fn run(
                 }
             };
             if let Ok(addr) = listener.local_addr() {
-                eprintln!("{}", crate::server::banner(addr, opts.token.is_some()));
+                eprintln!("{}", crate::server::banner(addr, &opts));
             }
             let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
             let stopped = async move {

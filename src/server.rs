@@ -71,6 +71,8 @@ pub struct ServeOptions {
     pub upload_overwrite: bool,
     /// Stop serving after a successful `shutdown` command (the seed keeps serving).
     pub exit_on_shutdown: bool,
+    /// MCP Streamable HTTP at `/mcp` with these options (none: no `/mcp`).
+    pub mcp: Option<crate::mcp::McpOptions>,
 }
 
 impl Default for ServeOptions {
@@ -83,6 +85,7 @@ impl Default for ServeOptions {
             upload_max_bytes: MAX_UPLOAD,
             upload_overwrite: true,
             exit_on_shutdown: false,
+            mcp: None,
         }
     }
 }
@@ -113,10 +116,19 @@ pub async fn bind(opts: &ServeOptions) -> std::io::Result<tokio::net::TcpListene
 }
 
 /// The line printed when the server is up.
-pub fn banner(addr: SocketAddr, token: bool) -> String {
+pub fn banner(addr: SocketAddr, opts: &ServeOptions) -> String {
+    let mcp = if opts.mcp.is_some() {
+        format!(" and MCP at http://{addr}/mcp")
+    } else {
+        String::new()
+    };
     format!(
-        "moonpilot: serving the seed protocol on http://{addr} (POST /playwright/command){}",
-        if token { ", token required" } else { "" }
+        "moonpilot: serving the seed protocol on http://{addr} (POST /playwright/command){mcp}{}",
+        if opts.token.is_some() {
+            ", token required"
+        } else {
+            ""
+        }
     )
 }
 
@@ -129,15 +141,9 @@ pub fn run(config: crate::EngineConfig, opts: ServeOptions) -> std::process::Exi
         eprintln!("moonpilot: {e}");
         return ExitCode::from(2);
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::signal::multi_thread_runtime() {
         Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("moonpilot: cannot start the runtime: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     runtime.block_on(async move {
         let listener = match bind(&opts).await {
@@ -152,13 +158,13 @@ pub fn run(config: crate::EngineConfig, opts: ServeOptions) -> std::process::Exi
         };
         let engine = crate::Engine::new(config);
         if let Ok(addr) = listener.local_addr() {
-            println!("{}", banner(addr, opts.token.is_some()));
+            println!("{}", banner(addr, &opts));
         }
         let res = serve(
             Executor::new(engine.clone(), crate::lua::recipe_host()),
             listener,
             opts,
-            stop_signal(),
+            crate::signal::stop_signal(),
         )
         .await;
         engine.shutdown().await;
@@ -171,22 +177,6 @@ pub fn run(config: crate::EngineConfig, opts: ServeOptions) -> std::process::Exi
             }
         }
     })
-}
-
-/// Resolves on Ctrl-C or SIGTERM.
-pub async fn stop_signal() {
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term => {}
-    }
 }
 
 struct Shared {
@@ -224,7 +214,9 @@ pub async fn serve(
             let _ = stopping_tx.send(true);
         }
     };
-    let app = router(shared);
+    let mcp_stop = tokio_util::sync::CancellationToken::new();
+    let _stop_mcp = mcp_stop.clone().drop_guard();
+    let app = router(shared, mcp_stop);
     let server = axum::serve(listener, app).with_graceful_shutdown(signal);
     let grace = async move {
         let _ = stopping.wait_for(|s| *s).await;
@@ -236,9 +228,15 @@ pub async fn serve(
     }
 }
 
-fn router(shared: Arc<Shared>) -> Router {
-    Router::new()
-        .route("/playwright/command", any(command))
+fn router(shared: Arc<Shared>, mcp_stop: tokio_util::sync::CancellationToken) -> Router {
+    let mut app = Router::new();
+    if let Some(mcp) = shared.opts.mcp.clone() {
+        let any_host = !shared.opts.bind.is_loopback();
+        let service =
+            crate::mcp::host::http_service(shared.executor.clone(), mcp, any_host, mcp_stop);
+        app = app.nest_service("/mcp", service);
+    }
+    app.route("/playwright/command", any(command))
         .route("/playwright/upload", any(upload))
         .route("/playwright/health", any(health))
         .route("/playwright/methods", any(methods))

@@ -23,6 +23,7 @@ mod interact_index;
 mod lifecycle;
 mod locate;
 mod lua_api;
+mod mcp;
 mod modals;
 mod mouse;
 mod navigation;

@@ -28,6 +28,18 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The JSON Schema spelling (`string`, `integer`, `number`, `boolean`, `object`, `array`).
+    pub fn schema_type(self) -> &'static str {
+        match self {
+            Kind::String => "string",
+            Kind::Int => "integer",
+            Kind::Number => "number",
+            Kind::Bool => "boolean",
+            Kind::Object => "object",
+            Kind::Array => "array",
+        }
+    }
+
     /// The catalogue's spelling (`string`, `int`, `number`, `bool`, `object`, `array`).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -156,15 +168,7 @@ impl ParamSpec {
             Kind::Array => (coerce::array(value).is_some(), None),
         };
         if !fits {
-            let expected = match self.kind {
-                Kind::String => "string",
-                Kind::Int => "integer",
-                Kind::Number => "number",
-                Kind::Bool => "boolean",
-                Kind::Object => "object",
-                Kind::Array => "array",
-            };
-            return Err(wrong_type(name, expected, value));
+            return Err(wrong_type(name, self.kind.schema_type(), value));
         }
         if let (Some((min, max)), Some(n)) = (self.range, number) {
             if n < min || n > max {

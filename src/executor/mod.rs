@@ -169,6 +169,13 @@ impl Executor {
         &self.engine
     }
 
+    /// Starts `script` in the recipe host (its commands come back on `script.commands`, for
+    /// the caller to run; its end on `script.done`): how a host outside the executor (MCP's
+    /// `run_lua`) runs a Lua plan in the sandbox and limits of a Lua recipe.
+    pub fn start_script(&self, script: Script) -> Result<(), String> {
+        self.recipes.start(self.clone(), script)
+    }
+
     /// Runs `method` with `params` for `task_id` and answers with a receipt. Never panics,
     /// never waits longer than the command's bound plus the lane wait, plus — when the page did
     /// not answer — the revival of its tab (`Task::revive`, 20 s at most).

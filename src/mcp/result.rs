@@ -1,0 +1,328 @@
+//! A receipt as an MCP tool result: the text the model reads, the receipt's JSON as
+//! `structuredContent`, images as image content, `isError` for a failed command.
+//!
+//! The text is short on purpose (the model reads it on every step): the observation for
+//! `get_browser_state`; one line for an action (what happened, what changed); the data for a
+//! read. The full receipt is always in `structuredContent`, without the base64 an image
+//! content block already carries.
+
+use serde_json::{json, Map, Value};
+
+use crate::protocol::Receipt;
+
+/// The longest text of one result, in characters; the rest is cut with a note (the full
+/// receipt stays in `structuredContent`).
+const MAX_TEXT: usize = 40_000;
+
+/// Fields of an action's receipt that say what happened, in the order the line gives them.
+const ACTION_FIELDS: &[&str] = &[
+    "count",
+    "succeeded",
+    "failed",
+    "expectFailed",
+    "stopReason",
+    "mode",
+    "changed",
+    "fallbackFrom",
+    "fallbackReason",
+    "typed",
+    "value",
+    "selected",
+    "key",
+    "status",
+    "navigated",
+    "title",
+    "dialog",
+    "coveredBy",
+    "note",
+    "warning",
+    "hint",
+];
+
+/// Data fields that hold base64 (moved to image content or left out of the text).
+const BASE64_FIELDS: &[&str] = &["base64", "imageBase64", "contentBase64"];
+
+/// An image the result carries: base64 data and its MIME type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Image {
+    /// The bytes, base64.
+    pub data: String,
+    /// `image/png`, `image/jpeg`, …
+    pub mime: String,
+}
+
+/// The MIME type of an image file by its name.
+pub fn image_mime(path: &str) -> Option<&'static str> {
+    let lower = path.to_ascii_lowercase();
+    if lower.ends_with(".png") {
+        Some("image/png")
+    } else if lower.ends_with(".jpg") || lower.ends_with(".jpeg") {
+        Some("image/jpeg")
+    } else if lower.ends_with(".webp") {
+        Some("image/webp")
+    } else if lower.ends_with(".gif") {
+        Some("image/gif")
+    } else {
+        None
+    }
+}
+
+/// Cuts `text` to [`MAX_TEXT`] characters, saying so.
+fn bounded(text: String) -> String {
+    if text.chars().count() <= MAX_TEXT {
+        return text;
+    }
+    let mut cut: String = text.chars().take(MAX_TEXT).collect();
+    cut.push_str("\n[… cut: the full receipt is in structuredContent]");
+    cut
+}
+
+/// A scalar as the line shows it.
+fn scalar(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => {
+            let short: String = s.chars().take(120).collect();
+            Some(if short.len() < s.len() {
+                format!("{short:?}…")
+            } else {
+                format!("{short:?}")
+            })
+        }
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// The observation a state read gives: page, tabs, scroll hints and the indexed text.
+fn observation(data: &Value) -> String {
+    let s = |k: &str| data.get(k).and_then(Value::as_str).unwrap_or("");
+    let mut out = format!("URL: {}\nTitle: {}\n", s("url"), s("title"));
+    let tabs = s("browser_state");
+    if !tabs.is_empty() {
+        out.push_str(tabs.trim_end());
+        out.push('\n');
+    }
+    // The text itself says what lies above and below the viewport.
+    out.push_str(s("text").trim_end());
+    out.push('\n');
+    for k in ["frameHint", "mediaHint", "elementsHint"] {
+        if !s(k).is_empty() {
+            out.push_str(&format!("{}\n", s(k)));
+        }
+    }
+    out
+}
+
+/// One line for an action: what happened and what changed.
+fn action_line(receipt: &Receipt) -> String {
+    let data = &receipt.data;
+    let mut line = format!("{} ok", receipt.method);
+    let before = data.get("urlBefore").and_then(Value::as_str);
+    let after = data.get("urlAfter").and_then(Value::as_str);
+    if let (Some(b), Some(a)) = (before, after) {
+        if a != b {
+            line.push_str(&format!("; the URL changed to {a}"));
+        }
+    } else if let Some(url) = data.get("url").and_then(Value::as_str) {
+        line.push_str(&format!("; url={url}"));
+    }
+    let tabs = |k: &str| data.get(k).and_then(Value::as_i64);
+    if let (Some(b), Some(a)) = (tabs("tabCountBefore"), tabs("tabCountAfter")) {
+        if a > b {
+            line.push_str(&format!("; a new tab opened ({a} tabs)"));
+        } else if a < b {
+            line.push_str(&format!("; a tab closed ({a} tabs)"));
+        }
+    }
+    for k in ACTION_FIELDS {
+        if let Some(v) = data.get(*k).and_then(scalar) {
+            line.push_str(&format!("; {k}={v}"));
+        }
+    }
+    // A batch: one line per step that did not succeed.
+    if let Some(results) = data.get("results").and_then(Value::as_array) {
+        for r in results.iter().filter(|r| r.get("ok") != Some(&json!(true))) {
+            let err = r.get("error");
+            line.push_str(&format!(
+                "\n  step {} {}: {}: {}",
+                r.get("index").unwrap_or(&Value::Null),
+                r.get("command").and_then(Value::as_str).unwrap_or("?"),
+                err.and_then(|e| e.get("code"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("FAILED"),
+                err.and_then(|e| e.get("message"))
+                    .or_else(|| r.get("msg"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+            ));
+        }
+    }
+    line
+}
+
+/// The data of a read, without base64, as compact JSON.
+fn read_text(receipt: &Receipt) -> String {
+    let mut data = receipt.data.clone();
+    if let Some(obj) = data.as_object_mut() {
+        for k in BASE64_FIELDS {
+            if obj.remove(*k).is_some() {
+                obj.insert(format!("{k}Omitted"), json!(true));
+            }
+        }
+    }
+    let body = match &data {
+        Value::Object(o) if o.is_empty() => return format!("{} ok", receipt.method),
+        v => serde_json::to_string(v).unwrap_or_default(),
+    };
+    format!("{} ok: {body}", receipt.method)
+}
+
+/// The text of a failed command: code, message, whether a retry is safe, whether it started.
+pub fn failure_text(receipt: &Receipt) -> String {
+    let code = receipt.code.map(|c| c.as_str()).unwrap_or("FAILED");
+    let msg = receipt.msg.as_deref().unwrap_or("");
+    let retry = if receipt.retryable {
+        match receipt.retry_after_ms {
+            Some(ms) => format!("retryable after {ms} ms"),
+            None => "retryable".to_string(),
+        }
+    } else {
+        "not retryable".to_string()
+    };
+    let started = if receipt.started {
+        "it started (the page may have changed)"
+    } else {
+        "it did not start"
+    };
+    format!(
+        "{} failed: {code}: {msg} ({retry}; {started})",
+        receipt.method
+    )
+}
+
+/// The text the model reads for `receipt` of a command that `mutates` the page or not.
+pub fn text(receipt: &Receipt, mutates: bool) -> String {
+    if !receipt.ok {
+        return failure_text(receipt);
+    }
+    let text = if receipt.method == "get_browser_state" {
+        observation(&receipt.data)
+    } else if mutates {
+        action_line(receipt)
+    } else {
+        read_text(receipt)
+    };
+    bounded(text)
+}
+
+/// The receipt's JSON for `structuredContent`, without base64 an image block carries.
+pub fn structured(receipt: &Receipt) -> Value {
+    let mut json = receipt.to_json();
+    if let Some(data) = json.get_mut("data").and_then(Value::as_object_mut) {
+        for k in BASE64_FIELDS {
+            if data.remove(*k).is_some() {
+                data.insert(format!("{k}Omitted"), json!(true));
+            }
+        }
+    }
+    json
+}
+
+/// The inline image of a receipt's data (`base64` of screenshot with `inline`, `imageBase64`
+/// of a human-input request), with the MIME type its path or format names.
+pub fn inline_image(data: &Value) -> Option<Image> {
+    for k in ["base64", "imageBase64"] {
+        if let Some(b64) = data.get(k).and_then(Value::as_str) {
+            if b64.is_empty() {
+                continue;
+            }
+            let mime = ["path", "imagePath"]
+                .iter()
+                .find_map(|p| data.get(*p).and_then(Value::as_str).and_then(image_mime))
+                .unwrap_or("image/png");
+            return Some(Image {
+                data: b64.to_string(),
+                mime: mime.to_string(),
+            });
+        }
+    }
+    None
+}
+
+/// A `CallToolResult` as JSON: `text`, then the images, the receipt as `structuredContent`.
+pub fn call_tool_result(
+    text: String,
+    images: &[Image],
+    links: &[Value],
+    structured: Value,
+    is_error: bool,
+) -> Value {
+    let mut content = vec![json!({"type": "text", "text": text})];
+    for img in images {
+        content.push(json!({"type": "image", "data": img.data, "mimeType": img.mime}));
+    }
+    content.extend(links.iter().cloned());
+    let mut out = Map::new();
+    out.insert("content".into(), Value::Array(content));
+    out.insert("structuredContent".into(), structured);
+    out.insert("isError".into(), json!(is_error));
+    Value::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorCode;
+
+    #[test]
+    fn a_failure_says_code_retry_and_start() {
+        let r = Receipt::failure(
+            "click_element_by_index",
+            ErrorCode::ElementNotFound,
+            "no element 9".into(),
+            None,
+            false,
+            1.0,
+        );
+        let t = text(&r, true);
+        assert!(
+            t.starts_with("click_element_by_index failed: ELEMENT_NOT_FOUND: no element 9"),
+            "{t}"
+        );
+        assert!(
+            t.contains("not retryable") && t.contains("did not start"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn an_action_line_names_what_changed() {
+        let r = Receipt::success(
+            "click_element_by_index",
+            json!({"urlBefore": "http://a/1", "urlAfter": "http://a/2", "tabCountBefore": 1,
+                   "tabCountAfter": 2, "changed": true, "mode": "native"}),
+            3.0,
+        );
+        let t = text(&r, true);
+        assert!(t.contains("the URL changed to http://a/2"), "{t}");
+        assert!(t.contains("a new tab opened (2 tabs)"), "{t}");
+        assert!(
+            t.contains("mode=\"native\"") && t.contains("changed=true"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn base64_goes_to_the_image_not_the_text() {
+        let r = Receipt::success(
+            "screenshot",
+            json!({"path": "/x/1.png", "base64": "AAAA", "size": 4}),
+            3.0,
+        );
+        assert!(!text(&r, false).contains("AAAA"));
+        assert_eq!(structured(&r)["data"]["base64Omitted"], true);
+        let img = inline_image(&r.data).expect("an image");
+        assert_eq!(img.mime, "image/png");
+    }
+}

@@ -1,0 +1,355 @@
+//! The tool list: catalogue commands as MCP tools, generated from their [`CommandSpec`]s, plus
+//! `run_lua`.
+//!
+//! A tool's `inputSchema` comes from the command's [`ParamSpec`]s (type, required, default,
+//! range, the param's doc as its description); its annotations from the command's facts:
+//! `readOnlyHint` when it cannot change the page, `destructiveHint` when it can, `idempotentHint`
+//! when a resend is safe, `openWorldHint` when it reaches a page. The description is the summary
+//! and the long text.
+//!
+//! Which commands are tools is a [`Selection`]: by default the set an agent needs for most work
+//! (about the size of `@playwright/mcp`'s own list, which the model reads on every turn); `all`
+//! or named groups and commands widen it. Commands that act on the engine rather than on the
+//! session's task (`start`, `shutdown`, task lists, `cleanup`) are tools only with `engine`.
+
+use serde_json::{json, Map, Value};
+
+use crate::command::{CommandSpec, Group};
+use crate::command::{Kind, ParamSpec};
+
+/// The name of the tool that runs a whole Lua plan.
+pub const RUN_LUA: &str = "run_lua";
+
+/// The default tools: what an agent needs for most work, in the catalogue's words.
+pub const DEFAULT_TOOLS: &[&str] = &[
+    "navigate",
+    "go_back",
+    "get_browser_state",
+    "click_element_by_index",
+    "input_text",
+    "select_dropdown_option",
+    "hover_element_by_index",
+    "drag_element_by_index",
+    "press_key",
+    "scroll",
+    "upload_file",
+    "wait_for_text",
+    "screenshot",
+    "get_tabs",
+    "new_tab",
+    "switch_tab",
+    "close_tab",
+    "get_dialog",
+    "set_dialog_behavior",
+    "execute_js",
+    "get_console_logs",
+    "get_requests",
+    "request_human_input",
+    "commands",
+];
+
+/// Commands that act on the engine, not on one session's task.
+const ENGINE_COMMANDS: &[&str] = &[
+    "start",
+    "shutdown",
+    "list_tasks",
+    "cleanup",
+    "list_jobs",
+    "get_job",
+    "cancel_job",
+];
+
+/// Which catalogue commands are tools.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Selection {
+    all: bool,
+    names: Vec<String>,
+    engine: bool,
+}
+
+impl Selection {
+    /// Parses `--tools`: a comma-separated list of `default`, `all`, `engine`, group names
+    /// (`navigation`, `capture`, …) and command names. An unknown word is an error naming it.
+    pub fn parse(text: &str) -> Result<Selection, String> {
+        let registry = crate::commands::registry();
+        let mut sel = Selection::default();
+        for word in text.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+            match word {
+                "default" => {}
+                "all" => sel.all = true,
+                "engine" => sel.engine = true,
+                w if registry.lookup(w).is_some() || GROUPS.iter().any(|g| g.as_str() == w) => {
+                    sel.names.push(w.to_string())
+                }
+                w => {
+                    let mut known: Vec<&str> = vec!["default", "all", "engine"];
+                    known.extend(GROUPS.iter().map(|g| g.as_str()));
+                    return Err(format!(
+                        "--tools: `{w}` is neither a group ({}) nor a command name",
+                        known.join(", ")
+                    ));
+                }
+            }
+        }
+        Ok(sel)
+    }
+
+    /// Whether `spec` is a tool under this selection. A synonym is a tool only where it is
+    /// named (the default list names `navigate` and `press_key`, the words agents know); the
+    /// command it stands for is then listed under that name only, unless named itself.
+    pub fn includes(&self, spec: &CommandSpec) -> bool {
+        let named = |n: &str| self.names.iter().any(|x| x == n);
+        if ENGINE_COMMANDS.contains(&spec.name) {
+            return self.engine || named(spec.name);
+        }
+        if spec.alias_of.is_some() {
+            return DEFAULT_TOOLS.contains(&spec.name) || named(spec.name);
+        }
+        if named(spec.name) {
+            return true;
+        }
+        let registry = crate::commands::registry();
+        let listed_by_synonym = DEFAULT_TOOLS
+            .iter()
+            .any(|d| registry.lookup(d).and_then(|a| a.alias_of) == Some(spec.name));
+        if listed_by_synonym {
+            return false;
+        }
+        self.all || DEFAULT_TOOLS.contains(&spec.name) || named(spec.group.as_str())
+    }
+}
+
+/// Every group, for `--tools` and its error message.
+const GROUPS: &[Group] = &[
+    Group::Lifecycle,
+    Group::Navigation,
+    Group::PageState,
+    Group::InteractIndex,
+    Group::ReadElement,
+    Group::Locate,
+    Group::Tabs,
+    Group::Wait,
+    Group::Mouse,
+    Group::Capture,
+    Group::Storage,
+    Group::Settings,
+    Group::Dialogs,
+    Group::Modals,
+    Group::Console,
+    Group::Network,
+    Group::Human,
+    Group::ExtractJs,
+    Group::Meta,
+    Group::Jobs,
+    Group::Recipes,
+];
+
+/// The JSON Schema of one param.
+fn param_schema(p: &ParamSpec) -> Value {
+    let mut s = Map::new();
+    s.insert("type".into(), json!(p.kind.schema_type()));
+    if !p.doc.is_empty() {
+        s.insert("description".into(), json!(brief(p.doc, PARAM_DOC_CHARS)));
+    }
+    let default = p.default_value();
+    if !default.is_null() {
+        s.insert("default".into(), default);
+    }
+    if let Some((min, max)) = p.range {
+        let num = |v: f64| {
+            if p.kind == Kind::Int && v.fract() == 0.0 && v.abs() < 9.0e15 {
+                json!(v as i64)
+            } else {
+                json!(v)
+            }
+        };
+        s.insert("minimum".into(), num(min));
+        s.insert("maximum".into(), num(max));
+    }
+    Value::Object(s)
+}
+
+/// The `inputSchema` of a command: an object of its params, closed to others.
+pub fn input_schema(spec: &CommandSpec) -> Map<String, Value> {
+    let mut props = Map::new();
+    let mut required = Vec::new();
+    for p in spec.params {
+        props.insert(p.name.to_string(), param_schema(p));
+        if p.required && !p.absent_ok {
+            required.push(json!(p.name));
+        }
+    }
+    let mut schema = Map::new();
+    schema.insert("type".into(), json!("object"));
+    schema.insert("properties".into(), Value::Object(props));
+    if !required.is_empty() {
+        schema.insert("required".into(), Value::Array(required));
+    }
+    schema
+}
+
+/// The longest description of a tool, and of a param, in characters: the model reads the list
+/// on every turn (`methods`, `list_methods` and the Lua stubs keep the whole text).
+const TOOL_DOC_CHARS: usize = 260;
+const PARAM_DOC_CHARS: usize = 80;
+
+/// `text` cut to at most `max` characters at the end of a sentence or clause (else of a word,
+/// with `…`).
+pub fn brief(text: &str, max: usize) -> String {
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if text.chars().count() <= max {
+        return text;
+    }
+    let head: String = text.chars().take(max).collect();
+    for stop in [". ", "; "] {
+        if let Some(i) = head.rfind(stop) {
+            if i >= max / 3 {
+                return head[..=i].trim_end().to_string();
+            }
+        }
+    }
+    match head.rfind(' ') {
+        Some(i) => format!("{}…", head[..i].trim_end_matches([',', ':', ';'])),
+        None => head,
+    }
+}
+
+/// The description of a command's tool: its summary, then the start of its long text.
+fn description(spec: &CommandSpec) -> String {
+    let doc = spec.doc.trim();
+    let summary = spec.summary.trim_end_matches('.');
+    if doc.is_empty() {
+        summary.to_string()
+    } else {
+        brief(&format!("{summary}. {doc}"), TOOL_DOC_CHARS)
+    }
+}
+
+/// A command's tool as MCP's `Tool` JSON.
+pub fn tool_json(spec: &CommandSpec) -> Value {
+    json!({
+        "name": spec.name,
+        "description": description(spec),
+        "inputSchema": Value::Object(input_schema(spec)),
+        "annotations": {
+            "readOnlyHint": !spec.mutates_page,
+            "destructiveHint": spec.mutates_page,
+            "idempotentHint": spec.retry_safe,
+            "openWorldHint": spec.needs_task(),
+        },
+    })
+}
+
+/// What `run_lua`'s description teaches an agent.
+pub const RUN_LUA_DESCRIPTION: &str = "\
+Runs a Lua 5.4 script against this session's page in one call: many steps, with branches on \
+their results, instead of one tool call per step. `page` is the session's task; `browser.args` \
+holds `args`. Every catalogue command is a method: `page:navigate{url=...}`, \
+`page:click_element_by_index{index=3}`, `page:input_text{index=5, text=\"x\"}`, \
+`page:get_browser_state()`, `page:wait_for_text{text=\"Done\"}`, … (the whole catalogue, not \
+only the tools listed here). Each returns a Result: `r.ok`, `r.code` (e.g. ELEMENT_NOT_FOUND), \
+`r.msg`, `r.data` (the receipt's fields), `r.retryable`, `r.started`; `r:unwrap()` gives `data` \
+or raises the failure. `get_browser_state():unwrap().text` is the observation: one line per \
+element, `[N]<tag attr='v'>text />` where N is the index the *_by_index commands take; lines \
+without [N] are page text. `print(...)` lines come back in `output`; the script's return value \
+(tables become JSON) in `value`; `log` lists each command it ran. A Lua error ends the script \
+and the result is an error with file:line and the failing command's receipt.";
+
+/// `run_lua` as MCP's `Tool` JSON.
+pub fn run_lua_json() -> Value {
+    json!({
+        "name": RUN_LUA,
+        "description": RUN_LUA_DESCRIPTION,
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "script": {"type": "string", "description": "the Lua source; `return` a value to get it back"},
+                "args": {"type": "object", "description": "becomes `browser.args`"},
+                "timeoutSeconds": {"type": "number", "minimum": 1, "maximum": 900, "default": 300,
+                    "description": "the script is stopped after this long"},
+            },
+            "required": ["script"],
+        },
+        "annotations": {
+            "readOnlyHint": false,
+            "destructiveHint": true,
+            "idempotentHint": false,
+            "openWorldHint": true,
+        },
+    })
+}
+
+/// The tools of `selection`, `run_lua` last.
+pub fn tools(selection: &Selection) -> Vec<Value> {
+    let registry = crate::commands::registry();
+    let mut out: Vec<Value> = registry
+        .all()
+        .iter()
+        .chain(registry.unlisted())
+        .filter(|s| selection.includes(s))
+        .map(|s| tool_json(s))
+        .collect();
+    out.push(run_lua_json());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_default_tool_is_a_catalogue_command() {
+        let registry = crate::commands::registry();
+        for name in DEFAULT_TOOLS {
+            assert!(registry.lookup(name).is_some(), "{name} is not a command");
+        }
+        let list = tools(&Selection::default());
+        assert_eq!(list.len(), DEFAULT_TOOLS.len() + 1);
+    }
+
+    #[test]
+    fn a_schema_carries_types_required_defaults_and_ranges() {
+        let spec = crate::commands::registry()
+            .lookup("click_element_by_index")
+            .expect("a command");
+        let schema = Value::Object(input_schema(spec));
+        assert_eq!(schema["properties"]["index"]["type"], "integer");
+        assert_eq!(schema["required"], json!(["index"]));
+        assert_eq!(schema["properties"]["mode"]["default"], "auto");
+        let wait = crate::commands::registry()
+            .lookup("wait_for_text")
+            .expect("a command");
+        let schema = Value::Object(input_schema(wait));
+        let ranged = schema["properties"]
+            .as_object()
+            .expect("properties")
+            .values()
+            .any(|p| p.get("minimum").is_some());
+        assert!(ranged, "a bounded param carries its range: {schema}");
+    }
+
+    #[test]
+    fn brief_cuts_at_a_sentence_or_a_word() {
+        assert_eq!(brief("short", 10), "short");
+        assert_eq!(brief("One two. Three four five six.", 20), "One two.");
+        assert_eq!(brief("alpha beta gamma delta", 13), "alpha beta…");
+    }
+
+    #[test]
+    fn selection_words() {
+        let sel = Selection::parse("navigation,get_cookies").expect("valid");
+        let reg = crate::commands::registry();
+        assert!(sel.includes(reg.lookup("get_url").expect("cmd")));
+        assert!(sel.includes(reg.lookup("get_cookies").expect("cmd")));
+        assert!(!sel.includes(reg.lookup("set_cookie").expect("cmd")));
+        assert!(!sel.includes(reg.lookup("shutdown").expect("cmd")));
+        let all = Selection::parse("all").expect("valid");
+        assert!(all.includes(reg.lookup("set_cookie").expect("cmd")));
+        assert!(!all.includes(reg.lookup("shutdown").expect("cmd")));
+        assert!(Selection::parse("all,engine")
+            .expect("valid")
+            .includes(reg.lookup("shutdown").expect("cmd")));
+        let err = Selection::parse("navigaton").expect_err("a typo");
+        assert!(err.contains("navigaton"), "{err}");
+    }
+}
