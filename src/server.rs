@@ -234,7 +234,11 @@ fn router(shared: Arc<Shared>, mcp_stop: tokio_util::sync::CancellationToken) ->
         let any_host = !shared.opts.bind.is_loopback();
         let service =
             crate::mcp::host::http_service(shared.executor.clone(), mcp, any_host, mcp_stop);
-        app = app.nest_service("/mcp", service);
+        app = app.merge(
+            Router::new()
+                .nest_service("/mcp", service)
+                .layer(axum::middleware::from_fn(delete_answer)),
+        );
     }
     app.route("/playwright/command", any(command))
         .route("/playwright/upload", any(upload))
@@ -246,6 +250,17 @@ fn router(shared: Arc<Shared>, mcp_stop: tokio_util::sync::CancellationToken) ->
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(shared.clone(), guard))
         .with_state(shared)
+}
+
+/// MCP's `DELETE /mcp` (the end of a session) answers 202 from the SDK; clients take 200 or 204
+/// as done (the Python SDK logs anything else as a failed termination).
+async fn delete_answer(req: Request, next: Next) -> Response {
+    let delete = req.method() == Method::DELETE;
+    let mut res = next.run(req).await;
+    if delete && res.status() == StatusCode::ACCEPTED {
+        *res.status_mut() = StatusCode::NO_CONTENT;
+    }
+    res
 }
 
 fn json_response(status: u16, body: &Value) -> Response {

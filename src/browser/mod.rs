@@ -268,6 +268,11 @@ pub fn log_directives(given: Option<&str>) -> String {
     if !directives.contains("tungstenite") {
         directives = format!("{directives},{QUIET_WS_LOG}");
     }
+    // The MCP SDK logs every tool error it answers (an unknown tool) as a warning: the client
+    // already has it.
+    if !directives.contains("rmcp") {
+        directives = format!("{directives},rmcp=error");
+    }
     directives
 }
 
