@@ -459,22 +459,24 @@ impl Session {
             .and_then(Value::as_u64)
             .unwrap_or(300)
             .max(1);
-        let asked = peer
-            .create_elicitation_with_timeout(
-                ElicitRequestParams::FormElicitationParams {
-                    meta: None,
-                    message,
-                    requested_schema,
-                },
-                Some(Duration::from_secs(seconds)),
-            )
-            .await;
-        let answer = match asked {
-            Ok(a) => a,
-            Err(e) => {
-                tracing::info!("mcp: elicitation for {request_id} not answered: {e}");
-                return None;
-            }
+        let asked = peer.create_elicitation_with_timeout(
+            ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message,
+                requested_schema,
+            },
+            Some(Duration::from_secs(seconds)),
+        );
+        // The request stays open for as long as it lives; a cancelled call stops asking.
+        let answer = tokio::select! {
+            asked = asked => match asked {
+                Ok(a) => a,
+                Err(e) => {
+                    tracing::info!("mcp: elicitation for {request_id} not answered: {e}");
+                    return None;
+                }
+            },
+            _ = context.ct.cancelled() => return None,
         };
         let task = self.task();
         match answer.action {
