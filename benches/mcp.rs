@@ -311,35 +311,24 @@ fn main() {
     });
 }
 
-/// MCP headers for a POST to `/mcp`.
-fn mcp_post(addr: std::net::SocketAddr, session: Option<&str>, body: &Value) -> http::Reply {
-    let mut headers = vec![
-        ("Content-Type", "application/json"),
-        ("Accept", "application/json, text/event-stream"),
-        ("MCP-Protocol-Version", "2025-11-25"),
-    ];
-    if let Some(s) = session {
-        headers.push(("Mcp-Session-Id", s));
-    }
-    http::request(addr, "POST", "/mcp", &headers, body.to_string().as_bytes())
-}
-
 /// `runs` alternating get_tabs calls over MCP and over the seed protocol, each on a task that
 /// shows `page`; answers the two series in ms.
 fn over_http(addr: std::net::SocketAddr, page: &str, runs: usize) -> (Vec<f64>, Vec<f64>) {
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "b", "version": "1"}}});
-    let reply = mcp_post(addr, None, &init);
+    let reply = http::mcp_post(addr, None, None, &init);
     let session = reply.header("mcp-session-id").unwrap().to_string();
-    mcp_post(
+    http::mcp_post(
         addr,
         Some(&session),
+        None,
         &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
     );
     let call = |id: usize, tool: &str, args: Value| {
-        let r = mcp_post(
+        let r = http::mcp_post(
             addr,
             Some(&session),
+            None,
             &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                     "params": {"name": tool, "arguments": args}}),
         );

@@ -18,7 +18,7 @@ use moonpilot::server::{serve, ServeOptions};
 use serde_json::{json, Value};
 
 use super::support::harness::{harness, url_a};
-use super::support::http::{request, Reply};
+use super::support::http::{mcp_post, request, Reply};
 use super::support::load::pause;
 
 /// `@playwright/mcp` 0.0.86's own `tools/list` result, in characters of compact JSON (as
@@ -488,19 +488,7 @@ fn post(
     token: Option<&str>,
     body: &Value,
 ) -> (Reply, Vec<Value>) {
-    let auth = token.map(|t| format!("Bearer {t}"));
-    let mut headers = vec![
-        ("Content-Type", "application/json"),
-        ("Accept", "application/json, text/event-stream"),
-        ("MCP-Protocol-Version", "2025-11-25"),
-    ];
-    if let Some(s) = session {
-        headers.push(("Mcp-Session-Id", s));
-    }
-    if let Some(a) = auth.as_deref() {
-        headers.push(("Authorization", a));
-    }
-    let reply = request(addr, "POST", "/mcp", &headers, body.to_string().as_bytes());
+    let reply = mcp_post(addr, session, token, body);
     let raw = String::from_utf8_lossy(&reply.body).to_string();
     let msgs = if reply
         .header("content-type")

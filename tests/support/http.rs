@@ -125,6 +125,29 @@ pub fn command(addr: SocketAddr, body: &Value) -> Reply {
     )
 }
 
+/// POSTs one MCP message to `/mcp` (Streamable HTTP, protocol 2025-11-25) in `session`, with
+/// `token` as the bearer when given.
+pub fn mcp_post(
+    addr: SocketAddr,
+    session: Option<&str>,
+    token: Option<&str>,
+    body: &Value,
+) -> Reply {
+    let auth = token.map(|t| format!("Bearer {t}"));
+    let mut headers = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    if let Some(s) = session {
+        headers.push(("Mcp-Session-Id", s));
+    }
+    if let Some(a) = auth.as_deref() {
+        headers.push(("Authorization", a));
+    }
+    request(addr, "POST", "/mcp", &headers, body.to_string().as_bytes())
+}
+
 /// The address a `moonpilot serve` (or `repl --serve`) prints in its banner on `stream` (20 s at
 /// most).
 pub fn banner_addr(stream: impl std::io::Read + Send + 'static) -> SocketAddr {
