@@ -264,7 +264,48 @@ fn mcp_over_stdio_lists_tools_runs_a_checkout_and_answers_failures_as_tool_error
     assert!(text(&typo).contains("`indx`"), "{typo}");
     let wrong = c.call("click_element_by_index", json!({"index": "first"}));
     assert_eq!(wrong["isError"], true);
-    assert!(text(&wrong).contains("index"), "{wrong}");
+    let wt = text(&wrong);
+    assert!(wt.contains("`index`") && wt.contains("integer"), "{wt}");
+
+    // A script's value in the action's line.
+    let js = c.call("execute_js", json!({"body": "({n: 6 * 7})"}));
+    assert!(text(&js).contains("result={\"n\":42}"), "{js}");
+
+    // Nothing reaches past the session: engine-wide commands are refused in a batch (before it
+    // runs) and in a script, and `async` batches (polled engine-wide) too.
+    let batch = c.call(
+        "commands",
+        json!({"commands": [{"get_tabs": {}}, {"shutdown": {}}]}),
+    );
+    assert_eq!(batch["isError"], true);
+    let bt = text(&batch);
+    assert!(
+        bt.contains("step 1") && bt.contains("--tools engine"),
+        "{bt}"
+    );
+    let job = c.call(
+        "commands",
+        json!({"commands": [{"get_tabs": {}}], "async": true}),
+    );
+    assert_eq!(job["isError"], true);
+    assert!(text(&job).contains("`async`"), "{job}");
+    let reach = c.call(
+        "run_lua",
+        json!({"script": "local l = browser.call('list_tasks')\n\
+                          local ok, e = pcall(browser.start, {})\n\
+                          return {list = l.ok, listCode = l.code, started = ok, why = tostring(e)}"}),
+    );
+    let v = &reach["structuredContent"]["value"];
+    assert_eq!(v["list"], false, "{reach}");
+    assert_eq!(v["listCode"], "INVALID_ARGUMENT", "{reach}");
+    assert_eq!(
+        v["started"], false,
+        "a script opens no task of its own: {reach}"
+    );
+    assert!(
+        v["why"].as_str().unwrap_or("").contains("--tools engine"),
+        "{reach}"
+    );
     let missing = c.call("run_lua", json!({}));
     assert_eq!(missing["isError"], true);
     assert!(text(&missing).contains("`script`"), "{missing}");
@@ -445,6 +486,35 @@ fn mcp_progress_cancellation_and_elicitation_over_stdio() {
         r["structuredContent"]["data"]["elicitation"]["action"],
         "accepted"
     );
+    assert!(
+        text(r).contains("answer=\"424242\""),
+        "the model reads the answer: {answered}"
+    );
+
+    // Declined: the request stays pending and the text says so.
+    let did = 902;
+    c.send(&json!({"jsonrpc": "2.0", "id": did, "method": "tools/call",
+        "params": {"name": "request_human_input", "arguments": {"prompt": "Approve the payment"}}}));
+    let ask = loop {
+        let msg = c
+            .lines
+            .recv_timeout(Duration::from_secs(30))
+            .expect("an elicitation request");
+        if msg["method"] == "elicitation/create" {
+            break msg;
+        }
+    };
+    c.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "decline"}}));
+    let declined = c.answer(did, Duration::from_secs(30));
+    let dt = text(&declined["result"]);
+    assert!(
+        dt.contains("declined") && dt.contains("requestId="),
+        "{declined}"
+    );
+    assert_eq!(
+        declined["result"]["structuredContent"]["data"]["elicitation"]["action"], "declined",
+        "{declined}"
+    );
 
     assert!(c.finish().success());
 }
@@ -607,6 +677,16 @@ fn mcp_over_http_gives_each_session_its_own_task_and_closes_it_with_the_session(
     assert!(urls(&tabs_a)[0].ends_with("/basic.html"), "{tabs_a}");
     assert_eq!(urls(&tabs_b).len(), 1, "{tabs_b}");
     assert!(urls(&tabs_b)[0].ends_with("/checkout.html"), "{tabs_b}");
+    // Nor can a script of B reach A's task.
+    let reach = b.call(
+        "run_lua",
+        json!({"script": format!("local t = browser.task({ta})\nreturn t and t:get_tabs().msg")}),
+    );
+    let msg = reach["structuredContent"]["value"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(msg.contains("not this MCP session's"), "{reach}");
     let state_b = b.call("get_browser_state", json!({}));
     assert!(text(&state_b).contains("Title: Checkout"), "{state_b}");
 

@@ -271,7 +271,7 @@ pub fn log_directives(given: Option<&str>) -> String {
     // The MCP SDK logs every tool error it answers (an unknown tool) as a warning: the client
     // already has it.
     if !directives.contains("rmcp") {
-        directives = format!("{directives},rmcp=error");
+        directives = format!("{directives},rmcp::service=error");
     }
     directives
 }

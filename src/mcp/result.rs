@@ -32,12 +32,23 @@ const ACTION_FIELDS: &[&str] = &[
     "status",
     "navigated",
     "title",
+    "requestId",
+    "answer",
     "dialog",
     "coveredBy",
     "note",
     "warning",
     "hint",
 ];
+
+/// Data fields of an action that hold a value the model asked for (a script's result, a human's
+/// answers), given as compact JSON.
+const ACTION_VALUES: &[&str] = &["result", "answers", "elicitation", "error"];
+/// The longest compact JSON of one such value, and of one batch step's data, in characters.
+const VALUE_CHARS: usize = 4_000;
+const STEP_CHARS: usize = 600;
+/// Fields of a failed command's data that say why, given with its text.
+const FAILURE_FIELDS: &[&str] = &["hint", "coveredBy", "error", "errorCode", "note"];
 
 /// Data fields that hold base64 (moved to image content or left out of the text).
 const BASE64_FIELDS: &[&str] = &["base64", "imageBase64", "contentBase64"];
@@ -68,7 +79,7 @@ pub fn image_mime(path: &str) -> Option<&'static str> {
 }
 
 /// Cuts `text` to [`MAX_TEXT`] characters, saying so.
-fn bounded(text: String) -> String {
+pub fn bounded(text: String) -> String {
     if text.chars().count() <= MAX_TEXT {
         return text;
     }
@@ -140,14 +151,39 @@ fn action_line(receipt: &Receipt) -> String {
             line.push_str(&format!("; {k}={v}"));
         }
     }
-    // A batch: one line per step that did not succeed.
-    if let Some(results) = data.get("results").and_then(Value::as_array) {
-        for r in results.iter().filter(|r| r.get("ok") != Some(&json!(true))) {
+    for k in ACTION_VALUES {
+        if let Some(v) = data.get(*k).filter(|v| !v.is_null()) {
+            line.push_str(&format!("; {k}={}", compact(v, VALUE_CHARS)));
+        }
+    }
+    batch_lines(data, &mut line);
+    line
+}
+
+/// `v` as compact JSON of at most `max` characters.
+fn compact(v: &Value, max: usize) -> String {
+    let text = serde_json::to_string(v).unwrap_or_default();
+    if text.chars().count() <= max {
+        return text;
+    }
+    let cut: String = text.chars().take(max).collect();
+    format!("{cut}…")
+}
+
+/// A batch's steps: one line per step that failed or whose expectation did not hold, and the
+/// data of each read step (an action's page shows in the observation after the batch).
+fn batch_lines(data: &Value, line: &mut String) {
+    let Some(results) = data.get("results").and_then(Value::as_array) else {
+        return;
+    };
+    let registry = crate::commands::registry();
+    for r in results {
+        let command = r.get("command").and_then(Value::as_str).unwrap_or("?");
+        let index = r.get("index").unwrap_or(&Value::Null);
+        if r.get("ok") != Some(&json!(true)) {
             let err = r.get("error");
             line.push_str(&format!(
-                "\n  step {} {}: {}: {}",
-                r.get("index").unwrap_or(&Value::Null),
-                r.get("command").and_then(Value::as_str).unwrap_or("?"),
+                "\n  step {index} {command}: {}: {}",
                 err.and_then(|e| e.get("code"))
                     .and_then(Value::as_str)
                     .unwrap_or("FAILED"),
@@ -156,9 +192,30 @@ fn action_line(receipt: &Receipt) -> String {
                     .and_then(Value::as_str)
                     .unwrap_or("")
             ));
+            continue;
+        }
+        if let Some(expect) = r
+            .get("expectResult")
+            .filter(|e| e.get("passed") == Some(&json!(false)))
+        {
+            line.push_str(&format!(
+                "\n  step {index} {command}: expectation failed: {}",
+                compact(expect, STEP_CHARS)
+            ));
+        }
+        let read = registry.lookup(command).is_some_and(|s| !s.mutates_page);
+        if read {
+            if let Some(d) = r
+                .get("data")
+                .filter(|d| d.as_object().is_some_and(|o| !o.is_empty()))
+            {
+                line.push_str(&format!(
+                    "\n  step {index} {command}: {}",
+                    compact(d, STEP_CHARS)
+                ));
+            }
         }
     }
-    line
 }
 
 /// The data of a read, without base64, as compact JSON.
@@ -195,10 +252,23 @@ pub fn failure_text(receipt: &Receipt) -> String {
     } else {
         "it did not start"
     };
-    format!(
+    let mut text = format!(
         "{} failed: {code}: {msg} ({retry}; {started})",
         receipt.method
-    )
+    );
+    for k in FAILURE_FIELDS {
+        if let Some(v) = receipt.data.get(*k).filter(|v| !v.is_null()) {
+            let shown = v
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| compact(v, VALUE_CHARS));
+            if !msg.contains(&shown) {
+                text.push_str(&format!("; {k}: {shown}"));
+            }
+        }
+    }
+    batch_lines(&receipt.data, &mut text);
+    text
 }
 
 /// The text the model reads for `receipt` of a command that `mutates` the page or not.
@@ -311,6 +381,46 @@ mod tests {
             t.contains("mode=\"native\"") && t.contains("changed=true"),
             "{t}"
         );
+        let js = Receipt::success("execute_js", json!({"result": {"n": 3}}), 1.0);
+        assert!(
+            text(&js, true).contains("result={\"n\":3}"),
+            "{}",
+            text(&js, true)
+        );
+    }
+
+    #[test]
+    fn a_batch_names_its_failed_steps_and_the_data_of_its_reads() {
+        let data = json!({"count": 3, "succeeded": 2, "failed": 1, "results": [
+            {"index": 0, "command": "click_element_by_index", "ok": true, "data": {"mode": "native"}},
+            {"index": 1, "command": "get_element_text", "ok": true, "data": {"text": "Total: 43"}},
+            {"index": 2, "command": "input_text", "ok": false,
+             "error": {"code": "ELEMENT_NOT_FOUND", "message": "no element 9"}},
+        ]});
+        let ok = Receipt::success("commands", data.clone(), 1.0);
+        let t = text(&ok, true);
+        assert!(
+            t.contains("step 1 get_element_text: {\"text\":\"Total: 43\"}"),
+            "{t}"
+        );
+        assert!(
+            t.contains("step 2 input_text: ELEMENT_NOT_FOUND: no element 9"),
+            "{t}"
+        );
+        assert!(
+            !t.contains("step 0"),
+            "an action step's page is in the observation: {t}"
+        );
+        let failed = Receipt::failure(
+            "commands",
+            ErrorCode::ActionFailed,
+            "a step failed".into(),
+            Some(data),
+            true,
+            1.0,
+        );
+        let ft = text(&failed, true);
+        assert!(ft.contains("step 2 input_text: ELEMENT_NOT_FOUND"), "{ft}");
     }
 
     #[test]

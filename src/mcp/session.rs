@@ -173,6 +173,27 @@ fn argument_error(tool: &str, msg: String) -> Result<CallToolResponse, McpError>
 }
 
 impl Session {
+    /// Why the session does not run `method` on `task` for a script or a batch step, if it
+    /// does not: an engine-wide command (unless the server was started with `--tools engine`),
+    /// or a task other than the session's own (a session never drives another's tabs).
+    fn refusal(&self, task: Option<TaskId>, method: &str) -> Option<String> {
+        let engine_wide = crate::commands::registry()
+            .lookup(method)
+            .is_some_and(tools::is_engine_command);
+        if engine_wide && !self.inner.selection.allows_engine() {
+            return Some(format!(
+                "{method} acts on the whole engine (every session's tasks): not available over \
+                 MCP unless the server was started with --tools engine"
+            ));
+        }
+        match task {
+            Some(t) if Some(t) != self.task() => Some(format!(
+                "task {t} is not this MCP session's: a session drives only its own task"
+            )),
+            _ => None,
+        }
+    }
+
     /// A session over `executor` offering `options`.
     pub fn new(executor: Executor, options: &McpOptions) -> Session {
         Session {
@@ -194,8 +215,11 @@ impl Session {
 
     /// Closes the session's task (the session ended).
     pub async fn close(&self) {
+        // The task slot first: a `start` in flight finishes before the id is taken.
+        let mut slot = self.inner.task.lock().await;
+        *slot = None;
         let id = self.inner.opened.lock().ok().and_then(|mut t| t.take());
-        *self.inner.task.lock().await = None;
+        drop(slot);
         if let Some(id) = id {
             close_task(&self.inner.executor, id).await;
         }
@@ -295,6 +319,11 @@ impl Session {
             };
             return argument_error(&name, msg);
         }
+        if spec.name == "commands" {
+            if let Some(msg) = self.batch_refusal(&args) {
+                return argument_error(spec.name, msg);
+            }
+        }
         let receipt = self
             .run(
                 spec.name,
@@ -340,6 +369,30 @@ impl Session {
             )
             .await;
         receipt.ok.then(|| result::text(&receipt, false))
+    }
+
+    /// Why a `commands` batch is refused before it runs: `async` (its job would be polled with
+    /// engine-wide commands), or a step the session does not run.
+    fn batch_refusal(&self, args: &Map<String, Value>) -> Option<String> {
+        if args.get("async").and_then(Value::as_bool) == Some(true) {
+            return Some(
+                "`async` is not available over MCP: run the batch as it is (progress is sent \
+                 while it runs), or as a run_lua script"
+                    .into(),
+            );
+        }
+        let steps = args.get("commands")?.as_array()?;
+        for (i, step) in steps.iter().enumerate() {
+            let Some(obj) = step.as_object() else {
+                continue;
+            };
+            for method in obj.keys().filter(|k| k.as_str() != "expect") {
+                if let Some(why) = self.refusal(None, method) {
+                    return Some(format!("`commands` step {i}: {why}"));
+                }
+            }
+        }
+        None
     }
 
     /// The tool result of `receipt`: text, images (a screenshot's file, an inline image), the
@@ -472,8 +525,12 @@ impl Session {
             asked = asked => match asked {
                 Ok(a) => a,
                 Err(e) => {
-                    tracing::info!("mcp: elicitation for {request_id} not answered: {e}");
-                    return None;
+                    let mut r = receipt.clone();
+                    r.add_data_field(
+                        "elicitation",
+                        json!({"action": "unanswered", "note": format!("the client's form got no answer ({e}); the request stays pending: poll it with get_human_input")}),
+                    );
+                    return Some(r);
                 }
             },
             _ = context.ct.cancelled() => return None,
@@ -579,7 +636,7 @@ impl Session {
                 context,
             )
             .await;
-        let text = ran.text();
+        let text = result::bounded(ran.text());
         let mut structured = ran.structured();
         structured["task"] = json!(task.to_string());
         if ran.error.is_some() {
@@ -643,14 +700,39 @@ impl Session {
                     return run;
                 }
                 Some(req) = rx.recv() => {
-                    let receipt = executor.execute(req.task, &req.method, req.params).await;
+                    let receipt = match self.refusal(req.task, &req.method) {
+                        Some(why) => Receipt::failure(
+                            &req.method,
+                            ErrorCode::InvalidArgument,
+                            format!("{}: {why}", req.method),
+                            None,
+                            false,
+                            0.0,
+                        ),
+                        // The command itself stops with the call's cancellation or bound.
+                        None => tokio::select! {
+                            r = executor.execute(req.task, &req.method, req.params) => r,
+                            _ = context.ct.cancelled() => {
+                                run.error = Some(format!("cancelled by the client during {}", req.method));
+                                run.cancelled = true;
+                                return run;
+                            }
+                            _ = tokio::time::sleep_until(deadline) => {
+                                run.error = Some(format!(
+                                    "the script ran past its {} s bound during {} and was stopped",
+                                    bound.as_secs_f64(),
+                                    req.method
+                                ));
+                                return run;
+                            }
+                        },
+                    };
                     let line = log_line(&receipt);
                     if let Some(p) = progress.as_ref() {
                         p.send((run.log.len() + 1) as f64, line.clone()).await;
                     }
-                    if !receipt.ok {
-                        run.last_failure = Some(result::structured(&receipt));
-                    }
+                    // The receipt of the command the script failed on: the last one, if it failed.
+                    run.last_failure = (!receipt.ok).then(|| result::structured(&receipt));
                     run.log.push(line);
                     let _ = req.reply.send(receipt);
                 }
@@ -753,12 +835,13 @@ fn log_line(receipt: &Receipt) -> String {
 }
 
 fn cancelled(method: &str) -> Receipt {
+    // It was running: what it did before the cancel is not known.
     Receipt::failure(
         method,
         ErrorCode::ActionFailed,
-        format!("{method}: cancelled by the client"),
+        format!("{method}: cancelled by the client while it ran (it may have acted)"),
         None,
-        false,
+        true,
         0.0,
     )
 }

@@ -45,6 +45,7 @@ pub const DEFAULT_TOOLS: &[&str] = &[
     "get_console_logs",
     "get_requests",
     "request_human_input",
+    "get_human_input",
     "commands",
 ];
 
@@ -58,6 +59,12 @@ const ENGINE_COMMANDS: &[&str] = &[
     "get_job",
     "cancel_job",
 ];
+
+/// Whether `spec` acts on the engine rather than on one session's task.
+pub fn is_engine_command(spec: &CommandSpec) -> bool {
+    ENGINE_COMMANDS.contains(&spec.name)
+        || spec.alias_of.is_some_and(|a| ENGINE_COMMANDS.contains(&a))
+}
 
 /// Which catalogue commands are tools.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -92,6 +99,11 @@ impl Selection {
             }
         }
         Ok(sel)
+    }
+
+    /// Whether engine-wide commands are allowed (`engine`).
+    pub fn allows_engine(&self) -> bool {
+        self.engine
     }
 
     /// Whether `spec` is a tool under this selection. A synonym is a tool only where it is
@@ -156,15 +168,26 @@ fn param_schema(p: &ParamSpec) -> Value {
         s.insert("default".into(), default);
     }
     if let Some((min, max)) = p.range {
+        // An open end (±infinity, no JSON number) is no bound at all.
         let num = |v: f64| {
-            if p.kind == Kind::Int && v.fract() == 0.0 && v.abs() < 9.0e15 {
-                json!(v as i64)
+            if !v.is_finite() {
+                None
+            } else if p.kind == Kind::Int && v.fract() == 0.0 && v.abs() < 9.0e15 {
+                Some(json!(v as i64))
             } else {
-                json!(v)
+                Some(json!(v))
             }
         };
-        s.insert("minimum".into(), num(min));
-        s.insert("maximum".into(), num(max));
+        if let Some(min) = num(min) {
+            s.insert("minimum".into(), min);
+        }
+        if let Some(max) = num(max) {
+            s.insert("maximum".into(), max);
+        }
+    }
+    if p.kind == Kind::Array {
+        // Clients check that an array says what it holds; the items' shapes are in the doc.
+        s.insert("items".into(), json!({}));
     }
     Value::Object(s)
 }
@@ -324,8 +347,29 @@ mod tests {
             .as_object()
             .expect("properties")
             .values()
-            .any(|p| p.get("minimum").is_some());
+            .any(|p| p.get("minimum").is_some_and(Value::is_number));
         assert!(ranged, "a bounded param carries its range: {schema}");
+        // Every bound of every tool is a number (an open end is left out, never null), and
+        // every array says what it holds.
+        for tool in tools(&Selection::parse("all,engine").expect("valid")) {
+            for (name, p) in tool["inputSchema"]["properties"]
+                .as_object()
+                .expect("props")
+            {
+                for k in ["minimum", "maximum", "default"] {
+                    if let Some(v) = p.get(k) {
+                        assert!(!v.is_null(), "{}.{name}: {k} is null", tool["name"]);
+                    }
+                }
+                if p["type"] == "array" {
+                    assert!(
+                        p.get("items").is_some(),
+                        "{}.{name}: no items",
+                        tool["name"]
+                    );
+                }
+            }
+        }
     }
 
     #[test]
