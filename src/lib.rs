@@ -36,6 +36,7 @@ pub mod registry;
 pub mod repl;
 pub mod server;
 pub mod signal;
+pub mod splash;
 pub mod trace;
 pub mod url_glob;
 pub mod watch;

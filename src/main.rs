@@ -136,6 +136,16 @@ enum Command {
         /// The tools of MCP at /mcp, as `moonpilot mcp --tools`.
         #[arg(long, value_name = "LIST", default_value = "default")]
         mcp_tools: String,
+        /// Also serve Splash's HTTP API (render.html, render.png, render.json, execute, run) on
+        /// PORT [default: 8050, Splash's own].
+        #[arg(long, value_name = "PORT", num_args = 0..=1, default_missing_value = "8050")]
+        splash_port: Option<u16>,
+        /// Splash requests that render at once (Splash's --slots).
+        #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=1000))]
+        splash_slots: u64,
+        /// The largest `timeout` a Splash request may ask, in seconds (Splash's --max-timeout).
+        #[arg(long, value_name = "SECS", default_value_t = 90.0)]
+        splash_max_timeout: f64,
         #[command(flatten)]
         http: HttpOpts,
         #[command(flatten)]
@@ -214,12 +224,21 @@ fn main() -> ExitCode {
         Command::Serve {
             port,
             mcp_tools,
+            splash_port,
+            splash_slots,
+            splash_max_timeout,
             http,
             browser,
         } => match (engine_config(browser), mcp_options(&mcp_tools, true)) {
             (Ok(config), Ok(mcp)) => {
                 let mut opts = http.serve_options(port);
                 opts.mcp = Some(mcp);
+                opts.splash = splash_port.map(|port| moonpilot::splash::SplashOptions {
+                    port,
+                    slots: splash_slots as usize,
+                    max_timeout: splash_max_timeout,
+                    ..moonpilot::splash::SplashOptions::default()
+                });
                 moonpilot::server::run(config, opts)
             }
             (Err(code), _) | (_, Err(code)) => code,

@@ -73,6 +73,8 @@ pub struct ServeOptions {
     pub exit_on_shutdown: bool,
     /// MCP Streamable HTTP at `/mcp` with these options (none: no `/mcp`).
     pub mcp: Option<crate::mcp::McpOptions>,
+    /// Splash's HTTP API on a port of its own (none: not served).
+    pub splash: Option<crate::splash::SplashOptions>,
 }
 
 impl Default for ServeOptions {
@@ -86,6 +88,7 @@ impl Default for ServeOptions {
             upload_overwrite: true,
             exit_on_shutdown: false,
             mcp: None,
+            splash: None,
         }
     }
 }
@@ -157,16 +160,36 @@ pub fn run(config: crate::EngineConfig, opts: ServeOptions) -> std::process::Exi
             }
         };
         let engine = crate::Engine::new(config);
+        let executor = Executor::new(engine.clone(), crate::lua::recipe_host());
+        let (splash_stop, splash_stopped) = tokio::sync::watch::channel(false);
+        if let Some(mut splash) = opts.splash.clone() {
+            let at = SocketAddr::new(opts.bind, splash.port);
+            let splash_listener = match tokio::net::TcpListener::bind(at).await {
+                Ok(l) => l,
+                Err(e) => {
+                    eprintln!("moonpilot: cannot listen on {at} for the Splash API: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            if let Ok(addr) = splash_listener.local_addr() {
+                println!("moonpilot: serving Splash's HTTP API on http://{addr} (render.html, render.png, render.json, execute, run)");
+            }
+            splash.token = opts.token.clone();
+            let mut stopped = splash_stopped;
+            tokio::spawn(crate::splash::http::serve(
+                executor.clone(),
+                splash_listener,
+                splash,
+                async move {
+                    let _ = stopped.wait_for(|s| *s).await;
+                },
+            ));
+        }
         if let Ok(addr) = listener.local_addr() {
             println!("{}", banner(addr, &opts));
         }
-        let res = serve(
-            Executor::new(engine.clone(), crate::lua::recipe_host()),
-            listener,
-            opts,
-            crate::signal::stop_signal(),
-        )
-        .await;
+        let res = serve(executor, listener, opts, crate::signal::stop_signal()).await;
+        let _ = splash_stop.send(true);
         engine.shutdown().await;
         engine.flush_trace().await;
         match res {

@@ -39,6 +39,7 @@ mod remote;
 mod repl;
 mod scripts;
 mod serve;
+mod splash;
 mod storage_settings;
 mod tabs;
 mod tidy;

@@ -14,7 +14,7 @@ mod outcome;
 mod race;
 mod recipe_host;
 
-pub use recipe_host::{RecipeHost, Script, ScriptCommand, ScriptEnd};
+pub use recipe_host::{Dialect, RecipeHost, Script, ScriptCommand, ScriptEnd, StopOnDrop};
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -167,6 +167,20 @@ impl Executor {
     /// The engine.
     pub fn engine(&self) -> &Arc<Engine> {
         &self.engine
+    }
+
+    /// Closes task `id` if it is still alive (a host's task whose session or request ended); a
+    /// close that fails is logged, named by `host`.
+    pub async fn close_if_alive(&self, id: TaskId, host: &str) {
+        if self.engine.task(id).is_some() {
+            let receipt = self.execute(Some(id), "close", json!({})).await;
+            if !receipt.ok {
+                tracing::warn!(
+                    "{host}: closing task {id}: {}",
+                    receipt.msg.unwrap_or_default()
+                );
+            }
+        }
     }
 
     /// Starts `script` in the recipe host (its commands come back on `script.commands`, for

@@ -16,13 +16,13 @@
 //! that future is dropped (its task closed, its bound passed).
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
-use super::recipe_host::{Script, ScriptCommand, ScriptEnd};
+use super::recipe_host::{Script, ScriptCommand, ScriptEnd, StopOnDrop};
 use super::Executor;
 use crate::browser::task::TaskId;
 use crate::command::{Calls, CommandFuture, ReceiptFuture};
@@ -151,15 +151,6 @@ impl Calls for Nested {
     }
 }
 
-/// Sets the flag when dropped: the script's future is gone, the script must stop.
-struct StopOnDrop(Arc<AtomicBool>);
-
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::SeqCst);
-    }
-}
-
 impl Nested {
     async fn run_script(&self, path: PathBuf, args: Value) -> Result<Value, CommandError> {
         let source = tokio::fs::read_to_string(&path).await.map_err(|e| {
@@ -174,6 +165,7 @@ impl Nested {
             path: path.clone(),
             source,
             args,
+            dialect: crate::executor::Dialect::Moonpilot,
             commands: tx,
             stop,
             done: done_tx,

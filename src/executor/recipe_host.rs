@@ -26,6 +26,17 @@ pub trait RecipeHost: Send + Sync {
     fn start(&self, executor: Executor, script: Script) -> Result<(), String>;
 }
 
+/// The language a script speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Dialect {
+    /// moonpilot's own Lua API (`page`, `browser`): the script's return value is the answer.
+    #[default]
+    Moonpilot,
+    /// Splash's (`function main(splash, args)`): the host loads its `splash` object, calls
+    /// `main`, and answers `{value | binary, status, content_type, headers}`.
+    Splash,
+}
+
 /// One script to run for a running command on `task`.
 pub struct Script {
     /// The task the script's global `page` is bound to.
@@ -36,6 +47,8 @@ pub struct Script {
     pub source: String,
     /// `browser.args` (an object; anything else is an empty one).
     pub args: Value,
+    /// The API it is written against.
+    pub dialect: Dialect,
     /// Where the script's commands go, one at a time.
     pub commands: mpsc::UnboundedSender<ScriptCommand>,
     /// Set when the running command is gone (its task closed, its bound passed): the script
@@ -55,6 +68,15 @@ pub struct ScriptCommand {
     pub params: Value,
     /// Where its receipt goes.
     pub reply: oneshot::Sender<Receipt>,
+}
+
+/// Sets a script's `stop` flag when dropped: whoever runs the script is gone, so it must stop.
+pub struct StopOnDrop(pub Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 /// How a script ended.

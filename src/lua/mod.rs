@@ -9,6 +9,7 @@
 pub mod convert;
 pub mod journal;
 pub mod recipe;
+pub mod splash;
 pub mod stubs;
 
 pub use recipe::recipe_host;

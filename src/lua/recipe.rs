@@ -21,7 +21,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::{Hook, LuaHost};
 use crate::browser::task::TaskId;
-use crate::executor::{Executor, RecipeHost, Script, ScriptCommand, ScriptEnd};
+use crate::executor::{Dialect, Executor, RecipeHost, Script, ScriptCommand, ScriptEnd};
 use crate::protocol::{ErrorCode, Receipt};
 
 /// Most lines of a script's `print` kept in its answer.
@@ -50,6 +50,7 @@ impl RecipeHost for LuaRecipes {
                     path,
                     source,
                     args,
+                    dialect,
                     commands,
                     stop,
                     done,
@@ -60,6 +61,7 @@ impl RecipeHost for LuaRecipes {
                     path,
                     source,
                     args,
+                    dialect,
                     tx: commands,
                     stop,
                     printed: printed.clone(),
@@ -145,6 +147,7 @@ struct ScriptRun {
     path: PathBuf,
     source: String,
     args: Value,
+    dialect: Dialect,
     /// Where its commands go.
     tx: mpsc::UnboundedSender<ScriptCommand>,
     /// Set when the running command is gone.
@@ -162,6 +165,7 @@ fn run_script_thread(run: ScriptRun) -> Result<Value, String> {
         path,
         source,
         args,
+        dialect,
         tx,
         stop,
         printed,
@@ -225,8 +229,14 @@ fn run_script_thread(run: ScriptRun) -> Result<Value, String> {
         bind().map_err(|e| lua_error_text(&e))?;
         // A script waiting (a sleep, a spawned coroutine) is stopped too, not only one that
         // runs Lua instructions (the hook above).
+        let run = async {
+            match dialect {
+                Dialect::Moonpilot => host.run_source_value(&path, &source).await,
+                Dialect::Splash => super::splash::run(&host, &path, &source).await,
+            }
+        };
         let res = tokio::select! {
-            res = host.run_source_value(&path, &source) => res.map_err(|e| lua_error_text(&e)),
+            res = run => res.map_err(|e| lua_error_text(&e)),
             _ = gone.closed() => Err("the recipe was stopped".to_string()),
         };
         host.abort_jobs();

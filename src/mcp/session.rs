@@ -37,7 +37,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::result::{self, Image};
 use super::tools::{self, Selection, RUN_LUA};
 use crate::browser::task::TaskId;
-use crate::executor::{Script, ScriptCommand, ScriptEnd};
+use crate::executor::{Script, ScriptCommand, ScriptEnd, StopOnDrop};
 use crate::{ErrorCode, Executor, Receipt};
 
 /// How often a long command reports progress.
@@ -104,15 +104,7 @@ impl Drop for Inner {
 }
 
 async fn close_task(executor: &Executor, id: TaskId) {
-    if executor.engine().task(id).is_some() {
-        let receipt = executor.execute(Some(id), "close", json!({})).await;
-        if !receipt.ok {
-            tracing::warn!(
-                "mcp: closing task {id}: {}",
-                receipt.msg.unwrap_or_default()
-            );
-        }
-    }
+    executor.close_if_alive(id, "mcp").await;
 }
 
 /// Whether a client-side progress token was given, and where progress goes.
@@ -676,6 +668,7 @@ impl Session {
             path: PathBuf::from("run_lua"),
             source,
             args,
+            dialect: crate::executor::Dialect::Moonpilot,
             commands: tx,
             stop,
             done: done_tx,
@@ -751,15 +744,6 @@ impl Session {
                 }
             }
         }
-    }
-}
-
-/// Sets the flag when dropped: the script must stop.
-struct StopOnDrop(Arc<AtomicBool>);
-
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 }
 

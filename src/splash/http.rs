@@ -1,0 +1,228 @@
+//! The Splash HTTP server: its own listener beside the seed protocol's, the same executor.
+//! GET query arguments and POST `application/json` bodies; `/_ping`; slots and a bounded queue.
+
+use std::future::{Future, IntoFuture};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Query, Request, State};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use axum::response::Response;
+use axum::routing::any;
+use axum::Router;
+use serde_json::{json, Map, Value};
+
+use super::args::{self, Endpoint};
+use super::run::{self, SplashError};
+use super::SplashOptions;
+use crate::Executor;
+
+/// The largest request body Splash's API takes (a script, its arguments).
+const MAX_BODY: usize = 8 * 1024 * 1024;
+
+struct Shared {
+    executor: Executor,
+    opts: SplashOptions,
+    slots: tokio::sync::Semaphore,
+    /// Requests waiting for a slot or holding one.
+    admitted: AtomicUsize,
+}
+
+/// Serves Splash's API on `listener` until `stop` resolves. The engine is its host's.
+pub async fn serve(
+    executor: Executor,
+    listener: tokio::net::TcpListener,
+    opts: SplashOptions,
+    stop: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let shared = Arc::new(Shared {
+        executor,
+        slots: tokio::sync::Semaphore::new(opts.slots.max(1)),
+        opts,
+        admitted: AtomicUsize::new(0),
+    });
+    let app = Router::new()
+        .route("/_ping", any(ping))
+        .fallback(any(endpoint))
+        .layer(axum::middleware::from_fn_with_state(shared.clone(), guard))
+        .with_state(shared);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(stop)
+        .into_future()
+        .await
+}
+
+fn json_response(status: u16, body: &Value) -> Response {
+    let mut res = Response::new(Body::from(serde_json::to_vec(body).unwrap_or_default()));
+    *res.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    res.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    res
+}
+
+fn error_response(e: &SplashError) -> Response {
+    json_response(e.status(), &e.body())
+}
+
+/// With a token, every request needs it: `Authorization: Bearer T`, or HTTP basic auth whose
+/// password is T (what scrapy-splash sends with `SPLASH_USER` / `SPLASH_PASS`).
+async fn guard(
+    State(s): State<Arc<Shared>>,
+    req: Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let Some(token) = s.opts.token.as_deref() else {
+        return next.run(req).await;
+    };
+    let given = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let ok = if let Some(b) = given.strip_prefix("Bearer ") {
+        b.trim() == token
+    } else if let Some(b) = given.strip_prefix("Basic ") {
+        crate::encoding::decode_base64(b.trim())
+            .and_then(|d| String::from_utf8(d).ok())
+            .and_then(|up| up.split_once(':').map(|(_, p)| p == token))
+            .unwrap_or(false)
+    } else {
+        false
+    };
+    if ok {
+        next.run(req).await
+    } else {
+        let mut res = json_response(
+            401,
+            &json!({"error": 401, "type": "Unauthorized",
+            "description": "this server needs its token: Authorization: Bearer T, or basic auth with T as the password"}),
+        );
+        res.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Basic realm=\"moonpilot\""),
+        );
+        res
+    }
+}
+
+/// `/_ping`: Splash's liveness answer.
+async fn ping(State(s): State<Arc<Shared>>) -> Response {
+    json_response(
+        200,
+        &json!({"status": "ok", "maxrss": 0, "engine": "moonpilot",
+                "slots": s.opts.slots, "busy": s.opts.slots.saturating_sub(s.slots.available_permits())}),
+    )
+}
+
+/// Counts a request in while it waits for or holds a slot.
+struct Admitted<'a>(&'a AtomicUsize);
+
+impl Drop for Admitted<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+async fn endpoint(
+    State(s): State<Arc<Shared>>,
+    method: Method,
+    Query(query): Query<Vec<(String, String)>>,
+    headers: HeaderMap,
+    req: Request,
+) -> Response {
+    let Some(endpoint) = Endpoint::of_path(req.uri().path()) else {
+        let path = req.uri().path().to_string();
+        let unknown = if matches!(path.as_str(), "/render.jpeg" | "/render.har") {
+            SplashError::BadOption(
+                json!({"type": "unsupported_endpoint", "argument": "endpoint",
+                "description": format!("{path} is not supported by moonpilot's Splash API yet")}),
+            )
+        } else {
+            return json_response(
+                404,
+                &json!({"error": 404, "type": "NotFound",
+                "description": format!("no Splash endpoint at {path}")}),
+            );
+        };
+        return error_response(&unknown);
+    };
+    let mut first: Map<String, Value> = Map::new();
+    for (k, v) in query {
+        first.entry(k).or_insert(Value::String(v));
+    }
+    let body = if method == Method::POST {
+        let ct = headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let bytes: Bytes = match axum::body::to_bytes(req.into_body(), MAX_BODY).await {
+            Ok(b) => b,
+            Err(_) => {
+                return json_response(
+                    413,
+                    &json!({"error": 413, "type": "PayloadTooLarge",
+                    "description": format!("the body is over {MAX_BODY} bytes")}),
+                )
+            }
+        };
+        if ct.contains("application/json") {
+            Some(bytes)
+        } else if ct.contains("application/javascript") {
+            first.insert(
+                "js_source".into(),
+                Value::String(String::from_utf8_lossy(&bytes).into()),
+            );
+            None
+        } else if bytes.is_empty() {
+            None
+        } else {
+            return json_response(
+                415,
+                &json!({"error": 415, "type": "UnsupportedContentType",
+                "description": "Request Content-Type is not supported",
+                "info": {"supported": ["application/json", "application/javascript"], "received": ct}}),
+            );
+        }
+    } else {
+        None
+    };
+    let merged = match args::merge(first, body.as_deref()) {
+        Ok(m) => m,
+        Err(e) => return error_response(&e),
+    };
+    let checked = match args::check(endpoint, merged, &s.opts) {
+        Ok(c) => c,
+        Err(e) => return error_response(&e),
+    };
+    // Admission: the slots plus a bounded queue.
+    if s.admitted.fetch_add(1, Ordering::SeqCst) >= s.opts.slots + s.opts.queue {
+        s.admitted.fetch_sub(1, Ordering::SeqCst);
+        return error_response(&SplashError::Busy);
+    }
+    let _admitted = Admitted(&s.admitted);
+    let Ok(_slot) = s.slots.acquire().await else {
+        return error_response(&SplashError::Busy);
+    };
+    match run::run(&s.executor, checked).await {
+        Ok(a) => {
+            let mut res = Response::new(Body::from(a.body));
+            *res.status_mut() = StatusCode::from_u16(a.status).unwrap_or(StatusCode::OK);
+            if let Ok(v) = HeaderValue::from_str(&a.content_type) {
+                res.headers_mut().insert(header::CONTENT_TYPE, v);
+            }
+            for (k, v) in a.headers {
+                if let (Ok(k), Ok(v)) =
+                    (HeaderName::try_from(k.as_str()), HeaderValue::from_str(&v))
+                {
+                    res.headers_mut().insert(k, v);
+                }
+            }
+            res
+        }
+        Err(e) => error_response(&e),
+    }
+}

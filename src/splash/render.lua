@@ -1,0 +1,39 @@
+-- Splash's render endpoints (`/render.html`, `/render.png`, `/render.json`) as the Lua scripts
+-- Splash's documentation gives for them, run like any `/execute` script. The HTTP layer has
+-- checked the arguments; `args.endpoint__` names the endpoint.
+function main(splash, args)
+  local endpoint = args.endpoint__
+  if args.viewport and args.viewport ~= "full" then
+    local w, h = args.viewport:match("^(%d+)x(%d+)$")
+    splash:set_viewport_size(tonumber(w), tonumber(h))
+  end
+  if args.headers then splash:set_custom_headers(args.headers) end
+  local ok, reason = splash:go{ args.url, baseurl = args.baseurl, http_method = args.http_method,
+    body = args.body }
+  if not ok then
+    error("\1splash\1" .. require("json").encode({ type = "RENDER_ERROR", message = reason,
+      url = args.url }), 0)
+  end
+  if args.wait and args.wait > 0 then splash:wait(args.wait) end
+  if args.js_source then splash:runjs(args.js_source) end
+  if args.viewport == "full" then splash:set_viewport_full() end
+  if endpoint == "render.html" then
+    splash:set_result_content_type("text/html; charset=utf-8")
+    return splash:html()
+  end
+  local render_all = args.render_all == 1 or args.render_all == true or args.viewport == "full"
+  if endpoint == "render.png" then
+    return splash:png{ render_all = render_all }
+  end
+  -- render.json
+  local w, h = splash:get_viewport_size()
+  local out = {
+    url = splash:url(),
+    requestedUrl = args.url,
+    geometry = { 0, 0, w, h },
+    title = splash:evaljs("document.title"),
+  }
+  if args.html == 1 then out.html = splash:html() end
+  if args.png == 1 then out.png = splash:png{ render_all = render_all } end
+  return out
+end
