@@ -1,6 +1,6 @@
 //! MCP: `moonpilot mcp` over stdio (the binary, its own browser) and `/mcp` of `serve` over
 //! Streamable HTTP (in-process, on the shared engine), spoken by a small JSON-RPC client here
-//! (the Python SDK's client runs in `tools/test-mcp`). The tool list, a checkout flow on a
+//! (the Python SDK's client runs in `tools/test-clients`). The tool list, a checkout flow on a
 //! fixture page, a failing command, an unknown tool, bad arguments, an image, `run_lua`,
 //! resources, progress and cancellation, elicitation for human input, two sessions side by
 //! side, the token and a session's task closed with the session.

@@ -1,6 +1,6 @@
 """moonpilot's MCP server driven by the official Python SDK's client (PyPI `mcp`).
 
-Run by tools/test-mcp: `python mcp_client.py BINARY FIXTURE_ORIGIN SERVE_URL`. Over stdio (the
+Run by tools/test-clients: `python mcp_client.py BINARY FIXTURE_ORIGIN SERVE_URL`. Over stdio (the
 binary as `moonpilot mcp`) and over Streamable HTTP (`SERVE_URL`/mcp of a running `moonpilot
 serve`): the tool list, a checkout flow on the fixture page, a failing command, an unknown tool,
 an image result, run_lua, a cancelled wait, and two HTTP sessions that do not see each other's
