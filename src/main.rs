@@ -177,6 +177,23 @@ enum Command {
         #[command(flatten)]
         browser: BrowserOpts,
     },
+    /// Run a Splash script (`function main(splash, args)`) as Splash's /execute would, and print
+    /// its result (a binary result goes to --out).
+    Splash {
+        /// The script.
+        file: PathBuf,
+        /// A `key=value` pair for `splash.args` (repeatable).
+        #[arg(long = "arg", value_name = "K=V")]
+        args: Vec<String>,
+        /// `splash.args.url`.
+        #[arg(long, value_name = "URL")]
+        url: Option<String>,
+        /// Write the result here (needed for a binary one: a PNG, …).
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        browser: BrowserOpts,
+    },
     /// List the registered commands.
     Methods {
         /// Print the full specs as JSON.
@@ -261,6 +278,22 @@ fn main() -> ExitCode {
             args,
             browser,
         } => watch(file, args, browser),
+        Command::Splash {
+            file,
+            args,
+            url,
+            out,
+            browser,
+        } => match parse_args(&args) {
+            Err(e) => {
+                eprintln!("moonpilot: {e}");
+                ExitCode::from(2)
+            }
+            Ok(args) => match engine_config(browser) {
+                Ok(config) => moonpilot::splash::local::run_file(config, &file, args, url, out),
+                Err(code) => code,
+            },
+        },
     }
 }
 

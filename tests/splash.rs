@@ -298,3 +298,67 @@ fn with_a_token_every_splash_request_needs_it() {
     );
     assert_eq!(r.status, 200);
 }
+
+#[test]
+fn moonpilot_splash_runs_a_script_file_and_prints_or_writes_its_result() {
+    harness();
+    let dir = std::env::temp_dir().join(format!("moonpilot-splash-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("title.lua");
+    std::fs::write(
+        &script,
+        "function main(splash, args)\n  assert(splash:go(args.url))\n  return {title = splash:evaljs('document.title'), who = args.who}\nend\n",
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_moonpilot"))
+            .arg("splash")
+            .arg(&script)
+            .args([
+                "--url",
+                &url_a("splash_js.html"),
+                "--arg",
+                "who=me",
+                "--state-dir",
+            ])
+            .arg(dir.join("state"))
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v, json!({"title": "Written by script", "who": "me"}));
+
+    std::fs::write(
+        &script,
+        "function main(splash, args)\n  splash:go(args.url)\n  return splash:png()\nend\n",
+    )
+    .unwrap();
+    let refused = run(&[]);
+    assert_eq!(
+        refused.status.code(),
+        Some(2),
+        "a binary result needs --out"
+    );
+    let png = dir.join("shot.png");
+    let wrote = run(&["--out", png.to_str().unwrap()]);
+    assert!(
+        wrote.status.success(),
+        "{}",
+        String::from_utf8_lossy(&wrote.stderr)
+    );
+    assert_eq!(png_size(&std::fs::read(&png).unwrap()), (1024, 768));
+
+    std::fs::write(&script, "function main(splash)\n  error('boom')\nend\n").unwrap();
+    let failed = run(&[]);
+    assert_eq!(failed.status.code(), Some(1));
+    let err: Value = serde_json::from_slice(&failed.stderr).unwrap();
+    assert_eq!(err["type"], "ScriptError");
+    assert_eq!(err["info"]["line_number"], 2);
+}

@@ -14,6 +14,7 @@
 pub mod args;
 pub mod error;
 pub mod http;
+pub mod local;
 pub mod run;
 
 /// The render endpoints' own script.
