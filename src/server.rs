@@ -13,7 +13,8 @@
 //! `upload_max_bytes` (plus its encoding); a larger body is drained (so the client reads the
 //! answer instead of a reset connection) and answered 413 in the seed's failure shape. Every
 //! answer is a JSON object (unknown paths too) except the files of `/data`.
-//! Whichever HTTP crate is used stays inside this file.
+//! Whichever HTTP crate is used stays inside this file and `splash/http.rs` (Splash's API, on
+//! a listener of its own).
 
 use std::collections::HashMap;
 use std::future::{Future, IntoFuture};

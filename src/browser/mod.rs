@@ -209,6 +209,21 @@ const LAUNCH_ARGS: &[&str] = &[
     "disable-blink-features=AutomationControlled",
 ];
 
+/// Chromium features switched off (merged into chromiumoxide's own `--disable-features`): the
+/// background services of a desktop browser that a headless automation browser never uses, as
+/// Playwright switches them off. `AimEnabled` matters most: Chromium 156 builds an omnibox
+/// popup WebUI (`omnibox_popup_aim.html`) for every window, kept in a renderer of its own that
+/// grew to 890 MB and half a core over the test suite (11 windows' worth), slowing everything
+/// else on a two-core machine.
+const DISABLED_FEATURES: &[&str] = &[
+    "AimEnabled",
+    "LensOverlay",
+    "MediaRouter",
+    "OptimizationHints",
+    "NetworkTimeServiceQuerying",
+    "PreconnectToSearch",
+];
+
 static PROFILE_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// Finds the Chromium executable: explicit path, `MOONPILOT_CHROMIUM`, then PATH.
@@ -457,7 +472,8 @@ impl Browser {
                 // Our own deadlines bound every command; this is only chromiumoxide's fallback.
                 .request_timeout(Duration::from_secs(60))
                 .launch_timeout(LAUNCH_WAIT)
-                .args(LAUNCH_ARGS.iter().copied());
+                .args(LAUNCH_ARGS.iter().copied())
+                .arg(("disable-features", DISABLED_FEATURES));
             builder = if config.headful {
                 builder.with_head()
             } else {
