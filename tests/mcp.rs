@@ -105,6 +105,19 @@ impl StdioClient {
         }
     }
 
+    /// The next request the server sends with `method` (30 s at most), skipping notifications.
+    fn next_request(&mut self, method: &str) -> Value {
+        loop {
+            let msg = self
+                .lines
+                .recv_timeout(Duration::from_secs(30))
+                .unwrap_or_else(|_| panic!("no {method} request"));
+            if msg["method"] == method {
+                return msg;
+            }
+        }
+    }
+
     fn initialize(&mut self, capabilities: Value) -> Value {
         let r = self.request(
             "initialize",
@@ -456,15 +469,7 @@ fn mcp_progress_cancellation_and_elicitation_over_stdio() {
     let hid = 901;
     c.send(&json!({"jsonrpc": "2.0", "id": hid, "method": "tools/call",
         "params": {"name": "request_human_input", "arguments": {"prompt": "Type the code from the SMS"}}}));
-    let ask = loop {
-        let msg = c
-            .lines
-            .recv_timeout(Duration::from_secs(30))
-            .expect("an elicitation request");
-        if msg["method"] == "elicitation/create" {
-            break msg;
-        }
-    };
+    let ask = c.next_request("elicitation/create");
     assert_eq!(
         ask["params"]["message"], "Type the code from the SMS",
         "{ask}"
@@ -495,15 +500,7 @@ fn mcp_progress_cancellation_and_elicitation_over_stdio() {
     let did = 902;
     c.send(&json!({"jsonrpc": "2.0", "id": did, "method": "tools/call",
         "params": {"name": "request_human_input", "arguments": {"prompt": "Approve the payment"}}}));
-    let ask = loop {
-        let msg = c
-            .lines
-            .recv_timeout(Duration::from_secs(30))
-            .expect("an elicitation request");
-        if msg["method"] == "elicitation/create" {
-            break msg;
-        }
-    };
+    let ask = c.next_request("elicitation/create");
     c.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "decline"}}));
     let declined = c.answer(did, Duration::from_secs(30));
     let dt = text(&declined["result"]);

@@ -14,7 +14,9 @@ mod outcome;
 mod race;
 mod recipe_host;
 
-pub use recipe_host::{Dialect, RecipeHost, Script, ScriptCommand, ScriptEnd, StopOnDrop};
+pub use recipe_host::{
+    Dialect, RecipeHost, RunningScript, Script, ScriptCommand, ScriptEnd, ScriptSource,
+};
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -183,11 +185,14 @@ impl Executor {
         }
     }
 
-    /// Starts `script` in the recipe host (its commands come back on `script.commands`, for
-    /// the caller to run; its end on `script.done`): how a host outside the executor (MCP's
-    /// `run_lua`) runs a Lua plan in the sandbox and limits of a Lua recipe.
-    pub fn start_script(&self, script: Script) -> Result<(), String> {
-        self.recipes.start(self.clone(), script)
+    /// Starts `source` in the recipe host: its commands come back on the answer's `commands`,
+    /// for the caller to run (a recipe's inside its lane; MCP's `run_lua` and Splash's requests
+    /// through `execute`), its end on `done`; dropping the answer stops the script. Runs a Lua
+    /// plan in the sandbox and limits of a Lua recipe.
+    pub fn start_script(&self, source: ScriptSource) -> Result<RunningScript, String> {
+        let (script, running) = RunningScript::new(source);
+        self.recipes.start(self.clone(), script)?;
+        Ok(running)
     }
 
     /// Runs `method` with `params` for `task_id` and answers with a receipt. Never panics,

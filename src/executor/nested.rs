@@ -16,13 +16,11 @@
 //! that future is dropped (its task closed, its bound passed).
 
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
 
-use super::recipe_host::{Script, ScriptCommand, ScriptEnd, StopOnDrop};
+use super::recipe_host::{ScriptEnd, ScriptSource};
 use super::Executor;
 use crate::browser::task::TaskId;
 use crate::command::{Calls, CommandFuture, ReceiptFuture};
@@ -156,34 +154,27 @@ impl Nested {
         let source = tokio::fs::read_to_string(&path).await.map_err(|e| {
             CommandError::failed(format!("cannot read the script `{}`: {e}", path.display()))
         })?;
-        let (tx, mut rx) = mpsc::unbounded_channel::<ScriptCommand>();
-        let (done_tx, mut done_rx) = oneshot::channel::<ScriptEnd>();
-        let stop = Arc::new(AtomicBool::new(false));
-        let _stop_on_drop = StopOnDrop(stop.clone());
-        let script = Script {
+        let started = self.executor.start_script(ScriptSource {
             task: self.within.task,
             path: path.clone(),
             source,
             args,
-            dialect: crate::executor::Dialect::Moonpilot,
-            commands: tx,
-            stop,
-            done: done_tx,
+            dialect: super::Dialect::Moonpilot,
+        });
+        let mut running = match started {
+            Ok(r) => r,
+            Err(msg) => return Err(CommandError::new(ErrorCode::Internal, msg)),
         };
-        let started = self.executor.recipes.start(self.executor.clone(), script);
-        if let Err(msg) = started {
-            return Err(CommandError::new(ErrorCode::Internal, msg));
-        }
         // One command at a time, in the order the script sends them: its task's commands share
         // this command's lane, so they must not run side by side.
         loop {
             tokio::select! {
                 biased;
-                Some(req) = rx.recv() => {
+                Some(req) = running.commands.recv() => {
                     let receipt = self.answer(req.task, &req.method, req.params).await;
                     let _ = req.reply.send(receipt);
                 }
-                done = &mut done_rx => {
+                done = &mut running.done => {
                     return match done {
                         Ok(ScriptEnd { result: Ok(value), output }) => Ok(serde_json::json!({"value": value, "output": output})),
                         Ok(ScriptEnd { result: Err(msg), output }) => Err(CommandError::failed(format!(

@@ -70,12 +70,67 @@ pub struct ScriptCommand {
     pub reply: oneshot::Sender<Receipt>,
 }
 
-/// Sets a script's `stop` flag when dropped: whoever runs the script is gone, so it must stop.
-pub struct StopOnDrop(pub Arc<AtomicBool>);
+/// What a caller asks to run: [`Executor::start_script`] makes the [`Script`] of it.
+pub struct ScriptSource {
+    /// The task the script's global `page` is bound to.
+    pub task: TaskId,
+    /// The script's file (its chunk name in errors).
+    pub path: PathBuf,
+    /// The script's text.
+    pub source: String,
+    /// `browser.args`.
+    pub args: Value,
+    /// The API it is written against.
+    pub dialect: Dialect,
+}
 
-impl Drop for StopOnDrop {
+/// A started script: the commands it sends (for the caller to run and answer, one at a time)
+/// and its end. Dropping it tells the script to stop.
+pub struct RunningScript {
+    /// The script's commands.
+    pub commands: mpsc::UnboundedReceiver<ScriptCommand>,
+    /// How it ended.
+    pub done: oneshot::Receiver<ScriptEnd>,
+    stop: Arc<AtomicBool>,
+}
+
+impl RunningScript {
+    /// The script of `source` and the handle that runs it.
+    pub(super) fn new(source: ScriptSource) -> (Script, RunningScript) {
+        let (tx, commands) = mpsc::unbounded_channel::<ScriptCommand>();
+        let (done_tx, done) = oneshot::channel::<ScriptEnd>();
+        let stop = Arc::new(AtomicBool::new(false));
+        let ScriptSource {
+            task,
+            path,
+            source,
+            args,
+            dialect,
+        } = source;
+        let script = Script {
+            task,
+            path,
+            source,
+            args,
+            dialect,
+            commands: tx,
+            stop: stop.clone(),
+            done: done_tx,
+        };
+        (
+            script,
+            RunningScript {
+                commands,
+                done,
+                stop,
+            },
+        )
+    }
+}
+
+impl Drop for RunningScript {
     fn drop(&mut self) {
-        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 }
 

@@ -19,7 +19,6 @@
 //! submits the answer (`submit_human_input`), so the tool result already holds it.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -32,12 +31,11 @@ use rmcp::model::{
 use rmcp::service::{ElicitationMode, RequestContext};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
 use serde_json::{json, Map, Value};
-use tokio::sync::{mpsc, oneshot};
 
 use super::result::{self, Image};
 use super::tools::{self, Selection, RUN_LUA};
 use crate::browser::task::TaskId;
-use crate::executor::{Script, ScriptCommand, ScriptEnd, StopOnDrop};
+use crate::executor::{ScriptEnd, ScriptSource};
 use crate::{ErrorCode, Executor, Receipt};
 
 /// How often a long command reports progress.
@@ -659,25 +657,21 @@ impl Session {
         context: &RequestContext<RoleServer>,
     ) -> LuaRun {
         let executor = &self.inner.executor;
-        let (tx, mut rx) = mpsc::unbounded_channel::<ScriptCommand>();
-        let (done_tx, mut done_rx) = oneshot::channel::<ScriptEnd>();
-        let stop = Arc::new(AtomicBool::new(false));
-        let _stop = StopOnDrop(stop.clone());
-        let script = Script {
+        let mut run = LuaRun::default();
+        let started = executor.start_script(ScriptSource {
             task,
             path: PathBuf::from("run_lua"),
             source,
             args,
             dialect: crate::executor::Dialect::Moonpilot,
-            commands: tx,
-            stop,
-            done: done_tx,
+        });
+        let mut running = match started {
+            Ok(r) => r,
+            Err(msg) => {
+                run.error = Some(msg);
+                return run;
+            }
         };
-        let mut run = LuaRun::default();
-        if let Err(msg) = executor.start_script(script) {
-            run.error = Some(msg);
-            return run;
-        }
         let progress = Progress::of(context);
         let deadline = tokio::time::Instant::now() + bound;
         loop {
@@ -692,7 +686,7 @@ impl Session {
                     run.error = Some(format!("the script ran past its {} s bound and was stopped", bound.as_secs_f64()));
                     return run;
                 }
-                Some(req) = rx.recv() => {
+                Some(req) = running.commands.recv() => {
                     let receipt = match self.refusal(req.task, &req.method) {
                         Some(why) => Receipt::failure(
                             &req.method,
@@ -729,7 +723,7 @@ impl Session {
                     run.log.push(line);
                     let _ = req.reply.send(receipt);
                 }
-                done = &mut done_rx => {
+                done = &mut running.done => {
                     match done {
                         Ok(ScriptEnd { result, output }) => {
                             run.output = output;

@@ -2,17 +2,14 @@
 //! `timeout`, its answer shaped as Splash shapes it, and Splash's error objects.
 
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tokio::sync::{mpsc, oneshot};
 
 use super::args::Checked;
 pub use super::error::SplashError;
 use crate::browser::task::TaskId;
-use crate::executor::{Dialect, Script, ScriptCommand, ScriptEnd, StopOnDrop};
+use crate::executor::{Dialect, ScriptEnd, ScriptSource};
 use crate::lua::splash::ERROR_MARKER;
 use crate::{ErrorCode, Executor, Receipt};
 
@@ -60,27 +57,19 @@ pub async fn run(executor: &Executor, req: Checked) -> Result<Answer, SplashErro
 /// The script's run: its commands go to the executor on its own task only (a Splash script
 /// never reaches another task nor the engine's commands).
 async fn script(executor: &Executor, task: TaskId, req: &Checked) -> Result<Value, SplashError> {
-    let (tx, mut rx) = mpsc::unbounded_channel::<ScriptCommand>();
-    let (done_tx, mut done_rx) = oneshot::channel::<ScriptEnd>();
-    let stop = Arc::new(AtomicBool::new(false));
-    let _stop = StopOnDrop(stop.clone());
-    let script = Script {
-        task,
-        path: PathBuf::from(CHUNK),
-        source: req.source.clone(),
-        args: Value::Object(req.args.clone()),
-        dialect: Dialect::Splash,
-        commands: tx,
-        stop,
-        done: done_tx,
-    };
-    executor
-        .start_script(script)
+    let mut running = executor
+        .start_script(ScriptSource {
+            task,
+            path: PathBuf::from(CHUNK),
+            source: req.source.clone(),
+            args: Value::Object(req.args.clone()),
+            dialect: Dialect::Splash,
+        })
         .map_err(SplashError::Internal)?;
     loop {
         tokio::select! {
             biased;
-            Some(cmd) = rx.recv() => {
+            Some(cmd) = running.commands.recv() => {
                 let receipt = if cmd.task.is_some_and(|t| t != task) || cmd.task.is_none() {
                     Receipt::failure(&cmd.method, ErrorCode::InvalidArgument,
                         format!("{}: a Splash script drives only its own page", cmd.method), None, false, 0.0)
@@ -89,7 +78,7 @@ async fn script(executor: &Executor, task: TaskId, req: &Checked) -> Result<Valu
                 };
                 let _ = cmd.reply.send(receipt);
             }
-            done = &mut done_rx => {
+            done = &mut running.done => {
                 return match done {
                     Ok(ScriptEnd { result: Ok(v), .. }) => Ok(v),
                     Ok(ScriptEnd { result: Err(msg), .. }) => Err(script_error(&msg)),
