@@ -49,6 +49,13 @@ local Job = {}
 ---@return any
 function Job:join() end
 
+---Whether the coroutine has ended (returned, failed or was cancelled).
+---@return boolean
+function Job:done() end
+
+---Stops the coroutine at its next wait (a command in flight is not answered to it).
+function Job:cancel() end
+
 ---One task: its own tabs in the shared browser. Every command that needs a task is a method.
 ---@class moonpilot.Task
 ---@field id integer the task id

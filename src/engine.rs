@@ -140,6 +140,8 @@ pub struct Engine {
     launching: Mutex<Option<(Instant, bool)>>,
     starting: AtomicUsize,
     tasks: Mutex<BTreeMap<TaskId, Arc<Task>>>,
+    /// Task ids whose next `start` opens them in a browser context of their own.
+    isolated: Mutex<std::collections::HashSet<TaskId>>,
     /// Human-input requests (no lane: a submit never waits behind a long-poll).
     desk: Mutex<crate::human::Desk>,
     /// The desk's version, for long-polls and hosts that show new requests.
@@ -163,6 +165,7 @@ impl Engine {
             launching: Mutex::new(None),
             starting: AtomicUsize::new(0),
             tasks: Mutex::new(BTreeMap::new()),
+            isolated: Mutex::new(Default::default()),
             desk: Mutex::new(crate::human::Desk::default()),
             desk_changed: tokio::sync::watch::channel(0).0,
             tracer: config.trace_dir.clone().map(crate::trace::Tracer::start),
@@ -249,6 +252,24 @@ impl Engine {
         // Its waiting human-input requests can no longer be acted on.
         self.with_desk(|d| d.close_task(id.0));
         self.with_tasks(|t| t.remove(&id))
+    }
+
+    /// Has the next `start` of `id` open it in a browser context of its own (its cookies and
+    /// storage its own, gone when it closes), as Splash's private mode wants for each request.
+    /// The catalogue's `start` has no such param: this is for the hosts that open tasks.
+    pub fn isolate_next_start(&self, id: TaskId) {
+        match self.isolated.lock() {
+            Ok(mut g) => g.insert(id),
+            Err(poisoned) => poisoned.into_inner().insert(id),
+        };
+    }
+
+    /// Whether `id`'s `start` is to be isolated (and forgets it).
+    pub fn take_isolated(&self, id: TaskId) -> bool {
+        match self.isolated.lock() {
+            Ok(mut g) => g.remove(&id),
+            Err(poisoned) => poisoned.into_inner().remove(&id),
+        }
     }
 
     /// Marks a `start` in progress until the guard drops: the shared browser is not stopped

@@ -144,7 +144,7 @@ enum Command {
         #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=1000))]
         splash_slots: u64,
         /// The largest `timeout` a Splash request may ask, in seconds (Splash's --max-timeout).
-        #[arg(long, value_name = "SECS", default_value_t = 90.0)]
+        #[arg(long, value_name = "SECS", default_value_t = 90.0, value_parser = positive_secs)]
         splash_max_timeout: f64,
         #[command(flatten)]
         http: HttpOpts,
@@ -498,4 +498,13 @@ fn run(file: PathBuf, args: Vec<String>, opts: BrowserOpts) -> ExitCode {
             }
         }
     })
+}
+
+/// A number of seconds above zero and at most a day (`--splash-max-timeout`).
+fn positive_secs(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 86_400.0 => Ok(v),
+        Ok(_) => Err(format!("`{s}` is not a number of seconds in (0, 86400]")),
+        Err(_) => Err(format!("`{s}` is not a number")),
+    }
 }

@@ -362,3 +362,480 @@ fn moonpilot_splash_runs_a_script_file_and_prints_or_writes_its_result() {
     assert_eq!(err["type"], "ScriptError");
     assert_eq!(err["info"]["line_number"], 2);
 }
+
+/// The URLs of the engine's live tasks.
+fn task_urls() -> Vec<String> {
+    let r = super::support::harness::exec(None, "list_tasks", json!({}));
+    r.data["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["url"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// Waits up to 10 s for no live task to be on a URL containing `mark`.
+fn no_task_on(mark: &str) -> bool {
+    for _ in 0..100 {
+        if !task_urls().iter().any(|u| u.contains(mark)) {
+            return true;
+        }
+        super::support::load::pause(std::time::Duration::from_millis(100));
+    }
+    false
+}
+
+#[test]
+fn a_request_has_cookies_of_its_own_in_har_form_and_they_go_with_it() {
+    let addr = open();
+    let script = r##"
+function main(splash, args)
+  assert(splash:go(args.base .. "/set-cookie?name=from_page&value=1"))
+  splash:add_cookie{"kept", "2", "/", "127.0.0.1", args.expires, true, false}
+  splash:add_cookie{name = "plain", value = "3"}
+  assert(splash:go(args.base .. "/echo"))
+  local echo = splash:evaljs("document.body.innerText")
+  local cookies = splash:get_cookies()
+  local deleted = splash:delete_cookies{name = "plain"}
+  return {echo = echo, cookies = cookies, deleted = deleted, left = #splash:get_cookies(),
+          cleared = splash:clear_cookies(), after = #splash:get_cookies()}
+end
+"##;
+    let base = url_a("").trim_end_matches('/').to_string();
+    // In 30 days, whole seconds (Chromium caps a cookie's life at 400 days).
+    let in_30_days =
+        moonpilot::trace::iso_utc((moonpilot::clock::epoch_ms() / 1000 + 30 * 86_400) * 1000)
+            .replace(".000Z", "Z");
+    let r = post(
+        addr,
+        "/execute",
+        &json!({"lua_source": script, "base": base, "expires": in_30_days}),
+    );
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let v = r.json();
+    let echo: Value = serde_json::from_str(v["echo"].as_str().unwrap()).unwrap();
+    let sent = echo["cookie"].as_str().unwrap_or_default();
+    for c in ["from_page=1", "kept=2", "plain=3"] {
+        assert!(sent.contains(c), "{c} in {sent}");
+    }
+    let cookies = v["cookies"].as_array().unwrap();
+    assert_eq!(cookies.len(), 3, "{v}");
+    let kept = cookies.iter().find(|c| c["name"] == "kept").unwrap();
+    assert_eq!(kept["expires"], in_30_days.as_str(), "{kept}");
+    assert_eq!(kept["httpOnly"], true);
+    assert_eq!(kept["domain"], "127.0.0.1");
+    let session = cookies.iter().find(|c| c["name"] == "from_page").unwrap();
+    assert!(
+        session.get("expires").is_none(),
+        "a session cookie has no expires: {session}"
+    );
+    assert_eq!(
+        (v["deleted"].clone(), v["left"].clone()),
+        (json!(1), json!(2))
+    );
+    assert_eq!(
+        (v["cleared"].clone(), v["after"].clone()),
+        (json!(2), json!(0))
+    );
+
+    // The next request starts with an empty jar, and the engine's shared jar never saw them.
+    let r = post(
+        addr,
+        "/execute",
+        &json!({"lua_source": "function main(splash, args)\n  assert(splash:go(args.base .. '/set-cookie?name=second&value=1'))\n  return splash:get_cookies()\nend", "base": base}),
+    );
+    let names: Vec<Value> = r
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].clone())
+        .collect();
+    assert_eq!(names, vec![json!("second")]);
+    let task = super::support::harness::new_task();
+    let shared = super::support::harness::exec(Some(task), "get_cookies", json!({}));
+    let shared = shared.data.to_string();
+    for name in ["from_page", "kept", "second"] {
+        assert!(
+            !shared.contains(name),
+            "{name} leaked into the shared jar: {shared}"
+        );
+    }
+    super::support::harness::exec(Some(task), "close", json!({}));
+
+    // scrapy-splash's session round trip: the cookies it sends in, as `get_cookies` gave them.
+    let script = "function main(splash, args)\n  splash:init_cookies(args.cookies)\n  assert(splash:go(args.base .. '/echo'))\n  return {echo = splash:evaljs('document.body.innerText'), cookies = splash:get_cookies()}\nend";
+    let r = post(
+        addr,
+        "/execute",
+        &json!({"lua_source": script, "base": base, "cookies": cookies}),
+    );
+    let v = r.json();
+    let echo: Value = serde_json::from_str(v["echo"].as_str().unwrap()).unwrap();
+    let sent = echo["cookie"].as_str().unwrap_or_default();
+    for c in ["from_page=1", "kept=2", "plain=3"] {
+        assert!(sent.contains(c), "{c} came back in: {sent}");
+    }
+    assert_eq!(v["cookies"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn go_headers_are_the_navigation_s_own_custom_headers_stay_and_posts_carry_their_form() {
+    let addr = open();
+    let base = url_a("").trim_end_matches('/').to_string();
+    let script = r##"
+function main(splash, args)
+  splash:set_custom_headers({["X-Always"] = "a"})
+  assert(splash:go{args.base .. "/echo", headers = {["X-Once"] = "1"}})
+  local first = splash:evaljs("document.body.innerText")
+  assert(splash:go(args.base .. "/echo"))
+  local second = splash:evaljs("document.body.innerText")
+  assert(splash:go{args.base .. "/echo-post", http_method = "POST", formdata = {q = "x y&z"}})
+  local posted = {method = splash:select("#method"):text(), body = splash:select("#body"):text()}
+  assert(splash:go{args.base .. "/echo-post", http_method = "POST", body = "a=1&b=2"})
+  posted.raw = splash:select("#body"):text()
+  return {first = first, second = second, posted = posted, args = args}
+end
+"##;
+    let r = post(
+        addr,
+        "/execute",
+        &json!({"lua_source": script, "base": base, "flag": "1", "headers": [["k", "v"]]}),
+    );
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let v = r.json();
+    let first: Value = serde_json::from_str(v["first"].as_str().unwrap()).unwrap();
+    let second: Value = serde_json::from_str(v["second"].as_str().unwrap()).unwrap();
+    assert_eq!(first["x-once"], "1", "{first}");
+    assert!(
+        first.get("x-always").is_none(),
+        "go's headers replace the custom ones: {first}"
+    );
+    assert!(
+        second.get("x-once").is_none(),
+        "only that navigation: {second}"
+    );
+    assert_eq!(second["x-always"], "a", "{second}");
+    assert_eq!(v["posted"]["method"], "POST");
+    assert_eq!(v["posted"]["body"], "q=x+y%26z");
+    assert_eq!(v["posted"]["raw"], "a=1&b=2");
+    // splash.args as the request gave them: no timeout or wait added, nothing retyped.
+    let args = &v["args"];
+    assert_eq!(args["flag"], "1");
+    assert_eq!(args["headers"], json!([["k", "v"]]));
+    assert!(
+        args.get("timeout").is_none() && args.get("wait").is_none(),
+        "{args}"
+    );
+    assert!(args["uid"].is_number(), "{args}");
+}
+
+#[test]
+fn send_keys_reads_splash_key_syntax() {
+    let addr = open();
+    let script = r##"
+function main(splash)
+  splash:set_content([[<input id=i onkeydown="document.title += event.key + '|'">]])
+  splash:select("#i"):focus()
+  splash:send_keys("a b <Space> Enter <Backspace> <Return>")
+  splash:send_text("Tab")
+  return {value = splash:evaljs("document.querySelector('#i').value"), keys = splash:evaljs("document.title")}
+end
+"##;
+    let r = post(addr, "/execute", &json!({"lua_source": script}));
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let v = r.json();
+    assert_eq!(v["value"], "ab EnteTab", "{v}");
+    let keys = v["keys"].as_str().unwrap();
+    assert!(keys.contains("|Backspace|Enter|"), "{keys}");
+    assert!(
+        !keys.contains("|Tab|"),
+        "send_text types, it does not press: {keys}"
+    );
+}
+
+#[test]
+fn a_request_s_task_is_closed_after_an_error_a_timeout_and_a_client_that_left() {
+    let addr = open();
+    let mark = |m: &str| format!("{}?mark={m}", url_a("basic.html"));
+    let r = post(
+        addr,
+        "/execute",
+        &json!({"lua_source": "function main(splash, args)\n  splash:go(args.url)\n  error('stop here')\nend", "url": mark("err1")}),
+    );
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["info"]["error"], "stop here");
+    assert!(no_task_on("mark=err1"), "{:?}", task_urls());
+    let r = post(
+        addr,
+        "/execute",
+        &json!({"lua_source": "function main(splash, args)\n  splash:go(args.url)\n  splash:wait(10)\nend", "url": mark("late1"), "timeout": 1}),
+    );
+    assert_eq!(r.status, 504);
+    assert_eq!(r.json()["info"]["timeout"], 1.0);
+    assert!(no_task_on("mark=late1"), "{:?}", task_urls());
+
+    // A client that goes away mid-request: its task goes too.
+    use std::io::Write;
+    let body = json!({"lua_source": "function main(splash, args)\n  splash:go(args.url)\n  splash:wait(15)\nend", "url": mark("gone1")}).to_string();
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "POST /execute HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut seen = false;
+    for _ in 0..100 {
+        if task_urls().iter().any(|u| u.contains("mark=gone1")) {
+            seen = true;
+            break;
+        }
+        super::support::load::pause(std::time::Duration::from_millis(100));
+    }
+    assert!(seen, "the request's page opened: {:?}", task_urls());
+    drop(s);
+    assert!(no_task_on("mark=gone1"), "{:?}", task_urls());
+}
+
+#[test]
+fn saved_arguments_come_back_by_hash_and_a_wrong_token_runs_nothing() {
+    let addr = open();
+    let script = "function main(splash, args)\n  return 'saved ' .. args.n\nend";
+    let r = post(
+        addr,
+        "/execute",
+        &json!({"lua_source": script, "n": 1, "save_args": ["lua_source"]}),
+    );
+    assert_eq!(r.body, b"saved 1");
+    let saved = r.header("x-splash-saved-arguments").unwrap().to_string();
+    let hash = saved.strip_prefix("lua_source=").unwrap();
+    let r = post(
+        addr,
+        "/execute",
+        &json!({"n": 2, "load_args": {"lua_source": hash}}),
+    );
+    assert_eq!(r.body, b"saved 2", "{}", String::from_utf8_lossy(&r.body));
+    let r = get(addr, "/execute?n=3&load_args=lua_source%3Dfeed");
+    assert_eq!(r.status, 498);
+    assert_eq!(r.json()["info"]["expired"], json!(["lua_source"]));
+
+    let guarded = start(SplashOptions {
+        port: 0,
+        token: Some("sp1ash".into()),
+        ..SplashOptions::default()
+    });
+    let page = format!("{}?mark=tokenless", url_a("basic.html"));
+    let r = request(
+        guarded,
+        "POST",
+        "/execute",
+        &[("Content-Type", "application/json"), ("Authorization", "Bearer sp1ash-not")],
+        json!({"lua_source": "function main(splash, args)\n  splash:go(args.url)\n  splash:wait(3)\nend", "url": page})
+            .to_string()
+            .as_bytes(),
+    );
+    assert_eq!(r.status, 401);
+    assert!(!task_urls().iter().any(|u| u.contains("mark=tokenless")));
+}
+
+/// A JPEG's pixel size from its first start-of-frame marker.
+fn jpeg_size(jpg: &[u8]) -> (u32, u32) {
+    assert_eq!(&jpg[..2], b"\xff\xd8", "a JPEG");
+    let mut i = 2;
+    while i + 9 < jpg.len() {
+        assert_eq!(jpg[i], 0xff, "a marker at {i}");
+        let marker = jpg[i + 1];
+        let len = u16::from_be_bytes([jpg[i + 2], jpg[i + 3]]) as usize;
+        if matches!(marker, 0xc0..=0xc3) {
+            let h = u16::from_be_bytes([jpg[i + 5], jpg[i + 6]]) as u32;
+            let w = u16::from_be_bytes([jpg[i + 7], jpg[i + 8]]) as u32;
+            return (w, h);
+        }
+        i += 2 + len;
+    }
+    panic!("no frame in the JPEG")
+}
+
+#[test]
+fn captures_scale_cut_and_come_as_png_or_jpeg() {
+    let addr = open();
+    let page = url_a("splash_js.html");
+    let r = get(addr, &format!("/render.png?url={}&width=320", q(&page)));
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(
+        png_size(&r.body),
+        (320, 240),
+        "scaled to the width, the aspect kept"
+    );
+    let r = get(
+        addr,
+        &format!("/render.png?url={}&width=320&height=100", q(&page)),
+    );
+    assert_eq!(png_size(&r.body), (320, 100), "cut to the height");
+    let r = get(addr, &format!("/render.jpeg?url={}&quality=50", q(&page)));
+    assert_eq!(r.header("content-type"), Some("image/jpeg"));
+    assert_eq!(jpeg_size(&r.body), (1024, 768));
+    let r = get(addr, &format!("/render.png?url={}&width=4000", q(&page)));
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["info"]["argument"], "width");
+    let r = get(
+        addr,
+        &format!("/render.png?url={}&scale_method=fancy", q(&page)),
+    );
+    assert_eq!(
+        r.json()["info"]["description"],
+        "Invalid 'scale_method': fancy"
+    );
+    let r = post(
+        addr,
+        "/render.json",
+        &json!({"url": page, "jpeg": 1, "width": 200}),
+    );
+    let v = r.json();
+    let jpg = moonpilot::encoding::decode_base64(v["jpeg"].as_str().unwrap()).unwrap();
+    assert_eq!(jpeg_size(&jpg), (200, 150));
+
+    let script = r##"
+function main(splash, args)
+  assert(splash:go(args.url))
+  local region = splash:png{region = {10, 20, 110, 70}}
+  local el = splash:select("#out"):png()
+  local b = splash:select("#out"):bounds()
+  local jpeg = splash:jpeg{width = 100, quality = 10}
+  return {region = region, el = el, w = b.width, h = b.height, jpeg = jpeg,
+          nothing = splash:png{region = {0, 0, 0, 0}} == nil}
+end
+"##;
+    let r = post(
+        addr,
+        "/execute",
+        &json!({"lua_source": script, "url": page}),
+    );
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let v = r.json();
+    let b64 = |k: &str| moonpilot::encoding::decode_base64(v[k].as_str().unwrap()).unwrap();
+    assert_eq!(png_size(&b64("region")), (100, 50));
+    let (w, h) = png_size(&b64("el"));
+    assert_eq!(
+        (w, h),
+        (
+            v["w"].as_f64().unwrap().round() as u32,
+            v["h"].as_f64().unwrap().round() as u32
+        )
+    );
+    assert_eq!(jpeg_size(&b64("jpeg")), (100, 75));
+    assert_eq!(v["nothing"], true);
+}
+
+#[test]
+fn timers_timeouts_resumes_and_autoloads_run_as_splash_runs_them() {
+    let addr = open();
+    let base = url_a("").trim_end_matches('/').to_string();
+    let script = r##"
+function main(splash, args)
+  local log = {}
+  local timer = splash:call_later(function() log[#log + 1] = "later" end, 0.1)
+  local pending = timer:is_pending()
+  local cancelled = splash:call_later(function() log[#log + 1] = "never" end, 0.2)
+  cancelled:cancel()
+  local failing = splash:call_later(function() error("in the timer") end, 0)
+  splash:wait(0.4)
+  local reraised = {pcall(function() failing:reraise() end)}
+  local ok1, a, b = splash:with_timeout(function() splash:wait(0.05); return 1, 2 end, 2)
+  local ok2, reason = splash:with_timeout(function() splash:wait(3) end, 0.2)
+  local resumed = splash:wait_for_resume([[
+    function main(splash) { splash.set("k", "v"); setTimeout(() => splash.resume(42), 100); }
+  ]])
+  local _, failed = splash:wait_for_resume("function main(splash) { splash.error('cruel') }")
+  local _, none = splash:wait_for_resume("var x = 1;")
+  local _, slow = splash:wait_for_resume("function main(splash) {}", 0.2)
+  assert(splash:autoload("window.loaded_before = document.readyState;"))
+  assert(splash:autoload(args.base .. "/net_data.js"))
+  assert(splash:go(args.base .. "/basic.html"))
+  local got = splash:http_get(args.base .. "/echo")
+  return {log = log, pending = pending, reraised = reraised[2], ok1 = ok1, a = a, b = b,
+          ok2 = ok2 == nil, reason = reason, resumed = resumed, failed = failed, none = none,
+          slow = slow, before = splash:evaljs("window.loaded_before"),
+          status = got.status, got_ok = got.ok, echo = got.body and tostring(got.body) or ""}
+end
+"##;
+    let r = post(
+        addr,
+        "/execute",
+        &json!({"lua_source": script, "base": base}),
+    );
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let v = r.json();
+    assert_eq!(v["log"], json!(["later"]), "{v}");
+    assert_eq!(v["pending"], true);
+    assert!(
+        v["reraised"].as_str().unwrap().contains("in the timer"),
+        "{v}"
+    );
+    assert_eq!(
+        (v["ok1"].clone(), v["a"].clone(), v["b"].clone()),
+        (json!(true), json!(1), json!(2))
+    );
+    assert_eq!(
+        (v["ok2"].clone(), v["reason"].clone()),
+        (json!(true), json!("timeout_over"))
+    );
+    assert_eq!(v["resumed"], json!({"value": 42, "k": "v"}));
+    assert_eq!(v["failed"], "JavaScript error: cruel");
+    assert_eq!(
+        v["none"],
+        "error: wait_for_resume(): no main() function defined"
+    );
+    assert!(v["slow"].as_str().unwrap().contains("timed out"), "{v}");
+    assert_eq!(
+        v["before"], "loading",
+        "an autoload runs before the page's scripts"
+    );
+    assert_eq!(
+        (v["status"].clone(), v["got_ok"].clone()),
+        (json!(200), json!(true))
+    );
+    assert!(v["echo"].as_str().unwrap().contains("user-agent"), "{v}");
+}
+
+#[test]
+fn attributes_read_back_and_what_chromium_cannot_do_is_said() {
+    let addr = open();
+    let script = r##"
+function main(splash, args)
+  splash.private_mode_enabled = true
+  splash.html5_media_enabled = true
+  splash.resource_timeout = 10
+  splash.my_field = "mine"
+  splash:set_content("<div style='height: 5000px'>tall</div>")
+  splash.scroll_position = {y = 300}
+  return {resource_timeout = splash.resource_timeout, js = splash.js_enabled,
+          mine = splash.my_field, scroll = splash.scroll_position,
+          images = {pcall(function() splash.images_enabled = false end)},
+          har = {pcall(function() return splash:har() end)}}
+end
+"##;
+    let r = post(addr, "/execute", &json!({"lua_source": script}));
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let v = r.json();
+    assert_eq!(v["resource_timeout"], 10);
+    assert_eq!(v["js"], true);
+    assert_eq!(v["mine"], "mine");
+    assert_eq!(v["scroll"], json!({"x": 0, "y": 300}));
+    assert_eq!(v["images"][0], false, "{v}");
+    assert!(
+        v["images"][1].as_str().unwrap().contains("images_enabled"),
+        "{v}"
+    );
+    assert_eq!(v["har"][0], false, "{v}");
+    let r = post(
+        addr,
+        "/execute",
+        &json!({"lua_source": "function main(splash)\n  return splash:har()\nend"}),
+    );
+    assert_eq!(r.status, 400);
+    let info = &r.json()["info"];
+    assert_eq!(info["type"], "SPLASH_LUA_ERROR", "{info}");
+    assert_eq!(info["splash_method"], "har");
+}

@@ -795,10 +795,40 @@ impl Browser {
         .await
     }
 
-    /// Opens a new tab on `about:blank` and starts its event pumps.
+    /// Opens a browser context of its own (its own cookie jar, storage and cache, as an
+    /// incognito window): its id.
+    pub async fn create_context(&self) -> Result<String, CommandError> {
+        let res = self
+            .call(
+                "Target.createBrowserContext",
+                json!({"disposeOnDetach": true}),
+            )
+            .await?;
+        res["browserContextId"]
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| CommandError::failed("Target.createBrowserContext gave no id"))
+    }
+
+    /// Closes browser context `id` with its pages and everything it stored.
+    pub async fn dispose_context(&self, id: &str) {
+        if let Err(e) = self
+            .call(
+                "Target.disposeBrowserContext",
+                json!({"browserContextId": id}),
+            )
+            .await
+        {
+            tracing::warn!("browser context {id} was not disposed: {}", e.msg);
+        }
+    }
+
+    /// Opens a new tab on `about:blank` in `context` (the default one when `None`) and starts
+    /// its event pumps.
     pub async fn new_tab(
         self: &Arc<Browser>,
         events: events::TabEvents,
+        context: Option<&str>,
     ) -> Result<Tab, CommandError> {
         let page = self
             .guard(async {
@@ -809,12 +839,13 @@ impl Browser {
                 // a synthetic mouse move to it for about 5 s.
                 let mut params = CreateTargetParams::new("about:blank");
                 params.new_window = Some(true);
+                params.browser_context_id = context.map(|c| c.to_string().into());
                 cdp.new_page(params)
                     .await
                     .map_err(|e| cdp_error::from_cdp("Target.createTarget", e))
             })
             .await?;
-        Tab::attach(self.clone(), page, events).await
+        Tab::attach(self.clone(), page, events, context.map(str::to_string)).await
     }
 
     /// Takes over the page target `target_id` that a page of ours opened (a popup) and starts
@@ -824,6 +855,7 @@ impl Browser {
         self: &Arc<Browser>,
         target_id: &str,
         events: events::TabEvents,
+        context: Option<&str>,
     ) -> Result<Tab, CommandError> {
         let mut last = None;
         for _ in 0..40 {
@@ -833,7 +865,10 @@ impl Browser {
                 cdp.get_page(target_id.to_string().into()).await
             };
             match page {
-                Ok(page) => return Tab::attach(self.clone(), page, events).await,
+                Ok(page) => {
+                    return Tab::attach(self.clone(), page, events, context.map(str::to_string))
+                        .await
+                }
                 Err(e) => last = Some(e),
             }
             tokio::time::sleep(Duration::from_millis(50)).await;

@@ -153,11 +153,12 @@ impl Tab {
                 )
                 .await?;
                 // Permissions belong to the browser context: granted for every origin.
+                let mut grant = json!({"permissions": ["geolocation"]});
+                if let Some(c) = self.context() {
+                    grant["browserContextId"] = json!(c);
+                }
                 self.browser()
-                    .call(
-                        "Browser.grantPermissions",
-                        json!({"permissions": ["geolocation"]}),
-                    )
+                    .call("Browser.grantPermissions", grant)
                     .await?;
             }
             Setting::Offline(offline) => {
@@ -187,9 +188,13 @@ impl Tab {
         Ok(())
     }
 
-    /// Every cookie of the browser's profile (all tasks share it).
+    /// Every cookie of the tab's context: the profile's, which tasks share, or its task's own.
     pub async fn all_cookies(&self) -> Result<Vec<Value>, CommandError> {
-        let res = self.browser().call("Storage.getCookies", json!({})).await?;
+        let params = match self.context() {
+            Some(c) => json!({"browserContextId": c}),
+            None => json!({}),
+        };
+        let res = self.browser().call("Storage.getCookies", params).await?;
         Ok(cookies_of(&res))
     }
 
@@ -216,6 +221,29 @@ impl Tab {
             )
             .await?;
         Ok(res["success"].as_bool().unwrap_or(true))
+    }
+
+    /// Sets a cookie from its CDP fields (`name`, `value`, and `url` or `domain` + `path`;
+    /// `expires` in Unix seconds, `httpOnly`, `secure`) in the tab's context; false when the
+    /// browser refused it.
+    pub async fn add_cookie(&self, cookie: Value) -> Result<bool, CommandError> {
+        let res = self.call("Network.setCookie", cookie).await?;
+        Ok(res["success"].as_bool().unwrap_or(true))
+    }
+
+    /// Deletes the cookie `name` of `domain` and `path` in the tab's context.
+    pub async fn delete_cookie(
+        &self,
+        name: &str,
+        domain: &str,
+        path: &str,
+    ) -> Result<(), CommandError> {
+        self.call(
+            "Network.deleteCookies",
+            json!({"name": name, "domain": domain, "path": path}),
+        )
+        .await?;
+        Ok(())
     }
 
     /// Removes every cookie of the shared profile.

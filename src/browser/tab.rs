@@ -49,9 +49,10 @@ pub use input::{MouseButton, Pointer};
 pub use listeners::{
     ListenerTargets, CLICK_TYPES, MAX_LISTENER_CANDIDATES, MAX_LISTENER_TARGETS, MAX_LISTENER_TYPES,
 };
+pub use navigation::Fetched;
 pub use navigation::{NavOutcome, NAVIGATION_TIMEOUT};
 pub use runtime::{exception_json, exception_line, remote_value};
-pub use screenshot::{Shot, ShotArea, MAX_FULL_PAGE_HEIGHT};
+pub use screenshot::{Layout, Shot, ShotArea, MAX_FULL_PAGE_HEIGHT};
 pub use script::ScriptGroup;
 
 /// A page target owned by one task.
@@ -59,6 +60,9 @@ pub struct Tab {
     browser: Arc<Browser>,
     page: Page,
     target_id: String,
+    /// The browser context it lives in, when its task has one of its own (`None`: the
+    /// profile's default context, shared by every such task).
+    context: Option<String>,
     remote_sessions: Mutex<HashMap<String, String>>,
     /// Isolated-world contexts made in out-of-process frames, by (session, frame id).
     remote_worlds: Mutex<HashMap<(String, String), Value>>,
@@ -93,6 +97,7 @@ impl Tab {
         browser: Arc<Browser>,
         page: Page,
         events: TabEvents,
+        context: Option<String>,
     ) -> Result<Tab, CommandError> {
         events
             .watch_dialogs(&browser, &page)
@@ -164,6 +169,7 @@ impl Tab {
             browser,
             page,
             target_id,
+            context,
             remote_sessions: Mutex::new(HashMap::new()),
             remote_worlds: Mutex::new(HashMap::new()),
             crashed,
@@ -276,6 +282,11 @@ impl Tab {
     /// The shared browser.
     pub fn browser(&self) -> &Arc<Browser> {
         &self.browser
+    }
+
+    /// Its browser context's id, when its task has a context of its own.
+    pub fn context(&self) -> Option<&str> {
+        self.context.as_deref()
     }
 
     /// Sends a CDP command on the tab's page session; a page that does not answer within the

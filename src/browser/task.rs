@@ -170,7 +170,8 @@ async fn adopt_popups(
                 }
                 _ => None,
             };
-            let adopted = browser.adopt_tab(&target, events).await;
+            let context = me.upgrade().and_then(|t| t.context.clone());
+            let adopted = browser.adopt_tab(&target, events, context.as_deref()).await;
             let task = me.upgrade().filter(|t| !t.is_closed());
             if let Some(task) = &task {
                 task.state(|s| s.adopting.retain(|t| *t != target));
@@ -299,13 +300,21 @@ pub struct Task {
     pub lane: tokio::sync::Mutex<()>,
     /// When it was created.
     pub created: Instant,
+    /// Its own browser context (cookies, storage, cache), when it was opened isolated; else
+    /// it shares the profile's default context with every other such task.
+    pub context: Option<String>,
     closed_tx: watch::Sender<bool>,
     state: Mutex<TaskState>,
 }
 
 impl Task {
-    /// Creates a task with one fresh tab.
-    pub async fn open(id: TaskId, browser: Arc<Browser>) -> Result<Arc<Task>, CommandError> {
+    /// Creates a task with one fresh tab; `isolated`, in a browser context of its own (as an
+    /// incognito window: its cookies and storage are its own, and go with it).
+    pub async fn open(
+        id: TaskId,
+        browser: Arc<Browser>,
+        isolated: bool,
+    ) -> Result<Arc<Task>, CommandError> {
         let events = TabEvents::default();
         // Subscribed before the first tab exists, so no popup of its pages goes unseen.
         let targets = match browser.raw().await {
@@ -315,7 +324,19 @@ impl Task {
                 None
             }
         };
-        let tab = browser.new_tab(events.clone()).await?;
+        let context = match isolated {
+            true => Some(browser.create_context().await?),
+            false => None,
+        };
+        let tab = match browser.new_tab(events.clone(), context.as_deref()).await {
+            Ok(tab) => tab,
+            Err(e) => {
+                if let Some(c) = &context {
+                    browser.dispose_context(c).await;
+                }
+                return Err(e);
+            }
+        };
         let (closed_tx, _) = watch::channel(false);
         let task = Arc::new(Task {
             id,
@@ -323,6 +344,7 @@ impl Task {
             events,
             lane: tokio::sync::Mutex::new(()),
             created: Instant::now(),
+            context,
             closed_tx,
             state: Mutex::new(TaskState {
                 tabs: vec![Arc::new(tab)],
@@ -594,7 +616,7 @@ impl Task {
     /// is wedged, and closes `old` (through the browser process, which answers when the renderer
     /// does not). The index snapshot is dropped.
     pub async fn replace_tab(&self, old: &Arc<Tab>) -> Result<Arc<Tab>, CommandError> {
-        let fresh = Arc::new(self.browser.new_tab(self.events.clone()).await?);
+        let fresh = Arc::new(self.new_tab().await?);
         let placed = !self.is_closed()
             && self.state(|s| {
                 s.snapshot = None;
@@ -765,5 +787,20 @@ impl Task {
         for tab in tabs {
             let _ = tokio::time::timeout(std::time::Duration::from_secs(5), tab.close()).await;
         }
+        // Its own context goes with it, and with that its cookies and storage.
+        if let Some(c) = &self.context {
+            let _ = tokio::time::timeout(
+                std::time::Duration::from_secs(5),
+                self.browser.dispose_context(c),
+            )
+            .await;
+        }
+    }
+
+    /// Opens a fresh tab on `about:blank` in the task's context (not yet listed).
+    pub async fn new_tab(&self) -> Result<Tab, CommandError> {
+        self.browser
+            .new_tab(self.events.clone(), self.context.as_deref())
+            .await
     }
 }

@@ -95,7 +95,8 @@ fn start(p: &mut Params) -> Prepared<Cx> {
         }
         let _starting = cx.engine.begin_start();
         let browser = cx.engine.browser_for_start(headless).await?;
-        let task = match Task::open(id, browser.clone()).await {
+        let isolated = cx.engine.take_isolated(id);
+        let task = match Task::open(id, browser.clone(), isolated).await {
             Ok(t) => t,
             Err(e) => {
                 cx.engine.stop_browser_if_idle().await;

@@ -229,7 +229,7 @@ fn new_tab(p: &mut Params) -> Prepared<TaskCx> {
     run(move |cx: TaskCx| async move {
         let task = cx.task;
         let before = task.tabs().0.len();
-        let tab = Arc::new(task.browser.new_tab(task.events.clone()).await?);
+        let tab = Arc::new(task.new_tab().await?);
         // Listed at once (no await in between): a command dropped from here on leaves no tab
         // behind that the task does not own.
         task.add_tab(tab.clone());
@@ -349,7 +349,7 @@ fn close_tab(p: &mut Params) -> Prepared<TaskCx> {
         let was_current = index == current;
         // The task always keeps a tab: the last one is replaced by a fresh blank one first.
         let fresh = if tabs.len() == 1 {
-            let fresh = Arc::new(task.browser.new_tab(task.events.clone()).await?);
+            let fresh = Arc::new(task.new_tab().await?);
             task.add_tab(fresh.clone());
             task.join_tab(&fresh).await;
             Some(fresh)

@@ -215,10 +215,16 @@ impl UserData for TaskHandle {
 /// A coroutine started by `browser.spawn`.
 struct Job {
     handle: RefCell<Option<JoinHandle<mlua::Result<MultiValue>>>>,
+    abort: tokio::task::AbortHandle,
 }
 
 impl UserData for Job {
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
+        methods.add_method("done", |_, this, ()| Ok(this.abort.is_finished()));
+        methods.add_method("cancel", |_, this, ()| {
+            this.abort.abort();
+            Ok(())
+        });
         methods.add_async_method("join", |_lua, this, ()| async move {
             let handle = this.handle.borrow_mut().take();
             let Some(handle) = handle else {
@@ -544,8 +550,10 @@ impl LuaHost {
                     jobs.retain(|j| !j.is_finished());
                     jobs.push(handle.abort_handle());
                 }
+                let abort = handle.abort_handle();
                 Ok(Job {
                     handle: RefCell::new(Some(handle)),
+                    abort,
                 })
             })?,
         )?;

@@ -35,17 +35,30 @@ local function must(r, method)
   return r.data
 end
 
--- Splash's reasons for a failed navigation.
+-- Splash's reasons for a failed navigation (QtNetwork's codes: 1 connection refused, 2 remote
+-- host closed, 3 host not found, 4 timeout, 5 operation canceled, 6 TLS handshake failed,
+-- 99 unknown network error).
+local NETWORK_CODES = {
+  { "ERR_CONNECTION_REFUSED", 1 }, { "ERR_CONNECTION_CLOSED", 2 }, { "ERR_CONNECTION_RESET", 2 },
+  { "ERR_EMPTY_RESPONSE", 2 }, { "ERR_NAME_NOT_RESOLVED", 3 }, { "ERR_ADDRESS_UNREACHABLE", 3 },
+  { "ERR_TIMED_OUT", 4 }, { "ERR_CONNECTION_TIMED_OUT", 4 }, { "ERR_ABORTED", 5 },
+  { "ERR_SSL", 6 }, { "ERR_CERT", 6 },
+}
 local function reason_of(r)
   local msg = tostring(r.msg or "")
   local status = r.data and r.data.status
   if type(status) == "number" and status >= 400 then return "http" .. status end
-  if msg:find("ERR_NAME_NOT_RESOLVED", 1, true) then return "network3" end
-  if msg:find("ERR_CONNECTION_REFUSED", 1, true) then return "network1" end
-  if msg:find("ERR_TIMED_OUT", 1, true) or r.code == "ACTION_TIMEOUT" then return "network5" end
-  if msg:find("ERR_ABORTED", 1, true) then return "network5" end
+  for _, known in ipairs(NETWORK_CODES) do
+    if msg:find(known[1], 1, true) then return "network" .. known[2] end
+  end
+  if r.code == "ACTION_TIMEOUT" or r.code == "COMMAND_TIMEOUT" then return "network4" end
   if r.code == "NETWORK_ERROR" then return "network99" end
   return "render_error"
+end
+
+-- A Splash operation answered in Rust (`src/splash/ops.rs`) on the request's own task.
+local function op(name, params)
+  return must(page["splash." .. name](page, params or {}), name)
 end
 
 local function js_string(s) return codec.json_encode(s) end
@@ -69,6 +82,8 @@ local state = {
 }
 
 local Element = {}
+-- Defined with the captures below; element:png and element:jpeg use it.
+local capture
 
 local function element(selector, nth)
   return setmetatable({ __selector = selector, __nth = nth }, Element)
@@ -119,14 +134,14 @@ local element_methods = {
   end,
   send_text = function(self, text)
     self:focus()
-    local r = page:send_keys{ keys = text }
-    if not r.ok then return nil, tostring(r.msg) end
+    local ok, err = pcall(Splash.send_text, nil, text)
+    if not ok then return false, tostring(err) end
     return true
   end,
   send_keys = function(self, keys)
     self:focus()
-    local r = page:send_keys{ keys = keys }
-    if not r.ok then return nil, tostring(r.msg) end
+    local ok, err = pcall(Splash.send_keys, nil, keys)
+    if not ok then return false, tostring(err) end
     return true
   end,
   select = function(self, css)
@@ -135,11 +150,23 @@ local element_methods = {
     if n < 0 then return nil end
     return element("*", n)
   end,
-  png = function(self, opts)
+  png = function(self, width, scale_method, pad)
+    if type(width) == "table" then width, scale_method, pad = width.width, width.scale_method, width.pad end
     local b = self:bounds()
-    local d = must(page:screenshot{ clipX = b.left, clipY = b.top, clipWidth = b.width,
-      clipHeight = b.height, inline = true }, "element:png")
-    return binary(d.base64, "image/png")
+    local p = pad or 0
+    if type(p) == "number" then p = { p, p, p, p } end
+    return capture("png", "png", { width = width, scale_method = scale_method,
+      region = { b.left - p[1], b.top - p[2], b.right + p[3], b.bottom + p[4] } })
+  end,
+  jpeg = function(self, width, scale_method, quality, pad)
+    if type(width) == "table" then
+      width, scale_method, quality, pad = width.width, width.scale_method, width.quality, width.pad
+    end
+    local b = self:bounds()
+    local p = pad or 0
+    if type(p) == "number" then p = { p, p, p, p } end
+    return capture("jpeg", "jpeg", { width = width, scale_method = scale_method, quality = quality,
+      region = { b.left - p[1], b.top - p[2], b.right + p[3], b.bottom + p[4] } })
   end,
 }
 
@@ -159,24 +186,90 @@ Element.__index = function(self, key)
 end
 Element.__tostring = function(self) return "Element(" .. self.__selector .. ")" end
 
+-- The headers every request carries: the custom ones and the user agent.
+local function standing_headers()
+  local h = {}
+  for k, v in pairs(state.custom_headers or {}) do h[k] = v end
+  if state.user_agent then h["User-Agent"] = state.user_agent end
+  return h
+end
+
+local function go_error(message)
+  fail("SPLASH_LUA_ERROR", message, { splash_method = "go" })
+end
+
+-- `body` (`a=1&b=2`) as its form fields, or nil when it is not form-encoded.
+local function form_fields(body)
+  local fields = {}
+  for pair in body:gmatch("[^&]+") do
+    local k, v = pair:match("^([^=]*)=?(.*)$")
+    if not k then return nil end
+    local function unescape(x)
+      return (x:gsub("+", " "):gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end))
+    end
+    fields[#fields + 1] = { unescape(k), unescape(v) }
+  end
+  return fields
+end
+
+-- A POST navigation: a form of `fields` submitted from the current page, then its load.
+local function post(url, fields)
+  local js = "(() => { window.__splash_before_post = true; const f = document.createElement('form'); "
+    .. "f.method = 'POST'; f.action = " .. js_string(url) .. "; "
+    .. "for (const [k, v] of " .. codec.json_encode(fields) .. ") { const i = document.createElement('input'); "
+    .. "i.type = 'hidden'; i.name = k; i.value = v; f.appendChild(i); } "
+    .. "(document.body || document.documentElement).appendChild(f); f.submit(); return true; })()"
+  local r = page:execute_js{ body = js }
+  if not r.ok then return r end
+  return page:wait_for_function{
+    expression = "() => !window.__splash_before_post && document.readyState === 'complete'" }
+end
+
 function Splash:go(url, baseurl, headers, http_method, body, formdata)
   if type(url) == "table" then
     url, baseurl, headers, http_method, body, formdata =
       url.url or url[1], url.baseurl, url.headers, url.http_method, url.body, url.formdata
   end
-  if type(url) ~= "string" or url == "" then
-    fail("SPLASH_LUA_ERROR", "splash:go: url is required", { splash_method = "go" })
+  if type(url) ~= "string" or url == "" then go_error("'url' is required for splash:go") end
+  local method = tostring(http_method or "GET"):upper()
+  if method ~= "GET" and method ~= "POST" then go_error("Unsupported HTTP method: " .. method) end
+  if body and formdata then go_error("formdata and body cannot be passed to go() in one call") end
+  if formdata ~= nil and type(formdata) ~= "table" then go_error("formdata argument for go() must be a Lua table") end
+  if body ~= nil and type(body) ~= "string" then go_error("request body must be a string") end
+  if method == "GET" and body then go_error("GET request cannot have body") end
+  if baseurl then
+    go_error("splash:go: baseurl is not supported on this engine (set_content takes one)")
   end
-  if (http_method and http_method:upper() ~= "GET") or body or formdata then
-    fail("SPLASH_LUA_ERROR", "splash:go: http_method, body and formdata are not supported yet on this engine",
-      { splash_method = "go" })
+  if formdata and method == "GET" then method = "POST" end
+  local fields
+  if method == "POST" then
+    if formdata then
+      fields = {}
+      for k, v in pairs(formdata) do fields[#fields + 1] = { tostring(k), tostring(v) } end
+    else
+      fields = form_fields(body or "")
+      if not fields then
+        go_error("splash:go: a POST body that is not form-encoded is not supported on this engine")
+      end
+    end
   end
+  -- `headers` are the request's own: they replace the custom headers for this navigation
+  -- (the page's document and what it loads while it loads), which come back after it.
   if headers then
-    must(page:set_headers{ headersJson = codec.json_encode(headers) }, "go")
+    local h = {}
+    for k, v in pairs(headers) do h[tostring(k)] = tostring(v) end
+    if h["User-Agent"] then state.user_agent = h["User-Agent"] end
+    if not h["User-Agent"] and state.user_agent then h["User-Agent"] = state.user_agent end
+    must(page:set_headers{ headersJson = codec.json_encode(h) }, "go")
   end
-  local r = page:navigate{ url = url }
+  local r
+  if fields then r = post(url, fields) else r = page:navigate{ url = url } end
+  if headers then
+    must(page:set_headers{ headersJson = codec.json_encode(standing_headers()) }, "go")
+  end
   if not r.ok then return nil, reason_of(r) end
-  if type(r.data.status) == "number" and r.data.status >= 400 then return nil, "http" .. r.data.status end
+  local status = r.data and r.data.status
+  if type(status) == "number" and status >= 400 then return nil, "http" .. status end
   return true
 end
 
@@ -215,17 +308,54 @@ function Splash:jsfunc(source)
   end
 end
 
-local function capture(opts, method)
-  opts = opts or {}
-  if opts.width or opts.height or opts.scale_method or opts.region then
-    fail("SPLASH_LUA_ERROR", "splash:" .. method .. ": width, height, scale_method and region are not supported yet on this engine",
-      { splash_method = method })
+-- A capture in Splash's terms: {width, height, render_all, scale_method, region, quality}
+-- (named or positional), as PNG or JPEG; nil for an empty area.
+capture = function(format, method, a, ...)
+  local o
+  if type(a) == "table" and getmetatable(a) == nil and (a.width or a.height or a.render_all ~= nil
+      or a.scale_method or a.region or a.quality or next(a) == nil) then
+    o = a
+  else
+    local rest = table.pack(...)
+    o = { width = a, height = rest[1], render_all = rest[2], scale_method = rest[3] }
+    if format == "jpeg" then o.quality, o.region = rest[4], rest[5] else o.region = rest[4] end
   end
-  local d = must(page:screenshot{ fullPage = opts.render_all and true or false, inline = true }, method)
-  return binary(d.base64, "image/png")
+  local function bad(msg, argument)
+    fail("SPLASH_LUA_ERROR", msg, { splash_method = method, argument = argument })
+  end
+  for _, k in ipairs({ "width", "height", "quality" }) do
+    if o[k] ~= nil and type(o[k]) ~= "number" then bad("splash:" .. method .. ": " .. k .. " must be a number", k) end
+  end
+  if o.width and o.width <= 0 then bad("splash:" .. method .. ": width must be > 0", "width") end
+  if o.height and o.height <= 0 then bad("splash:" .. method .. ": height must be > 0", "height") end
+  if o.quality and (o.quality < 0 or o.quality > 100) then
+    bad("splash:jpeg: quality must be between 0 and 100", "quality")
+  end
+  if o.scale_method and o.scale_method ~= "raster" and o.scale_method ~= "vector" then
+    bad("splash:" .. method .. ": scale_method must be 'raster' or 'vector'", "scale_method")
+  end
+  local region = nil
+  if o.region ~= nil then
+    local r = o.region
+    if type(r) ~= "table" or #r ~= 4 then
+      bad("region must be a table containing 4 numbers {left, top, right, bottom} ", "region")
+    end
+    region = { r[1], r[2], r[3], r[4] }
+    for i = 1, 4 do
+      if type(region[i]) ~= "number" then
+        bad("region must be a table containing 4 numbers {left, top, right, bottom} ", "region")
+      end
+    end
+  end
+  local d = op("capture", { format = format, width = o.width, height = o.height,
+    render_all = o.render_all and true or false, region = region, quality = o.quality })
+  if d.base64 == nil then return nil end
+  return binary(d.base64, "image/" .. format)
 end
 
-function Splash:png(opts) return capture(opts, "png") end
+function Splash:png(...) return capture("png", "png", ...) end
+
+function Splash:jpeg(...) return capture("jpeg", "jpeg", ...) end
 
 function Splash:get_viewport_size() return state.viewport[1], state.viewport[2] end
 
@@ -241,44 +371,55 @@ function Splash:set_viewport_full()
 end
 
 function Splash:set_user_agent(ua)
+  if type(ua) ~= "string" then
+    fail("SPLASH_LUA_ERROR", "splash:set_user_agent() argument must be a string", { splash_method = "set_user_agent" })
+  end
   state.user_agent = ua
-  local h = {}
-  for k, v in pairs(state.custom_headers or {}) do h[k] = v end
-  h["User-Agent"] = ua
-  must(page:set_headers{ headersJson = codec.json_encode(h) }, "set_user_agent")
+  must(page:set_headers{ headersJson = codec.json_encode(standing_headers()) }, "set_user_agent")
 end
 
 function Splash:set_custom_headers(headers)
-  state.custom_headers = headers
-  local h = {}
-  for k, v in pairs(headers or {}) do h[k] = v end
-  if state.user_agent then h["User-Agent"] = state.user_agent end
-  must(page:set_headers{ headersJson = codec.json_encode(h) }, "set_custom_headers")
+  state.custom_headers = {}
+  for k, v in pairs(headers or {}) do state.custom_headers[tostring(k)] = tostring(v) end
+  must(page:set_headers{ headersJson = codec.json_encode(standing_headers()) }, "set_custom_headers")
 end
 
-function Splash:get_cookies()
-  local d = must(page:get_cookies{}, "get_cookies")
-  local out = {}
-  for i, c in ipairs(d.cookies or {}) do
-    out[i] = { name = c.name, value = c.value, path = c.path, domain = c.domain,
-      expires = c.expires, httpOnly = c.httpOnly, secure = c.secure }
+function Splash:get_cookies() return op("get_cookies") end
+
+function Splash:add_cookie(name, value, path, domain, expires, httpOnly, secure)
+  local c
+  if type(name) == "table" then
+    c = name
+    if c.name == nil then c.name, c.value, c.path, c.domain, c.expires, c.httpOnly, c.secure =
+      c[1], c[2], c[3], c[4], c[5], c[6], c[7] end
+  else
+    c = { name = name, value = value, path = path, domain = domain, expires = expires,
+      httpOnly = httpOnly, secure = secure }
   end
-  return out
-end
-
-function Splash:add_cookie(cookie, value, path, domain, expires, httpOnly, secure)
-  local c = type(cookie) == "table" and cookie or { name = cookie, value = value }
-  local url = c.domain and ("http://" .. c.domain:gsub("^%.", "") .. (c.path or "/")) or self:url()
-  must(page:set_cookie{ name = c.name, value = c.value, url = url }, "add_cookie")
+  if c.name == nil or c.value == nil then
+    fail("SPLASH_LUA_ERROR", "splash:add_cookie: name and value are required", { splash_method = "add_cookie" })
+  end
+  local url = nil
+  if not c.domain then url = must(page:get_url(), "add_cookie").url end
+  return op("add_cookie", { name = tostring(c.name), value = tostring(c.value), path = c.path,
+    domain = c.domain, expires = c.expires, httpOnly = c.httpOnly, secure = c.secure, url = url })
 end
 
 function Splash:init_cookies(cookies)
-  self:clear_cookies()
-  for _, c in ipairs(cookies or {}) do self:add_cookie(c) end
+  if type(cookies) ~= "table" then
+    fail("SPLASH_LUA_ERROR", "splash:init_cookies: cookies must be a table", { splash_method = "init_cookies" })
+  end
+  op("clear_cookies")
+  local list = {}
+  for _, c in pairs(cookies) do list[#list + 1] = c end
+  for _, c in ipairs(list) do self:add_cookie(c) end
 end
 
-function Splash:clear_cookies()
-  must(page:clear_cookies{}, "clear_cookies")
+function Splash:clear_cookies() return op("clear_cookies") end
+
+function Splash:delete_cookies(name, url)
+  if type(name) == "table" then name, url = name.name, name.url end
+  return op("delete_cookies", { name = name, url = url })
 end
 
 function Splash:select(css)
@@ -310,9 +451,61 @@ function Splash:mouse_release(x, y)
   must(page:mouse_up{}, "mouse_release")
 end
 
-function Splash:send_keys(keys) must(page:send_keys{ keys = keys }, "send_keys") end
+-- Qt's key names, as Splash's send_keys takes them in `<...>`, in the names moonpilot presses.
+local KEY_NAMES = {
+  Return = "Enter", Enter = "Enter", Tab = "Tab", Space = " ", Backspace = "Backspace",
+  Delete = "Delete", Home = "Home", End = "End", Left = "ArrowLeft", Right = "ArrowRight",
+  Up = "ArrowUp", Down = "ArrowDown", Escape = "Escape", PageUp = "PageUp", PageDown = "PageDown",
+  Insert = "Insert", Backtab = "Shift+Tab",
+}
 
-function Splash:send_text(text) must(page:send_keys{ keys = text }, "send_text") end
+-- Splash's send_keys: edmacro's subset, where whitespace only separates keys, `<Name>` is a
+-- key and every other character is typed as itself.
+-- Types `text` literally: a word that reads as a key name or a chord (`Enter`, `Control+A`)
+-- goes character by character, so it is typed, not pressed.
+local function type_literal(text, method)
+  if #text > 1 and text:match("^[%w+]+$") then
+    for ch in text:gmatch(utf8.charpattern) do must(page:send_keys{ keys = ch }, method) end
+  elseif text ~= "" then
+    must(page:send_keys{ keys = text }, method)
+  end
+end
+
+local function send_keys(keys, method)
+  if type(keys) ~= "string" then
+    fail("SPLASH_LUA_ERROR", "splash:" .. method .. ": keys must be a string", { splash_method = method })
+  end
+  local text = {}
+  local function flush()
+    if #text > 0 then
+      type_literal(table.concat(text), method)
+      text = {}
+    end
+  end
+  for word in keys:gmatch("%S+") do
+    local name = word:match("^<(.+)>$")
+    if name then
+      local key = KEY_NAMES[name] or (name:match("^F%d+$") and name)
+      if not key then
+        fail("SPLASH_LUA_ERROR", "splash:" .. method .. ": unknown key <" .. name .. ">", { splash_method = method })
+      end
+      flush()
+      must(page:send_keys{ keys = key }, method)
+    else
+      text[#text + 1] = word
+    end
+  end
+  flush()
+end
+
+function Splash:send_keys(keys) send_keys(keys, "send_keys") end
+
+function Splash:send_text(text)
+  if type(text) ~= "string" then
+    fail("SPLASH_LUA_ERROR", "splash:send_text: text must be a string", { splash_method = "send_text" })
+  end
+  type_literal(text, "send_text")
+end
 
 function Splash:set_content(data, mime_type, baseurl)
   if type(data) == "table" then data, mime_type, baseurl = data.data or data[1], data.mime_type, data.baseurl end
@@ -330,8 +523,205 @@ function Splash:set_result_content_type(ct) state.content_type = tostring(ct) en
 
 function Splash:set_result_header(name, value) state.headers[tostring(name)] = tostring(value) end
 
+-- Timers and timeouts -----------------------------------------------------------------------
+local Timer = {}
+Timer.__index = Timer
+function Timer:cancel()
+  if not self.started then self.cancelled = true; self.job:cancel() end
+end
+function Timer:is_pending() return not self.started and not self.cancelled end
+function Timer:reraise()
+  if self.error ~= nil then
+    fail("SPLASH_LUA_ERROR", tostring(self.error), { timer_method = "reraise" })
+  end
+end
+
+local function splash_arg_error(method, argument, message)
+  fail("SPLASH_LUA_ERROR", message, { splash_method = method, argument = argument })
+end
+
+function Splash:call_later(callback, delay)
+  delay = delay or 0
+  if type(delay) ~= "number" then splash_arg_error("call_later", "delay", "splash:call_later delay must be a number") end
+  if delay < 0 then splash_arg_error("call_later", "delay", "splash:call_later delay must be >= 0") end
+  if type(callback) ~= "function" then
+    splash_arg_error("call_later", "callback", "splash:call_later callback is not a function")
+  end
+  local timer = setmetatable({ started = false, cancelled = false }, Timer)
+  timer.job = browser.spawn(function()
+    -- Never at once, even with 0 (Splash's rule).
+    browser.sleep(math.max(1, math.floor(delay * 1000)))
+    timer.started = true
+    local ok, err = pcall(callback)
+    if not ok then timer.error = err end
+  end)
+  return timer
+end
+
+function Splash:with_timeout(func, timeout)
+  if type(timeout) ~= "number" then splash_arg_error("with_timeout", "timeout", "splash:with_timeout timeout must be a number") end
+  if timeout < 0 then splash_arg_error("with_timeout", "timeout", "splash:with_timeout timeout must be >= 0") end
+  if type(func) ~= "function" then splash_arg_error("with_timeout", "func", "splash:with_timeout func is not a function") end
+  local job = browser.spawn(function() return table.pack(pcall(func)) end)
+  local deadline = browser.clock() + timeout
+  while not job:done() do
+    if browser.clock() >= deadline then
+      job:cancel()
+      return nil, "timeout_over"
+    end
+    browser.sleep(10)
+  end
+  local res = job:join()
+  if res[1] then return true, table.unpack(res, 2, res.n) end
+  return nil, tostring(res[2])
+end
+
+-- JavaScript that resumes the script ----------------------------------------------------------
+function Splash:wait_for_resume(snippet, timeout)
+  if type(snippet) == "table" then snippet, timeout = snippet.snippet or snippet[1], snippet.timeout end
+  timeout = timeout or 0
+  if type(snippet) ~= "string" then splash_arg_error("wait_for_resume", "snippet", "splash:wait_for_resume snippet must be a string") end
+  if type(timeout) ~= "number" or timeout < 0 then
+    splash_arg_error("wait_for_resume", "timeout", "splash:wait_for_resume timeout must be a number >= 0")
+  end
+  local js = "() => new Promise((done) => { const out = {}; let over = false; "
+    .. "const finish = (v) => { if (!over) { over = true; done(v); } }; "
+    .. "const splash = { resume: (v) => { if (v !== undefined) out.value = v; finish({ok: true, out}); }, "
+    .. "error: (m) => finish({ok: false, error: 'JavaScript error: ' + String(m)}), "
+    .. "set: (k, v) => { out[k] = v; } }; "
+    .. "let main; try { main = (0, eval)('(function () { ' + " .. js_string(snippet)
+    .. " + '\\n; return typeof main === `function` ? main : undefined; })()'); } "
+    .. "catch (e) { return finish({ok: false, error: 'JavaScript error: ' + e}); } "
+    .. "if (typeof main !== 'function') return finish({ok: false, error: 'error: wait_for_resume(): no main() function defined'}); "
+    .. "try { main(splash); } catch (e) { finish({ok: false, error: 'JavaScript error: ' + e}); } "
+    .. (timeout > 0 and ("setTimeout(() => finish({ok: false, error: 'error: One shot callback timed out while waiting for resume() or error().'}), "
+      .. math.floor(timeout * 1000) .. "); ") or "")
+    .. "})"
+  local r = page:execute_js{ body = js, timeoutMs = 0 }
+  if not r.ok then return nil, "JavaScript error: " .. tostring(r.msg) end
+  local v = r.data.result
+  if not v.ok then return nil, v.error end
+  return v.out
+end
+
+-- Scripts on every page load ------------------------------------------------------------------
+local autoloaded = {}
+
+function Splash:autoload(source_or_url, source, url)
+  if type(source_or_url) == "table" then
+    source_or_url, source, url = source_or_url.source_or_url or source_or_url[1], source_or_url.source, source_or_url.url
+  end
+  local given = (source_or_url and 1 or 0) + (source and 1 or 0) + (url and 1 or 0)
+  if given ~= 1 then splash_arg_error("autoload", nil, "splash:autoload requires a single argument") end
+  if source_or_url then
+    if source_or_url:match("^https?://") then url = source_or_url else source = source_or_url end
+  end
+  if url then
+    local got = op("fetch", { url = url })
+    if not got.ok then return nil, tostring(got.error or ("http" .. tostring(got.status))) end
+    source = codec.base64_decode(got.base64)
+  end
+  autoloaded[#autoloaded + 1] = op("autoload", { source = source })
+  return true
+end
+
+function Splash:autoload_reset()
+  op("autoload_reset", { ids = autoloaded })
+  autoloaded = {}
+end
+
+-- Requests outside the page --------------------------------------------------------------------
+local Response = {}
+Response.__index = Response
+
+local function response_of(url, got)
+  local headers = {}
+  for k, v in pairs(got.headers or {}) do headers[k] = v end
+  local body = binary(got.base64 or "", headers["Content-Type"] or headers["content-type"])
+  return setmetatable({ url = url, status = got.status, ok = got.ok == true, headers = headers,
+    body = body, info = { url = url, status = got.status, headers = headers,
+      content = { text = codec.base64_decode(got.base64 or "") } } }, Response)
+end
+
+function Splash:http_get(url, headers, follow_redirects)
+  if type(url) == "table" then url, headers, follow_redirects = url.url or url[1], url.headers, url.follow_redirects end
+  if type(url) ~= "string" then splash_arg_error("http_get", "url", "'url' is required for splash:http_get") end
+  if headers or follow_redirects == false then
+    splash_arg_error("http_get", "headers", "splash:http_get: headers and follow_redirects=false are not supported yet on this engine")
+  end
+  return response_of(url, op("fetch", { url = url }))
+end
+
+function Splash:get_perf_stats()
+  return { walltime = browser.clock(), cputime = os.clock and os.clock() or 0, maxrss = 0 }
+end
+
 function Splash:get_version()
   return { splash = "3.5", major = 3, minor = 5, engine = "moonpilot (Chromium)" }
+end
+
+-- What Splash has and this engine does not do yet: a clear SPLASH_LUA_ERROR naming it.
+for _, name in ipairs({ "har", "har_reset", "history", "http_post", "on_request", "on_request_reset",
+    "on_response_headers", "on_response_headers_reset", "on_response", "on_response_reset",
+    "lock_navigation", "unlock_navigation", "on_navigation_locked", "on_navigation_locked_reset" }) do
+  Splash[name] = function()
+    fail("SPLASH_LUA_ERROR", "splash:" .. name .. " is not supported yet on this engine", { splash_method = name })
+  end
+end
+
+-- The splash object's attributes: what Chromium does already is accepted (and read back);
+-- the other setting, which this engine cannot give, is a clear error.
+local attributes = {
+  js_enabled = { value = true, fixed = true }, images_enabled = { value = true, fixed = true },
+  plugins_enabled = { value = false, fixed = true }, webgl_enabled = { value = true, fixed = true },
+  indexeddb_enabled = { value = true, accept = true }, html5_media_enabled = { value = true, accept = true },
+  media_source_enabled = { value = true, fixed = true }, http2_enabled = { value = true, accept = true },
+  -- Each request is private here: its own cookies and storage, gone after it.
+  private_mode_enabled = { value = true, accept = true },
+  -- Kept and read back; HAR and response bodies are not done yet, so nothing uses them.
+  request_body_enabled = { value = false, accept = true },
+  response_body_enabled = { value = false, accept = true },
+  -- Kept and read back: a request's resources are bounded by its `timeout` only.
+  resource_timeout = { value = 0, accept = true },
+}
+
+local function get_attribute(key)
+  if key == "scroll_position" then
+    return eval("({x: window.scrollX, y: window.scrollY})")
+  end
+  local a = attributes[key]
+  if a then return a.value end
+  return nil
+end
+
+local function set_attribute(t, key, value)
+  if type(key) == "string" and key:sub(1, 1) == "_" then
+    fail("SPLASH_LUA_ERROR", "Cannot set private field: " .. key)
+  end
+  if key == "args" then fail("SPLASH_LUA_ERROR", "Attribute args is read-only.") end
+  if key == "scroll_position" then
+    if type(value) ~= "table" then fail("SPLASH_LUA_ERROR", "splash.scroll_position must be a table") end
+    local x, y = value.x or value[1], value.y or value[2]
+    eval("window.scrollTo(" .. (tonumber(x) and tostring(x) or "window.scrollX") .. ", "
+      .. (tonumber(y) and tostring(y) or "window.scrollY") .. "); true")
+    return
+  end
+  local a = attributes[key]
+  if not a then rawset(t, key, value) return end
+  if key == "resource_timeout" then
+    value = tonumber(value or 0)
+    if not value or value < 0 then fail("SPLASH_LUA_ERROR", "splash.resource_timeout can't be negative") end
+    a.value = value
+    return
+  end
+  if value == nil then return end
+  local want = value and true or false
+  if type(value) == "number" then want = value ~= 0 end
+  if a.fixed and want ~= a.value then
+    fail("SPLASH_LUA_ERROR", "splash." .. key .. " = " .. tostring(value) .. " is not supported on this engine (Chromium's setting is "
+      .. tostring(a.value) .. ")", { splash_method = key })
+  end
+  a.value = want
 end
 
 -- The libraries of Splash's sandbox, for `require`.
@@ -364,8 +754,11 @@ end
 local splash = setmetatable({}, {
   __index = function(_, key)
     if key == "args" then return args end
-    return Splash[key]
+    local m = Splash[key]
+    if m ~= nil then return m end
+    return get_attribute(key)
   end,
+  __newindex = set_attribute,
 })
 
 -- Binary values inside a table are base64 strings in the JSON result (Splash's rule).

@@ -13,6 +13,8 @@ pub enum Endpoint {
     Html,
     /// `/render.png`
     Png,
+    /// `/render.jpeg`
+    Jpeg,
     /// `/render.json`
     Json,
     /// `/execute`: `lua_source` defines `main`.
@@ -27,6 +29,7 @@ impl Endpoint {
         Some(match path.trim_end_matches('/') {
             "/render.html" => Endpoint::Html,
             "/render.png" => Endpoint::Png,
+            "/render.jpeg" => Endpoint::Jpeg,
             "/render.json" => Endpoint::Json,
             "/execute" => Endpoint::Execute,
             "/run" => Endpoint::Run,
@@ -39,14 +42,11 @@ impl Endpoint {
         match self {
             Endpoint::Html => "render.html",
             Endpoint::Png => "render.png",
+            Endpoint::Jpeg => "render.jpeg",
             Endpoint::Json => "render.json",
             Endpoint::Execute => "execute",
             Endpoint::Run => "run",
         }
-    }
-
-    fn renders(self) -> bool {
-        matches!(self, Endpoint::Html | Endpoint::Png | Endpoint::Json)
     }
 }
 
@@ -55,13 +55,21 @@ impl Endpoint {
 pub struct Checked {
     /// Where it came.
     pub endpoint: Endpoint,
-    /// `splash.args`: every argument, with the checked ones in their types.
+    /// `splash.args`: for `execute` and `run` every argument as the request gave it (plus
+    /// `uid`); for the render endpoints, their own script's, the checked ones in their types.
     pub args: Map<String, Value>,
-    /// The whole request's bound, in seconds (Splash's `timeout`).
+    /// The request's bound, in seconds (Splash's `timeout`).
     pub timeout: f64,
+    /// The `wait`, which Splash's global timer adds to the timeout.
+    pub wait: f64,
+    /// The timeout as a 504 names it: the request's number, or Splash's default (`30`).
+    pub timeout_shown: Value,
     /// The script to run (the request's, or the render endpoints' own).
     pub source: String,
 }
+
+/// The largest side of a viewport this engine renders (Chromium's limit; Splash's is 20000).
+pub const MAX_VIEWPORT_SIDE: u64 = 16_384;
 
 fn bad(argument: &str, description: String, extra: Value) -> SplashError {
     let mut info =
@@ -158,27 +166,154 @@ pub fn merge(
     Ok(args)
 }
 
-/// The arguments no engine here honours yet: a clear error instead of a silent wrong result.
-const NOT_YET: &[&str] = &[
+/// The largest number of arguments `save_args` keeps (Splash's `--argument-cache-max-entries`).
+const SAVED_MAX: usize = 500;
+
+/// Arguments kept by `save_args` for later requests' `load_args`, by their hash; the oldest
+/// saved goes first past [`SAVED_MAX`].
+#[derive(Debug, Default)]
+pub struct SavedArgs {
+    by_hash: std::collections::HashMap<String, Value>,
+    order: std::collections::VecDeque<String>,
+}
+
+/// A list of argument names: a JSON array of strings or a comma-separated string.
+fn names(v: &Value) -> Result<Vec<String>, SplashError> {
+    match v {
+        Value::String(s) => Ok(s
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(str::to_string)
+            .collect()),
+        Value::Array(a) => a
+            .iter()
+            .map(|n| n.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| bad("save_args", "'save_args' should be a list of strings".into(), json!({}))),
+        _ => Err(bad(
+            "save_args",
+            "'save_args' should be either a comma-separated string or a JSON array with argument names".into(),
+            json!({}),
+        )),
+    }
+}
+
+const LOAD_ARGS_SHAPE: &str = "'load_args' should be either a JSON object with argument hashes or a semicolon-separated list of name=hash pairs";
+
+impl SavedArgs {
+    /// Puts the values `load_args` names into `args`, or answers which are gone (498).
+    pub fn load(&self, args: &mut Map<String, Value>) -> Result<(), SplashError> {
+        let Some(spec) = args.remove("load_args") else {
+            return Ok(());
+        };
+        let pairs: Vec<(String, String)> = match &spec {
+            Value::Object(o) => o
+                .iter()
+                .map(|(k, v)| v.as_str().map(|h| (k.clone(), h.to_string())))
+                .collect::<Option<_>>()
+                .ok_or_else(|| bad("load_args", LOAD_ARGS_SHAPE.into(), json!({})))?,
+            Value::String(s) => s
+                .split(';')
+                .filter(|p| !p.trim().is_empty())
+                .map(|p| {
+                    p.split_once('=')
+                        .map(|(k, h)| (k.trim().to_string(), h.trim().to_string()))
+                })
+                .collect::<Option<_>>()
+                .ok_or_else(|| {
+                    bad(
+                        "load_args",
+                        "'load_args' string value is not a semicolon-separated list of name=hash pairs".into(),
+                        json!({}),
+                    )
+                })?,
+            _ => return Err(bad("load_args", LOAD_ARGS_SHAPE.into(), json!({}))),
+        };
+        let mut expired = Vec::new();
+        for (name, hash) in pairs {
+            match self.by_hash.get(&hash) {
+                Some(v) => {
+                    args.insert(name, v.clone());
+                }
+                None => expired.push(name),
+            }
+        }
+        if expired.is_empty() {
+            Ok(())
+        } else {
+            Err(SplashError::Expired(expired))
+        }
+    }
+
+    /// Keeps the arguments `save_args` names; their `name=hash` pairs for the answer's
+    /// `X-Splash-Saved-Arguments` header (`None` when nothing was asked).
+    pub fn save(&mut self, args: &mut Map<String, Value>) -> Result<Option<String>, SplashError> {
+        let Some(spec) = args.remove("save_args") else {
+            return Ok(None);
+        };
+        let mut saved = Vec::new();
+        for name in names(&spec)? {
+            let Some(value) = args.get(&name) else {
+                continue;
+            };
+            let hash = hash_of(value);
+            if !self.by_hash.contains_key(&hash) {
+                self.by_hash.insert(hash.clone(), value.clone());
+                self.order.push_back(hash.clone());
+                while self.order.len() > SAVED_MAX {
+                    if let Some(old) = self.order.pop_front() {
+                        self.by_hash.remove(&old);
+                    }
+                }
+            }
+            saved.push(format!("{name}={hash}"));
+        }
+        Ok(Some(saved.join(";")))
+    }
+}
+
+/// The hash an argument is saved under: SHA-256 of its JSON text, in hex.
+fn hash_of(v: &Value) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(v.to_string().as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Arguments every endpoint takes that need what this engine does not have (a proxy per
+/// request, Adblock filters, JS profiles, domain and content-type filters): a clear error
+/// instead of a silent wrong result.
+const UNSUPPORTED: &[&str] = &[
     "proxy",
     "js",
     "filters",
     "allowed_domains",
     "allowed_content_types",
     "forbidden_content_types",
-    "save_args",
-    "load_args",
-    "width",
-    "height",
+];
+
+/// Render-endpoint arguments not done yet on this engine.
+const NOT_YET: &[&str] = &[
+    "baseurl",
     "iframes",
     "script",
     "console",
     "history",
     "har",
-    "jpeg",
     "response_body",
     "request_body",
 ];
+
+/// Whether argument `name` asks for something (present, not empty, not `0`).
+fn asked(args: &Map<String, Value>, name: &str) -> bool {
+    match args.get(name) {
+        None | Some(Value::Null) => false,
+        Some(Value::String(s)) => !s.is_empty() && s != "0",
+        Some(Value::Number(n)) => n.as_f64() != Some(0.0),
+        Some(Value::Bool(b)) => *b,
+        Some(_) => true,
+    }
+}
 
 /// Checks `args` for `endpoint` as Splash would.
 pub fn check(
@@ -204,7 +339,8 @@ pub fn check(
         }
     }
     let default_timeout = 30f64.min(opts.max_timeout);
-    let timeout = match number(&args, "timeout")? {
+    let asked_timeout = number(&args, "timeout")?;
+    let timeout = match asked_timeout {
         Some(t) if t <= 0.0 => {
             return Err(bad(
                 "timeout",
@@ -215,6 +351,11 @@ pub fn check(
         Some(t) => in_range("timeout", t, 0.0, opts.max_timeout)?,
         None => default_timeout,
     };
+    let timeout_shown = match asked_timeout {
+        Some(t) => json!(t),
+        None if default_timeout.fract() == 0.0 => json!(default_timeout as i64),
+        None => json!(default_timeout),
+    };
     let wait = match number(&args, "wait")? {
         Some(w) => in_range("wait", w, 0.0, timeout)?,
         None => 0.0,
@@ -222,16 +363,57 @@ pub fn check(
     if let Some(r) = number(&args, "resource_timeout")? {
         in_range("resource_timeout", r, 0.0, 1e6)?;
     }
-    for name in ["images", "render_all", "html", "png", "html5_media"] {
-        if let Some(v) = flag(&args, name)? {
+    for name in UNSUPPORTED {
+        if asked(&args, name) {
+            return Err(bad(
+                name,
+                format!("'{name}' is not supported by moonpilot's Splash API (see the README, 'Coming from Splash')"),
+                json!({"engine": "moonpilot"}),
+            ));
+        }
+    }
+    // Splash gives every request an id scripts can read (`splash.args.uid`).
+    args.entry("uid")
+        .or_insert_with(|| json!(crate::browser::task::TaskId::generate().0));
+    let source = match endpoint {
+        Endpoint::Execute | Endpoint::Run => {
+            let Some(Value::String(src)) = args.get("lua_source") else {
+                return Err(required("lua_source"));
+            };
+            if endpoint == Endpoint::Run {
+                ["function main(splash, args)\n", src.as_str(), "\nend"].concat()
+            } else {
+                src.clone()
+            }
+        }
+        _ => {
+            check_render(&mut args, wait)?;
+            args.insert("timeout".into(), json!(timeout));
+            args.insert("wait".into(), json!(wait));
+            args.insert("endpoint__".into(), json!(endpoint.name()));
+            super::RENDER_LUA.to_string()
+        }
+    };
+    Ok(Checked {
+        endpoint,
+        args,
+        timeout,
+        wait,
+        timeout_shown,
+        source,
+    })
+}
+
+/// The render endpoints' own arguments, put in the types their script takes.
+fn check_render(args: &mut Map<String, Value>, wait: f64) -> Result<(), SplashError> {
+    for name in ["images", "render_all", "html", "png", "jpeg", "html5_media"] {
+        if let Some(v) = flag(args, name)? {
             args.insert(name.into(), json!(i64::from(v)));
         }
     }
-    if endpoint.renders() {
-        match args.get("url") {
-            Some(Value::String(u)) if !u.trim().is_empty() => {}
-            _ => return Err(required("url")),
-        }
+    match args.get("url") {
+        Some(Value::String(u)) if !u.trim().is_empty() => {}
+        _ => return Err(required("url")),
     }
     let render_all = args.get("render_all") == Some(&json!(1));
     if render_all && wait == 0.0 {
@@ -241,7 +423,18 @@ pub fn check(
             json!({}),
         ));
     }
-    match args.get("viewport").and_then(Value::as_str) {
+    let viewport = match args.get("viewport") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(v)) => Some(v.clone()),
+        Some(other) => {
+            return Err(bad(
+                "viewport",
+                format!("Invalid viewport format: {other}"),
+                json!({}),
+            ))
+        }
+    };
+    match viewport.as_deref() {
         None => {}
         Some("full") if wait == 0.0 => {
             return Err(bad(
@@ -257,12 +450,18 @@ pub fn check(
                 .and_then(|(w, h)| Some((w.parse::<u64>().ok()?, h.parse::<u64>().ok()?)));
             match size {
                 Some((w, h))
-                    if w > 0 && h > 0 && w <= 20000 && h <= 20000 && w * h < 16_000_000 => {}
+                    if w > 0
+                        && h > 0
+                        && w <= MAX_VIEWPORT_SIDE
+                        && h <= MAX_VIEWPORT_SIDE
+                        && w * h < 16_000_000 => {}
                 Some(_) => {
                     return Err(bad(
                         "viewport",
-                        "Viewport is out of range (20000x20000, area=16000000)".into(),
-                        json!({}),
+                        format!(
+                            "Viewport is out of range ({MAX_VIEWPORT_SIDE}x{MAX_VIEWPORT_SIDE}, area=16000000)"
+                        ),
+                        json!({"engine": "moonpilot"}),
                     ))
                 }
                 None => {
@@ -275,12 +474,23 @@ pub fn check(
             }
         }
     }
-    if let Some(m) = args.get("http_method").and_then(Value::as_str) {
-        let up = m.to_ascii_uppercase();
+    if let Some(m) = args.get("http_method") {
+        let up = m.as_str().unwrap_or("").to_ascii_uppercase();
         if up != "GET" && up != "POST" {
+            let shown = m
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| m.to_string());
             return Err(bad(
                 "http_method",
-                format!("Unsupported HTTP method {m}"),
+                format!("Unsupported HTTP method {shown}"),
+                json!({}),
+            ));
+        }
+        if up == "GET" && asked(args, "body") {
+            return Err(bad(
+                "body",
+                "GET request should not have a body".into(),
                 json!({}),
             ));
         }
@@ -312,58 +522,47 @@ pub fn check(
             args.insert("headers".into(), Value::Object(o));
         }
     }
-    if endpoint.renders() {
-        for name in NOT_YET {
-            let asked = match args.get(*name) {
-                None | Some(Value::Null) => false,
-                Some(Value::String(s)) => !s.is_empty() && s != "0",
-                Some(Value::Number(n)) => n.as_f64() != Some(0.0),
-                Some(Value::Bool(b)) => *b,
-                Some(_) => true,
-            };
-            if asked {
-                return Err(bad(
-                    name,
-                    format!("'{name}' is not supported by moonpilot's Splash API yet"),
-                    json!({"engine": "moonpilot"}),
-                ));
+    // The captures' size and quality (Splash's limits: 1920 × 1080, quality 0..100).
+    for (name, max) in [("width", 1920.0), ("height", 1080.0), ("quality", 100.0)] {
+        if let Some(v) = number(args, name)? {
+            let min = if name == "quality" { 0.0 } else { 1.0 };
+            let v = in_range(name, v, min, max)?;
+            if v.fract() != 0.0 {
+                return Err(wrong_type(name, "int"));
             }
+            args.insert(name.into(), json!(v as i64));
         }
-        if args.get("images") == Some(&json!(0)) {
+    }
+    if let Some(m) = args.get("scale_method") {
+        if m != "raster" && m != "vector" {
+            let shown = m
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| m.to_string());
             return Err(bad(
-                "images",
-                "'images=0' is not supported by moonpilot's Splash API yet".into(),
-                json!({}),
+                "scale_method",
+                format!("Invalid 'scale_method': {shown}"),
+                json!({"allowed": ["raster", "vector"], "received": shown}),
             ));
         }
     }
-    args.insert("timeout".into(), json!(timeout));
-    args.insert("wait".into(), json!(wait));
-    // Splash gives every request an id scripts can read (`splash.args.uid`).
-    args.entry("uid")
-        .or_insert_with(|| json!(crate::browser::task::TaskId::generate().0));
-    let source = match endpoint {
-        Endpoint::Execute | Endpoint::Run => {
-            let Some(Value::String(src)) = args.get("lua_source") else {
-                return Err(required("lua_source"));
-            };
-            if endpoint == Endpoint::Run {
-                ["function main(splash, args)\n", src.as_str(), "\nend"].concat()
-            } else {
-                src.clone()
-            }
+    for name in NOT_YET {
+        if asked(args, name) {
+            return Err(bad(
+                name,
+                format!("'{name}' is not supported by moonpilot's Splash API yet"),
+                json!({"engine": "moonpilot"}),
+            ));
         }
-        _ => {
-            args.insert("endpoint__".into(), json!(endpoint.name()));
-            super::RENDER_LUA.to_string()
-        }
-    };
-    Ok(Checked {
-        endpoint,
-        args,
-        timeout,
-        source,
-    })
+    }
+    if args.get("images") == Some(&json!(0)) {
+        return Err(bad(
+            "images",
+            "'images=0' is not supported by moonpilot's Splash API yet".into(),
+            json!({"engine": "moonpilot"}),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -467,6 +666,29 @@ mod tests {
         assert_eq!(ok.args["html"], 1);
         assert_eq!(ok.args["wait"], 0.5);
         assert_eq!(ok.timeout, 30.0);
+    }
+
+    #[test]
+    fn saved_arguments_load_in_later_requests_and_expire_by_name() {
+        let mut saved = SavedArgs::default();
+        let mut first = q(&[
+            ("lua_source", "function main() return 1 end"),
+            ("save_args", "lua_source"),
+        ]);
+        let header = saved.save(&mut first).unwrap().unwrap();
+        assert!(first.get("save_args").is_none());
+        let (name, hash) = header.split_once('=').unwrap();
+        assert_eq!(name, "lua_source");
+        let mut later = Map::new();
+        later.insert("load_args".into(), json!({ "lua_source": hash }));
+        saved.load(&mut later).unwrap();
+        assert_eq!(later["lua_source"], "function main() return 1 end");
+        let mut gone = q(&[("load_args", "lua_source=00;x=11")]);
+        match saved.load(&mut gone).unwrap_err() {
+            SplashError::Expired(names) => assert_eq!(names, vec!["lua_source", "x"]),
+            other => panic!("{other:?}"),
+        }
+        assert!(saved.load(&mut q(&[("load_args", "nonsense")])).is_err());
     }
 
     #[test]

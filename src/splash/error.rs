@@ -11,8 +11,10 @@ pub enum SplashError {
     Script(Value),
     /// 502: the page of a render endpoint did not load.
     Render(Value),
-    /// 504: the request ran past its `timeout`.
-    Timeout(f64),
+    /// 504: the request ran past its `timeout` (as the request gave it, or Splash's default).
+    Timeout(Value),
+    /// 498: `load_args` named arguments this server no longer holds.
+    Expired(Vec<String>),
     /// 503: every slot is busy and the queue is full.
     Busy,
     /// 500: the engine could not run it (no browser).
@@ -26,6 +28,7 @@ impl SplashError {
             SplashError::BadOption(_) | SplashError::Script(_) => 400,
             SplashError::Render(_) => 502,
             SplashError::Timeout(_) => 504,
+            SplashError::Expired(_) => 498,
             SplashError::Busy => 503,
             SplashError::Internal(_) => 500,
         }
@@ -45,6 +48,11 @@ impl SplashError {
                 "GlobalTimeoutError",
                 "Timeout exceeded rendering page",
                 json!({"timeout": t}),
+            ),
+            SplashError::Expired(names) => (
+                "ExpiredArguments",
+                "Arguments stored with ``save_args`` are expired",
+                json!({"expired": names}),
             ),
             SplashError::Busy => (
                 "ServiceUnavailable",

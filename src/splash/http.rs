@@ -27,6 +27,8 @@ struct Shared {
     slots: tokio::sync::Semaphore,
     /// Requests waiting for a slot or holding one.
     admitted: AtomicUsize,
+    /// What `save_args` kept.
+    saved: std::sync::Mutex<args::SavedArgs>,
 }
 
 /// Serves Splash's API on `listener` until `stop` resolves. The engine is its host's.
@@ -41,6 +43,7 @@ pub async fn serve(
         slots: tokio::sync::Semaphore::new(opts.slots.max(1)),
         opts,
         admitted: AtomicUsize::new(0),
+        saved: Default::default(),
     });
     let app = Router::new()
         .route("/_ping", any(ping))
@@ -83,11 +86,14 @@ async fn guard(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
     let ok = if let Some(b) = given.strip_prefix("Bearer ") {
-        b.trim() == token
+        same_secret(b.trim().as_bytes(), token.as_bytes())
     } else if let Some(b) = given.strip_prefix("Basic ") {
         crate::encoding::decode_base64(b.trim())
             .and_then(|d| String::from_utf8(d).ok())
-            .and_then(|up| up.split_once(':').map(|(_, p)| p == token))
+            .and_then(|up| {
+                up.split_once(':')
+                    .map(|(_, p)| same_secret(p.as_bytes(), token.as_bytes()))
+            })
             .unwrap_or(false)
     } else {
         false
@@ -106,6 +112,15 @@ async fn guard(
         );
         res
     }
+}
+
+/// Whether `given` is `token`, in a time that does not tell how much of it matched.
+fn same_secret(given: &[u8], token: &[u8]) -> bool {
+    let mut diff = given.len() ^ token.len();
+    for (i, t) in token.iter().enumerate() {
+        diff |= usize::from(given.get(i).copied().unwrap_or(0) ^ t);
+    }
+    diff == 0
 }
 
 /// `/_ping`: Splash's liveness answer.
@@ -135,7 +150,7 @@ async fn endpoint(
 ) -> Response {
     let Some(endpoint) = Endpoint::of_path(req.uri().path()) else {
         let path = req.uri().path().to_string();
-        let unknown = if matches!(path.as_str(), "/render.jpeg" | "/render.har") {
+        let unknown = if path == "/render.har" {
             SplashError::BadOption(
                 json!({"type": "unsupported_endpoint", "argument": "endpoint",
                 "description": format!("{path} is not supported by moonpilot's Splash API yet")}),
@@ -190,9 +205,23 @@ async fn endpoint(
     } else {
         None
     };
-    let merged = match args::merge(first, body.as_deref()) {
+    let mut merged = match args::merge(first, body.as_deref()) {
         Ok(m) => m,
         Err(e) => return error_response(&e),
+    };
+    // `load_args` first (a 498 tells the client to send the values again), then `save_args`.
+    let saved_header = {
+        let mut saved = match s.saved.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        match saved
+            .load(&mut merged)
+            .and_then(|()| saved.save(&mut merged))
+        {
+            Ok(h) => h,
+            Err(e) => return error_response(&e),
+        }
     };
     let checked = match args::check(endpoint, merged, &s.opts) {
         Ok(c) => c,
@@ -207,7 +236,15 @@ async fn endpoint(
     let Ok(_slot) = s.slots.acquire().await else {
         return error_response(&SplashError::Busy);
     };
-    match run::run(&s.executor, checked).await {
+    let mut res = answer(run::run(&s.executor, checked).await);
+    if let Some(v) = saved_header.and_then(|h: String| HeaderValue::from_str(&h).ok()) {
+        res.headers_mut().insert("X-Splash-Saved-Arguments", v);
+    }
+    res
+}
+
+fn answer(ran: Result<run::Answer, SplashError>) -> Response {
+    match ran {
         Ok(a) => {
             let mut res = Response::new(Body::from(a.body));
             *res.status_mut() = StatusCode::from_u16(a.status).unwrap_or(StatusCode::OK);

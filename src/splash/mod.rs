@@ -15,6 +15,7 @@ pub mod args;
 pub mod error;
 pub mod http;
 pub mod local;
+pub mod ops;
 pub mod run;
 
 /// The render endpoints' own script.

@@ -7,12 +7,14 @@ function main(splash, args)
     local w, h = args.viewport:match("^(%d+)x(%d+)$")
     splash:set_viewport_size(tonumber(w), tonumber(h))
   end
-  if args.headers then splash:set_custom_headers(args.headers) end
-  local ok, reason = splash:go{ args.url, baseurl = args.baseurl, http_method = args.http_method,
+  local ok, reason = splash:go{ args.url, headers = args.headers, http_method = args.http_method,
     body = args.body }
   if not ok then
+    -- Splash's RenderError info: {type = "HTTP" | "Network" | ..., code, text, url}.
+    local kind, code = tostring(reason):match("^(%a+)(%d+)$")
+    local kinds = { http = "HTTP", network = "Network" }
     error("\1splash\1" .. require("json").encode({ type = "RENDER_ERROR", message = reason,
-      url = args.url }), 0)
+      kind = kinds[kind] or "Unknown", code = tonumber(code) or 0, url = args.url }), 0)
   end
   if args.wait and args.wait > 0 then splash:wait(args.wait) end
   if args.js_source then splash:runjs(args.js_source) end
@@ -21,9 +23,14 @@ function main(splash, args)
     splash:set_result_content_type("text/html; charset=utf-8")
     return splash:html()
   end
-  local render_all = args.render_all == 1 or args.render_all == true or args.viewport == "full"
+  local render_all = args.render_all == 1 or args.viewport == "full"
+  local shot = { render_all = render_all, width = args.width, height = args.height,
+    scale_method = args.scale_method, quality = args.quality }
   if endpoint == "render.png" then
-    return splash:png{ render_all = render_all }
+    return splash:png(shot)
+  end
+  if endpoint == "render.jpeg" then
+    return splash:jpeg(shot)
   end
   -- render.json
   local w, h = splash:get_viewport_size()
@@ -34,6 +41,13 @@ function main(splash, args)
     title = splash:evaljs("document.title"),
   }
   if args.html == 1 then out.html = splash:html() end
-  if args.png == 1 then out.png = splash:png{ render_all = render_all } end
+  if args.png == 1 then
+    shot.quality = nil
+    out.png = splash:png(shot)
+  end
+  if args.jpeg == 1 then
+    shot.quality = args.quality
+    out.jpeg = splash:jpeg(shot)
+  end
   return out
 end

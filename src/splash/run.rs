@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use super::args::Checked;
 pub use super::error::SplashError;
+use super::ops;
 use crate::browser::task::TaskId;
 use crate::executor::{Dialect, ScriptEnd, ScriptSource};
 use crate::lua::splash::ERROR_MARKER;
@@ -29,26 +30,49 @@ pub struct Answer {
     pub body: Vec<u8>,
 }
 
-/// Runs `req` on a fresh task and answers; the task is closed before the answer leaves.
+/// Closes a request's task when dropped: at the end of its run, and also when the run is
+/// dropped midway (the client went away, the server stops), on a task of the runtime.
+struct CloseOnDrop {
+    executor: Executor,
+    task: TaskId,
+    armed: bool,
+}
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let (executor, task) = (self.executor.clone(), self.task);
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move { executor.close_if_alive(task, "splash").await });
+        }
+    }
+}
+
+/// Runs `req` on a fresh task and answers; the task is closed before the answer leaves, and
+/// also when the caller stops waiting for it.
 pub async fn run(executor: &Executor, req: Checked) -> Result<Answer, SplashError> {
     let task = TaskId::generate();
+    // Splash's private mode: each request has its own cookies and storage.
+    executor.engine().isolate_next_start(task);
+    let mut guard = CloseOnDrop {
+        executor: executor.clone(),
+        task,
+        armed: true,
+    };
     let started = executor.execute(Some(task), "start", json!({})).await;
     if !started.ok {
         return Err(SplashError::Internal(started.msg.unwrap_or_default()));
     }
     // Splash's global timer: the timeout plus the requested wait.
-    let wait = req.args.get("wait").and_then(Value::as_f64).unwrap_or(0.0);
-    let bound = Duration::from_secs_f64(req.timeout + wait);
+    let bound = Duration::from_secs_f64(req.timeout + req.wait);
     let ran = tokio::time::timeout(bound, script(executor, task, &req)).await;
-    let closed = executor.execute(Some(task), "close", json!({})).await;
-    if !closed.ok {
-        tracing::warn!(
-            "splash: closing task {task}: {}",
-            closed.msg.unwrap_or_default()
-        );
-    }
+    // Closed here, before the answer leaves (the guard is for a run dropped midway).
+    guard.armed = false;
+    executor.close_if_alive(task, "splash").await;
     match ran {
-        Err(_) => Err(SplashError::Timeout(req.timeout)),
+        Err(_) => Err(SplashError::Timeout(req.timeout_shown.clone())),
         Ok(Err(e)) => Err(e),
         Ok(Ok(value)) => answer(value),
     }
@@ -70,9 +94,11 @@ async fn script(executor: &Executor, task: TaskId, req: &Checked) -> Result<Valu
         tokio::select! {
             biased;
             Some(cmd) = running.commands.recv() => {
-                let receipt = if cmd.task.is_some_and(|t| t != task) || cmd.task.is_none() {
+                let receipt = if cmd.task != Some(task) {
                     Receipt::failure(&cmd.method, ErrorCode::InvalidArgument,
                         format!("{}: a Splash script drives only its own page", cmd.method), None, false, 0.0)
+                } else if cmd.method.starts_with(ops::PREFIX) {
+                    ops::answer(executor, task, &cmd.method, cmd.params).await
                 } else {
                     executor.execute(cmd.task, &cmd.method, cmd.params).await
                 };
@@ -102,9 +128,12 @@ pub fn script_error(msg: &str) -> SplashError {
             .to_string();
         if kind == "RENDER_ERROR" {
             let reason = info["message"].as_str().unwrap_or("").to_string();
-            return SplashError::Render(
-                json!({"text": reason, "type": "Render", "url": info["url"]}),
-            );
+            return SplashError::Render(json!({
+                "type": info.get("kind").cloned().unwrap_or(json!("Unknown")),
+                "code": info.get("code").cloned().unwrap_or(json!(0)),
+                "text": reason,
+                "url": info["url"],
+            }));
         }
         let text = info["message"].as_str().unwrap_or("").to_string();
         info["error"] = json!(text);

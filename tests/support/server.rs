@@ -6,7 +6,7 @@
 //! `/slow?ms=N` (`/slow-text?ms=N`: `slow done` as text/plain), `/redirect?to=URL`, `/status/N` (204 and 304 without a body), `/post` (counts
 //! POSTs), `/count?key=K` (counts POSTs per key), `/guarded?key=K` (counts GETs
 //! per key with and without `X-Task: yes`), `/echo` (the request's headers and cookies
-//! as JSON), `/set-cookie?name=N&value=V` (answers with that `Set-Cookie`), `/auth` (basic auth:
+//! as JSON), `/echo-post` (a page showing the request's method and body), `/set-cookie?name=N&value=V` (answers with that `Set-Cookie`), `/auth` (basic auth:
 //! 401 with `WWW-Authenticate` unless `user:secret` comes; `/auth-net` the same for `net:pw`), `/cookie-pixel.png`
 //! (pixel.png only with the cookie `pass=1`). In served HTML the placeholders `{{A}}` and
 //! `{{B}}` become the two origins.
@@ -143,12 +143,16 @@ async fn serve(mut stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
             }
             buf.extend_from_slice(&chunk[..n]);
         }
-        buf.drain(..header_end + content_length);
+        let sent: Vec<u8> = buf
+            .drain(..header_end + content_length)
+            .skip(header_end)
+            .collect();
         let mut first = head.lines().next().unwrap_or_default().split_whitespace();
         let method = first.next().unwrap_or_default().to_string();
         let target = first.next().unwrap_or("/").to_string();
         let (path, q) = target.split_once('?').unwrap_or((target.as_str(), ""));
-        let (status, ctype, mut body, extra) = route(&method, path, &query(q), &head, shared).await;
+        let (status, ctype, mut body, extra) =
+            route(&method, path, &query(q), &head, &sent, shared).await;
         // 204 and 304 responses have neither a body nor a length (RFC 9110 §8.6): bytes after
         // them would be read as the start of the next response on this connection.
         let length = if matches!(status, 204 | 304) {
@@ -171,10 +175,23 @@ async fn route(
     path: &str,
     q: &HashMap<String, String>,
     head: &str,
+    sent: &[u8],
     shared: &Shared,
 ) -> (u16, &'static str, Vec<u8>, String) {
     let html = "text/html; charset=utf-8";
     match path {
+        "/echo-post" => {
+            let body = String::from_utf8_lossy(sent)
+                .replace('&', "&amp;")
+                .replace('<', "&lt;");
+            (
+                200,
+                html,
+                format!("<title>echo</title><p id=method>{method}</p><pre id=body>{body}</pre>")
+                    .into_bytes(),
+                String::new(),
+            )
+        }
         "/echo" => {
             let headers: serde_json::Map<String, serde_json::Value> = head
                 .lines()

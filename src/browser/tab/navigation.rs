@@ -571,3 +571,85 @@ mod tests {
         assert_eq!(docs, ["L", "M"]);
     }
 }
+
+/// A resource the browser's network stack loaded for the page ([`Tab::load_resource`]).
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    /// Whether it loaded (any HTTP status).
+    pub loaded: bool,
+    /// Its HTTP status (0 when it did not load).
+    pub status: u64,
+    /// Its response headers.
+    pub headers: Value,
+    /// Its body (at most [`FETCH_MAX`] bytes).
+    pub body: Vec<u8>,
+    /// Chromium's error name when it did not load (`net::ERR_NAME_NOT_RESOLVED` …).
+    pub error: Option<String>,
+}
+
+/// The largest body [`Tab::load_resource`] reads.
+pub const FETCH_MAX: usize = 32 * 1024 * 1024;
+
+impl Tab {
+    /// Adds `source` to run in every new document of the page before its own scripts: its id.
+    pub async fn add_init_script(&self, source: &str) -> Result<Value, CommandError> {
+        let res = self
+            .call(
+                "Page.addScriptToEvaluateOnNewDocument",
+                json!({"source": source}),
+            )
+            .await?;
+        Ok(res["identifier"].clone())
+    }
+
+    /// Removes the init script `id` ([`Tab::add_init_script`]).
+    pub async fn remove_init_script(&self, id: &Value) -> Result<(), CommandError> {
+        self.call(
+            "Page.removeScriptToEvaluateOnNewDocument",
+            json!({"identifier": id}),
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// A GET of `url` through the main frame's network stack (`Network.loadNetworkResource`:
+    /// the context's cookies, the cache, no CORS), its body read whole up to [`FETCH_MAX`].
+    pub async fn load_resource(&self, url: &str) -> Result<Fetched, CommandError> {
+        let tree = self.call("Page.getFrameTree", json!({})).await?;
+        let frame = tree["frameTree"]["frame"]["id"].clone();
+        let res = self
+            .call(
+                "Network.loadNetworkResource",
+                json!({"frameId": frame, "url": url,
+                       "options": {"disableCache": false, "includeCredentials": true}}),
+            )
+            .await?;
+        let r = &res["resource"];
+        let status = r["httpStatusCode"].as_u64().unwrap_or(0);
+        let mut body = Vec::new();
+        if let Some(stream) = r["stream"].as_str() {
+            loop {
+                let chunk = self
+                    .call("IO.read", json!({"handle": stream, "size": 1 << 20}))
+                    .await?;
+                let data = chunk["data"].as_str().unwrap_or("");
+                if chunk["base64Encoded"].as_bool().unwrap_or(false) {
+                    body.extend(crate::encoding::decode_base64(data).unwrap_or_default());
+                } else {
+                    body.extend_from_slice(data.as_bytes());
+                }
+                if chunk["eof"].as_bool().unwrap_or(true) || body.len() > FETCH_MAX {
+                    break;
+                }
+            }
+            let _ = self.call("IO.close", json!({"handle": stream})).await;
+        }
+        Ok(Fetched {
+            loaded: r["success"].as_bool().unwrap_or(false) || status > 0,
+            status,
+            headers: r["headers"].clone(),
+            body,
+            error: r["netErrorName"].as_str().map(str::to_string),
+        })
+    }
+}

@@ -69,6 +69,23 @@ impl Drop for OverlayGuard {
     }
 }
 
+/// A page's layout in CSS px ([`Tab::layout`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Layout {
+    /// The visual viewport's scroll offset.
+    pub scroll_x: f64,
+    /// The visual viewport's scroll offset.
+    pub scroll_y: f64,
+    /// The visual viewport's size.
+    pub width: f64,
+    /// The visual viewport's size.
+    pub height: f64,
+    /// The content's size.
+    pub content_width: f64,
+    /// The content's size.
+    pub content_height: f64,
+}
+
 /// What a screenshot covers.
 #[derive(Clone, Copy, Debug)]
 pub enum ShotArea {
@@ -275,6 +292,49 @@ impl Tab {
         }
         // The show runs in the background when the guard drops, the tab's turn with it.
         Ok((png, false))
+    }
+
+    /// The page's layout in CSS px: the visual viewport's scroll offset and size, and the
+    /// content's size.
+    pub async fn layout(&self) -> Result<Layout, CommandError> {
+        let m = self.call("Page.getLayoutMetrics", json!({})).await?;
+        let vv = |k: &str| m["cssVisualViewport"][k].as_f64().unwrap_or(0.0);
+        let content = |k: &str| m["cssContentSize"][k].as_f64().unwrap_or(0.0);
+        Ok(Layout {
+            scroll_x: vv("pageX"),
+            scroll_y: vv("pageY"),
+            width: vv("clientWidth"),
+            height: vv("clientHeight"),
+            content_width: content("width"),
+            content_height: content("height"),
+        })
+    }
+
+    /// An image of `clip` (`[x, y, width, height]` in document CSS px, beyond the viewport
+    /// too) at `scale`, as PNG or as JPEG of `quality` (Splash's captures), the highlight
+    /// overlay hidden, within [`SCREENSHOT_BOUND`]. The image's bytes.
+    pub async fn capture_clip(
+        self: &Arc<Self>,
+        clip: [f64; 4],
+        scale: f64,
+        jpeg_quality: Option<u8>,
+    ) -> Result<Vec<u8>, CommandError> {
+        let [x, y, width, height] = clip;
+        let mut params = json!({"format": "png", "captureBeyondViewport": true,
+            "clip": {"x": x, "y": y, "width": width, "height": height, "scale": scale}});
+        if let Some(q) = jpeg_quality {
+            params["format"] = json!("jpeg");
+            params["quality"] = json!(q.min(100));
+        }
+        let deadline = tokio::time::Instant::now() + SCREENSHOT_BOUND;
+        let work = self.capture_png(params, deadline, Last::Ignore);
+        match tokio::time::timeout_at(deadline, work).await {
+            Ok(done) => done.map(|(bytes, _)| bytes),
+            Err(_) => Err(
+                CommandError::failed("the capture took longer than its budget")
+                    .with_details(json!({"captureTimeout": true})),
+            ),
+        }
     }
 
     /// A PNG of the box `[x, y, width, height]` (CSS pixels of the main viewport), the

@@ -1,0 +1,303 @@
+//! What Splash's `splash` object does that no catalogue command says exactly: its cookies in
+//! HAR form (domain, path, expires, httpOnly, secure), its captures (PNG or JPEG, scaled to a
+//! width, cut to a height or a region), `autoload` scripts, and a GET through the browser's
+//! network stack (`http_get`, `autoload` of a URL). A script's `page["splash.<op>"]` call
+//! comes to [`run`](super::run) like any command and is answered here, on the request's own
+//! task and its own browser context, as a receipt.
+
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+
+use crate::browser::tab::{Tab, MAX_FULL_PAGE_HEIGHT};
+use crate::browser::task::TaskId;
+use crate::{ErrorCode, Executor, Receipt};
+
+/// The prefix of the methods answered here.
+pub const PREFIX: &str = "splash.";
+
+/// Answers `method` (`splash.get_cookies` …) for `task`.
+pub async fn answer(executor: &Executor, task: TaskId, method: &str, params: Value) -> Receipt {
+    let started = std::time::Instant::now();
+    let done = async {
+        let tab = executor
+            .engine()
+            .task(task)
+            .ok_or_else(|| format!("task {task} is gone"))?
+            .tab()
+            .map_err(|e| e.msg)?;
+        match method.trim_start_matches(PREFIX) {
+            "get_cookies" => get_cookies(&tab).await,
+            "add_cookie" => add_cookie(&tab, &params).await,
+            "delete_cookies" => delete_cookies(&tab, &params).await,
+            "clear_cookies" => clear_cookies(&tab).await,
+            "capture" => capture(&tab, &params).await,
+            "autoload" => autoload(&tab, &params).await,
+            "autoload_reset" => autoload_reset(&tab, &params).await,
+            "fetch" => fetch(&tab, &params).await,
+            other => Err(format!("no Splash operation `{other}`")),
+        }
+    };
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    match done.await {
+        Ok(data) => Receipt::success(method, data, ms),
+        Err(msg) => Receipt::failure(method, ErrorCode::ActionFailed, msg, None, false, ms),
+    }
+}
+
+/// Every cookie of the task's context, in HAR's form: `expires` an ISO instant for a cookie
+/// that expires, absent for a session cookie.
+async fn get_cookies(tab: &Arc<Tab>) -> Result<Value, String> {
+    let cookies = tab.all_cookies().await.map_err(|e| e.msg)?;
+    Ok(Value::Array(cookies.iter().map(har_cookie).collect()))
+}
+
+fn har_cookie(c: &Value) -> Value {
+    let mut out = Map::new();
+    for key in ["name", "value", "path", "domain", "httpOnly", "secure"] {
+        if let Some(v) = c.get(key) {
+            out.insert(key.into(), v.clone());
+        }
+    }
+    let expires = c["expires"].as_f64().filter(|e| *e > 0.0);
+    let session = c["session"].as_bool().unwrap_or(false);
+    if let (Some(e), false) = (expires, session) {
+        out.insert("expires".into(), json!(iso_seconds(e as u64)));
+    }
+    Value::Object(out)
+}
+
+/// `2016-07-24T19:20:30Z`, as scrapy-splash writes and reads a HAR cookie's `expires`.
+fn iso_seconds(secs: u64) -> String {
+    let full = crate::trace::iso_utc(secs * 1000);
+    // `…:30.000Z` → `…:30Z`
+    match full.split_once('.') {
+        Some((head, _)) => format!("{head}Z"),
+        None => full,
+    }
+}
+
+/// An ISO-8601 instant (`2016-07-24T19:20:30Z`, `…+02:00`, `….123Z`) as Unix seconds.
+pub fn parse_iso(s: &str) -> Option<f64> {
+    let s = s.trim();
+    let (date, rest) = s.split_once(['T', ' '])?;
+    let mut d = date.split('-');
+    let (y, m, day): (i64, i64, i64) = (
+        d.next()?.parse().ok()?,
+        d.next()?.parse().ok()?,
+        d.next()?.parse().ok()?,
+    );
+    if !(1..=12).contains(&m) || !(1..=31).contains(&day) {
+        return None;
+    }
+    let (time, offset) = match rest.find(['Z', 'z', '+', '-']) {
+        Some(at) => (&rest[..at], &rest[at..]),
+        None => (rest, ""),
+    };
+    let mut t = time.split(':');
+    let h: f64 = t.next()?.parse().ok()?;
+    let min: f64 = t.next()?.parse().ok()?;
+    let sec: f64 = t.next().map_or(Some(0.0), |v| v.parse().ok())?;
+    let offset_secs = match offset {
+        "" | "Z" | "z" => 0.0,
+        o => {
+            let sign = if o.starts_with('-') { -1.0 } else { 1.0 };
+            let (oh, om) = o[1..].split_once(':').unwrap_or((&o[1..], "0"));
+            sign * (oh.parse::<f64>().ok()? * 3600.0 + om.parse::<f64>().ok()? * 60.0)
+        }
+    };
+    // Howard Hinnant's days-from-civil.
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days as f64 * 86_400.0 + h * 3600.0 + min * 60.0 + sec - offset_secs)
+}
+
+/// Sets one cookie: `{name, value, path?, domain?, expires?, httpOnly?, secure?, url}` (the
+/// page's URL, for a cookie with no domain). Answers whether the browser took it.
+async fn add_cookie(tab: &Tab, p: &Value) -> Result<Value, String> {
+    let name = p["name"].as_str().ok_or("add_cookie: `name` is required")?;
+    let value = match &p["value"] {
+        Value::String(s) => s.clone(),
+        Value::Null => return Err("add_cookie: `value` is required".into()),
+        other => other.to_string(),
+    };
+    let mut cookie = json!({"name": name, "value": value});
+    match p["domain"].as_str().filter(|d| !d.is_empty()) {
+        Some(domain) => {
+            cookie["domain"] = json!(domain);
+            cookie["path"] = json!(p["path"].as_str().unwrap_or("/"));
+        }
+        None => {
+            let url = p["url"].as_str().unwrap_or("");
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(format!(
+                    "add_cookie: a cookie without `domain` belongs to the current page, and `{url}` has no cookie domain"
+                ));
+            }
+            cookie["url"] = json!(url);
+            if let Some(path) = p["path"].as_str() {
+                cookie["path"] = json!(path);
+            }
+        }
+    }
+    for key in ["httpOnly", "secure"] {
+        if let Some(b) = p[key].as_bool() {
+            cookie[key] = json!(b);
+        }
+    }
+    match &p["expires"] {
+        Value::Null => {}
+        Value::String(s) => {
+            let at = parse_iso(s)
+                .ok_or_else(|| format!("add_cookie: `expires` `{s}` is not an ISO-8601 time"))?;
+            cookie["expires"] = json!(at);
+        }
+        Value::Number(n) => cookie["expires"] = json!(n),
+        other => return Err(format!("add_cookie: `expires` {other} is not a time")),
+    }
+    Ok(json!(tab.add_cookie(cookie).await.map_err(|e| e.msg)?))
+}
+
+/// Deletes the cookies named `name`, or those a request to `url` carries, or both filters:
+/// how many went (nothing without either, as in Splash).
+async fn delete_cookies(tab: &Arc<Tab>, p: &Value) -> Result<Value, String> {
+    let name = p["name"].as_str();
+    let url = p["url"].as_str();
+    if name.is_none() && url.is_none() {
+        return Ok(json!(0));
+    }
+    let cookies = match url {
+        Some(u) => tab.cookies_for(u).await.map_err(|e| e.msg)?,
+        None => tab.all_cookies().await.map_err(|e| e.msg)?,
+    };
+    let mut removed = 0;
+    for c in cookies
+        .iter()
+        .filter(|c| name.is_none_or(|n| c["name"] == n))
+    {
+        let field = |k: &str| c[k].as_str().unwrap_or("").to_string();
+        tab.delete_cookie(&field("name"), &field("domain"), &field("path"))
+            .await
+            .map_err(|e| e.msg)?;
+        removed += 1;
+    }
+    Ok(json!(removed))
+}
+
+/// Deletes every cookie of the task's context: how many there were.
+async fn clear_cookies(tab: &Arc<Tab>) -> Result<Value, String> {
+    let before = tab.all_cookies().await.map_err(|e| e.msg)?.len();
+    tab.clear_all_cookies().await.map_err(|e| e.msg)?;
+    Ok(json!(before))
+}
+
+fn num(p: &Value, key: &str) -> Option<f64> {
+    p[key].as_f64().filter(|v| v.is_finite())
+}
+
+/// A capture as Splash takes one: `{format: png | jpeg, quality?, render_all?, width?,
+/// height?, region?: [left, top, right, bottom]}`. Answers `{base64}` (`null` for an empty
+/// area, as Splash answers nil).
+async fn capture(tab: &Arc<Tab>, p: &Value) -> Result<Value, String> {
+    let l = tab.layout().await.map_err(|e| e.msg)?;
+    let (x, y, mut w, mut h) = if p["render_all"].as_bool().unwrap_or(false) {
+        (
+            0.0,
+            0.0,
+            l.content_width.max(l.width),
+            l.content_height.max(l.height),
+        )
+    } else if let Some(region) = p["region"].as_array() {
+        let r: Vec<f64> = region.iter().filter_map(Value::as_f64).collect();
+        let [left, top, right, bottom] = r[..] else {
+            return Err(
+                "region must be a table containing 4 numbers {left, top, right, bottom}".into(),
+            );
+        };
+        (
+            l.scroll_x + left,
+            l.scroll_y + top,
+            right - left,
+            bottom - top,
+        )
+    } else {
+        (l.scroll_x, l.scroll_y, l.width, l.height)
+    };
+    let scale = match num(p, "width") {
+        Some(width) if w > 0.0 => width / w,
+        _ => 1.0,
+    };
+    if let Some(height) = num(p, "height") {
+        h = height / scale;
+    }
+    h = h.min(MAX_FULL_PAGE_HEIGHT);
+    w = w.min(MAX_FULL_PAGE_HEIGHT);
+    if w < 1.0 || h < 1.0 {
+        return Ok(json!({"base64": null}));
+    }
+    let quality = match p["format"].as_str() {
+        Some("jpeg") => Some(num(p, "quality").unwrap_or(75.0).clamp(0.0, 100.0) as u8),
+        _ => None,
+    };
+    let bytes = tab
+        .capture_clip([x, y, w, h], scale, quality)
+        .await
+        .map_err(|e| e.msg)?;
+    Ok(json!({"base64": crate::encoding::encode_base64(&bytes)}))
+}
+
+/// Adds `source` to run in every new document of the page before its own scripts: its id.
+async fn autoload(tab: &Tab, p: &Value) -> Result<Value, String> {
+    let source = p["source"]
+        .as_str()
+        .ok_or("autoload: `source` is required")?;
+    tab.add_init_script(source).await.map_err(|e| e.msg)
+}
+
+/// Removes the autoload scripts `ids`.
+async fn autoload_reset(tab: &Tab, p: &Value) -> Result<Value, String> {
+    for id in p["ids"].as_array().into_iter().flatten() {
+        tab.remove_init_script(id).await.map_err(|e| e.msg)?;
+    }
+    Ok(Value::Null)
+}
+
+/// A GET of `url` through the page's network stack: `{ok, status, headers, base64, error?}`.
+/// A request that fails is `ok = false` with its reason, not an error (Splash's `http_get`).
+async fn fetch(tab: &Tab, p: &Value) -> Result<Value, String> {
+    let url = p["url"].as_str().ok_or("`url` is required")?;
+    let got = tab.load_resource(url).await.map_err(|e| e.msg)?;
+    Ok(json!({
+        "ok": got.loaded && (200..400).contains(&got.status),
+        "status": got.status,
+        "headers": got.headers,
+        "error": got.error,
+        "base64": crate::encoding::encode_base64(&got.body),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cookie_times_read_and_write_as_scrapy_splash_does() {
+        assert_eq!(parse_iso("2009-07-24T19:20:30Z"), Some(1_248_463_230.0));
+        assert_eq!(
+            parse_iso("2009-07-24T21:20:30+02:00"),
+            Some(1_248_463_230.0)
+        );
+        assert_eq!(parse_iso("2009-07-24T19:20:30.500Z"), Some(1_248_463_230.5));
+        assert_eq!(parse_iso("yesterday"), None);
+        assert_eq!(iso_seconds(1_248_463_230), "2009-07-24T19:20:30Z");
+        let c = har_cookie(&json!({"name": "a", "value": "1", "expires": -1, "session": true}));
+        assert!(c.get("expires").is_none(), "{c}");
+        let c = har_cookie(&json!({"name": "a", "value": "1", "expires": 1_248_463_230.2}));
+        assert_eq!(c["expires"], "2009-07-24T19:20:30Z");
+    }
+}
