@@ -812,8 +812,8 @@ function main(splash, args)
   splash.scroll_position = {y = 300}
   return {resource_timeout = splash.resource_timeout, js = splash.js_enabled,
           mine = splash.my_field, scroll = splash.scroll_position,
-          images = {pcall(function() splash.images_enabled = false end)},
-          har = {pcall(function() return splash:har() end)}}
+          plugins = {pcall(function() splash.plugins_enabled = true end)},
+          locked = {pcall(function() splash:lock_navigation() end)}}
 end
 "##;
     let r = post(addr, "/execute", &json!({"lua_source": script}));
@@ -823,19 +823,127 @@ end
     assert_eq!(v["js"], true);
     assert_eq!(v["mine"], "mine");
     assert_eq!(v["scroll"], json!({"x": 0, "y": 300}));
-    assert_eq!(v["images"][0], false, "{v}");
+    assert_eq!(v["plugins"][0], false, "{v}");
     assert!(
-        v["images"][1].as_str().unwrap().contains("images_enabled"),
+        v["plugins"][1]
+            .as_str()
+            .unwrap()
+            .contains("plugins_enabled"),
         "{v}"
     );
-    assert_eq!(v["har"][0], false, "{v}");
+    assert_eq!(v["locked"][0], false, "{v}");
     let r = post(
         addr,
         "/execute",
-        &json!({"lua_source": "function main(splash)\n  return splash:har()\nend"}),
+        &json!({"lua_source": "function main(splash)\n  splash:on_request(function() end)\nend"}),
     );
     assert_eq!(r.status, 400);
     let info = &r.json()["info"];
     assert_eq!(info["type"], "SPLASH_LUA_ERROR", "{info}");
-    assert_eq!(info["splash_method"], "har");
+    assert_eq!(info["splash_method"], "on_request");
+}
+
+#[test]
+fn har_history_and_images_come_from_the_request_s_own_traffic() {
+    let addr = open();
+    let page = url_a("splash_img.html");
+    let script = r##"
+function main(splash, args)
+  splash.response_body_enabled = true
+  assert(splash:go(args.url))
+  assert(splash:wait(0.3))
+  local loaded = splash:evaljs("document.getElementById('pic').naturalWidth")
+  splash:har_reset()
+  splash.images_enabled = false
+  assert(splash:go(args.url .. "?again=1"))
+  assert(splash:wait(0.3))
+  return {loaded = loaded, blocked = splash:evaljs("document.getElementById('pic').naturalWidth"),
+          har = splash:har(), history = splash:history(), images = splash.images_enabled}
+end
+"##;
+    let r = post(
+        addr,
+        "/execute",
+        &json!({"lua_source": script, "url": page}),
+    );
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let v = r.json();
+    assert!(
+        v["loaded"].as_u64().unwrap() > 0,
+        "the image loads with images on: {}",
+        v["loaded"]
+    );
+    assert_eq!(v["blocked"], 0, "and not with them off");
+    assert_eq!(v["images"], false);
+    let log = &v["har"]["log"];
+    assert_eq!(log["version"], "1.2");
+    let entries = log["entries"].as_array().unwrap();
+    let urls: Vec<&str> = entries
+        .iter()
+        .map(|e| e["request"]["url"].as_str().unwrap())
+        .collect();
+    assert!(
+        urls.iter()
+            .all(|u| u.contains("again=1") || u.contains("pixel.png") || u.contains("/echo")),
+        "only what came after har_reset: {urls:?}"
+    );
+    let doc = entries
+        .iter()
+        .find(|e| e["request"]["url"].as_str().unwrap().contains("again=1"))
+        .unwrap();
+    assert_eq!(doc["response"]["status"], 200);
+    let ct = doc["response"]["headers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| {
+            h["name"]
+                .as_str()
+                .unwrap()
+                .eq_ignore_ascii_case("content-type")
+        })
+        .unwrap();
+    assert!(ct["value"].as_str().unwrap().starts_with("text/html"));
+    assert!(doc["request"]["headers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|h| h["name"]
+            .as_str()
+            .unwrap()
+            .eq_ignore_ascii_case("user-agent")));
+    let pixel = entries
+        .iter()
+        .find(|e| e["request"]["url"].as_str().unwrap().contains("pixel.png"))
+        .expect("the blocked image is in the HAR");
+    assert_eq!(pixel["_splash_processing_state"], "error", "{pixel}");
+    let xhr = entries
+        .iter()
+        .find(|e| e["request"]["url"].as_str().unwrap().contains("/echo"))
+        .expect("the page's fetch is in the HAR");
+    assert!(
+        xhr["response"]["content"]["text"]
+            .as_str()
+            .unwrap_or("")
+            .contains("user-agent"),
+        "with response bodies on, its body: {xhr}"
+    );
+    let history = v["history"].as_array().unwrap();
+    assert_eq!(history.len(), 2, "the two documents: {history:?}");
+    assert!(history[1]["request"]["url"]
+        .as_str()
+        .unwrap()
+        .contains("again=1"));
+
+    let r = get(addr, &format!("/render.har?url={}", q(&page)));
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert!(!r.json()["log"]["entries"].as_array().unwrap().is_empty());
+    let r = post(
+        addr,
+        "/render.json",
+        &json!({"url": page, "history": 1, "har": 1, "images": 0, "wait": 0.2}),
+    );
+    let v = r.json();
+    assert_eq!(v["history"].as_array().unwrap().len(), 1, "{v}");
+    assert!(v["har"]["log"]["entries"].as_array().unwrap().len() >= 2);
 }

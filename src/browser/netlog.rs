@@ -84,6 +84,16 @@ pub struct RequestRecord {
     /// `Content-Encoding` other than identity): how a body read before the request finished
     /// is known to be whole.
     pub body_length: Option<u64>,
+    /// The request's headers as sent (an object), for HAR.
+    pub request_headers: Value,
+    /// The response's headers (an object; null before it arrived), for HAR.
+    pub response_headers: Value,
+    /// The response's status text.
+    pub status_text: String,
+    /// The response's protocol (`http/1.1`, `h2`).
+    pub protocol: Option<String>,
+    /// The frame that issued it.
+    pub frame_id: Option<String>,
 }
 
 impl RequestRecord {
@@ -379,6 +389,11 @@ impl TaskLog {
             failure: None,
             finished_at: None,
             body_length: None,
+            request_headers: ev.request.headers.inner().clone(),
+            response_headers: Value::Null,
+            status_text: String::new(),
+            protocol: None,
+            frame_id: ev.frame_id.as_ref().map(|f| f.as_ref().to_string()),
         };
         self.with(|s| {
             if let Some(r) = s
@@ -411,6 +426,9 @@ impl TaskLog {
                 r.mime_type = Some(ev.response.mime_type.clone());
                 r.responded_at = Some(epoch_ms());
                 r.body_length = identity_length(ev.response.headers.inner());
+                r.response_headers = ev.response.headers.inner().clone();
+                r.status_text = ev.response.status_text.clone();
+                r.protocol = ev.response.protocol.clone();
             }
         });
         self.bump();

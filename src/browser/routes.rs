@@ -63,6 +63,8 @@ pub struct Rule {
     pub matcher: Matcher,
     /// What it does.
     pub action: RouteAction,
+    /// Only requests of this CDP resource type (`Image`, `Script` …), when set.
+    pub resource_type: Option<String>,
 }
 
 #[derive(Default)]
@@ -141,9 +143,19 @@ impl Routes {
     }
 
     /// The newest rule matching `url`, counted as a hit.
-    fn rule_for(&self, url: &str) -> Option<RouteAction> {
+    fn rule_for(&self, url: &str, resource_type: &str) -> Option<RouteAction> {
         self.with(|s| {
-            let rule = s.rules.iter().rev().find(|r| (r.matcher)(url))?.clone();
+            let rule = s
+                .rules
+                .iter()
+                .rev()
+                .find(|r| {
+                    r.resource_type
+                        .as_deref()
+                        .is_none_or(|t| t == resource_type)
+                        && (r.matcher)(url)
+                })?
+                .clone();
             match s.hits.iter_mut().find(|(p, _)| *p == rule.pattern) {
                 Some((_, n)) => *n += 1,
                 None => s.hits.push((rule.pattern.clone(), 1)),
@@ -220,7 +232,12 @@ impl Routes {
             .pointer("/request/url")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        Some(match self.rule_for(url) {
+        let resource_type = ev
+            .params
+            .get("resourceType")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        Some(match self.rule_for(url, resource_type) {
             Some(RouteAction::Abort) => (
                 "Fetch.failRequest",
                 json!({"requestId": id, "errorReason": "Failed"}),
@@ -344,20 +361,37 @@ mod tests {
             pattern: "**".into(),
             matcher: any,
             action: RouteAction::Abort,
+            resource_type: None,
         });
         let rule = Rule {
             pattern: "**/api/**".into(),
             matcher: api,
             action: RouteAction::Resume,
+            resource_type: None,
         };
         assert!(!r.set(rule.clone()));
         assert!(r.set(rule), "same pattern: updated");
         assert_eq!(r.patterns().len(), 2);
-        assert_eq!(r.rule_for("http://h/api/x"), Some(RouteAction::Resume));
-        assert_eq!(r.rule_for("http://h/x"), Some(RouteAction::Abort));
+        assert_eq!(
+            r.rule_for("http://h/api/x", "Fetch"),
+            Some(RouteAction::Resume)
+        );
+        assert_eq!(r.rule_for("http://h/x", "Fetch"), Some(RouteAction::Abort));
         assert_eq!(r.hits("**"), 1);
         assert_eq!(r.remove(Some("**")), 1);
-        assert_eq!(r.rule_for("http://h/x"), None);
+        assert_eq!(r.rule_for("http://h/x", "Fetch"), None);
         assert_eq!(r.remove(None), 1);
+        // A rule for one resource type leaves the others alone.
+        r.set(Rule {
+            pattern: "images".into(),
+            matcher: Arc::new(|_| true),
+            action: RouteAction::Abort,
+            resource_type: Some("Image".into()),
+        });
+        assert_eq!(
+            r.rule_for("http://h/a.png", "Image"),
+            Some(RouteAction::Abort)
+        );
+        assert_eq!(r.rule_for("http://h/a.png", "Document"), None);
     }
 }

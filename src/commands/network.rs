@@ -548,6 +548,7 @@ fn route(p: &mut Params) -> Prepared<TaskCx> {
             pattern: pattern.clone(),
             matcher: Arc::new(move |url: &str| glob.matches(url)),
             action: action.clone(),
+            resource_type: None,
         };
         let (updated, applied) = cx.task.change_routes(|r| r.set(rule)).await?;
         let routes = cx.task.events.routes.clone();

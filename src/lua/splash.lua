@@ -661,9 +661,8 @@ function Splash:get_version()
 end
 
 -- What Splash has and this engine does not do yet: a clear SPLASH_LUA_ERROR naming it.
-for _, name in ipairs({ "har", "har_reset", "history", "http_post", "on_request", "on_request_reset",
-    "on_response_headers", "on_response_headers_reset", "on_response", "on_response_reset",
-    "lock_navigation", "unlock_navigation", "on_navigation_locked", "on_navigation_locked_reset" }) do
+for _, name in ipairs({ "http_post", "on_request", "on_request_reset", "on_response_headers",
+    "on_response_headers_reset", "on_response", "on_response_reset", "lock_navigation", "unlock_navigation", "on_navigation_locked", "on_navigation_locked_reset" }) do
   Splash[name] = function()
     fail("SPLASH_LUA_ERROR", "splash:" .. name .. " is not supported yet on this engine", { splash_method = name })
   end
@@ -672,7 +671,7 @@ end
 -- The splash object's attributes: what Chromium does already is accepted (and read back);
 -- the other setting, which this engine cannot give, is a clear error.
 local attributes = {
-  js_enabled = { value = true, fixed = true }, images_enabled = { value = true, fixed = true },
+  js_enabled = { value = true, fixed = true }, images_enabled = { value = true, accept = true },
   plugins_enabled = { value = false, fixed = true }, webgl_enabled = { value = true, fixed = true },
   indexeddb_enabled = { value = true, accept = true }, html5_media_enabled = { value = true, accept = true },
   media_source_enabled = { value = true, fixed = true }, http2_enabled = { value = true, accept = true },
@@ -684,6 +683,23 @@ local attributes = {
   -- Kept and read back: a request's resources are bounded by its `timeout` only.
   resource_timeout = { value = 0, accept = true },
 }
+
+-- HAR of the request's traffic -----------------------------------------------------------------
+local har_since = 0
+
+function Splash:har(reset)
+  if type(reset) == "table" then reset = reset.reset end
+  local title = eval("document.title")
+  local h = op("har", { since = har_since, bodies = attributes.response_body_enabled.value, title = title })
+  if reset then self:har_reset() end
+  return h
+end
+
+function Splash:har_reset() har_since = math.floor(eval("Date.now()")) end
+
+function Splash:history()
+  return op("har", { since = 0, history = true, bodies = attributes.response_body_enabled.value })
+end
 
 local function get_attribute(key)
   if key == "scroll_position" then
@@ -717,6 +733,7 @@ local function set_attribute(t, key, value)
   if value == nil then return end
   local want = value and true or false
   if type(value) == "number" then want = value ~= 0 end
+  if key == "images_enabled" and want ~= a.value then op("images", { enabled = want }) end
   if a.fixed and want ~= a.value then
     fail("SPLASH_LUA_ERROR", "splash." .. key .. " = " .. tostring(value) .. " is not supported on this engine (Chromium's setting is "
       .. tostring(a.value) .. ")", { splash_method = key })

@@ -17,6 +17,8 @@ pub enum Endpoint {
     Jpeg,
     /// `/render.json`
     Json,
+    /// `/render.har`
+    Har,
     /// `/execute`: `lua_source` defines `main`.
     Execute,
     /// `/run`: `lua_source` is `main`'s body.
@@ -30,6 +32,7 @@ impl Endpoint {
             "/render.html" => Endpoint::Html,
             "/render.png" => Endpoint::Png,
             "/render.jpeg" => Endpoint::Jpeg,
+            "/render.har" => Endpoint::Har,
             "/render.json" => Endpoint::Json,
             "/execute" => Endpoint::Execute,
             "/run" => Endpoint::Run,
@@ -43,6 +46,7 @@ impl Endpoint {
             Endpoint::Html => "render.html",
             Endpoint::Png => "render.png",
             Endpoint::Jpeg => "render.jpeg",
+            Endpoint::Har => "render.har",
             Endpoint::Json => "render.json",
             Endpoint::Execute => "execute",
             Endpoint::Run => "run",
@@ -293,16 +297,7 @@ const UNSUPPORTED: &[&str] = &[
 ];
 
 /// Render-endpoint arguments not done yet on this engine.
-const NOT_YET: &[&str] = &[
-    "baseurl",
-    "iframes",
-    "script",
-    "console",
-    "history",
-    "har",
-    "response_body",
-    "request_body",
-];
+const NOT_YET: &[&str] = &["baseurl", "iframes", "script", "console", "request_body"];
 
 /// Whether argument `name` asks for something (present, not empty, not `0`).
 fn asked(args: &Map<String, Value>, name: &str) -> bool {
@@ -406,7 +401,17 @@ pub fn check(
 
 /// The render endpoints' own arguments, put in the types their script takes.
 fn check_render(args: &mut Map<String, Value>, wait: f64) -> Result<(), SplashError> {
-    for name in ["images", "render_all", "html", "png", "jpeg", "html5_media"] {
+    for name in [
+        "images",
+        "render_all",
+        "html",
+        "png",
+        "jpeg",
+        "har",
+        "history",
+        "response_body",
+        "html5_media",
+    ] {
         if let Some(v) = flag(args, name)? {
             args.insert(name.into(), json!(i64::from(v)));
         }
@@ -554,13 +559,6 @@ fn check_render(args: &mut Map<String, Value>, wait: f64) -> Result<(), SplashEr
                 json!({"engine": "moonpilot"}),
             ));
         }
-    }
-    if args.get("images") == Some(&json!(0)) {
-        return Err(bad(
-            "images",
-            "'images=0' is not supported by moonpilot's Splash API yet".into(),
-            json!({"engine": "moonpilot"}),
-        ));
     }
     Ok(())
 }

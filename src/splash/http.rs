@@ -150,19 +150,11 @@ async fn endpoint(
 ) -> Response {
     let Some(endpoint) = Endpoint::of_path(req.uri().path()) else {
         let path = req.uri().path().to_string();
-        let unknown = if path == "/render.har" {
-            SplashError::BadOption(
-                json!({"type": "unsupported_endpoint", "argument": "endpoint",
-                "description": format!("{path} is not supported by moonpilot's Splash API yet")}),
-            )
-        } else {
-            return json_response(
-                404,
-                &json!({"error": 404, "type": "NotFound",
-                "description": format!("no Splash endpoint at {path}")}),
-            );
-        };
-        return error_response(&unknown);
+        return json_response(
+            404,
+            &json!({"error": 404, "type": "NotFound",
+            "description": format!("no Splash endpoint at {path}")}),
+        );
     };
     let mut first: Map<String, Value> = Map::new();
     for (k, v) in query {

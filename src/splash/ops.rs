@@ -9,24 +9,31 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
+use crate::browser::netlog::RequestRecord;
+use crate::browser::routes::{RouteAction, Rule};
 use crate::browser::tab::{Tab, MAX_FULL_PAGE_HEIGHT};
+use crate::browser::task::Task;
 use crate::browser::task::TaskId;
 use crate::{ErrorCode, Executor, Receipt};
 
 /// The prefix of the methods answered here.
 pub const PREFIX: &str = "splash.";
 
-/// Answers `method` (`splash.get_cookies` …) for `task`.
+/// Answers `method` (`splash.get_cookies` …) for `task`, in the task's lane as a command is,
+/// on a task of the runtime of its own (a fresh stack, not the HTTP handler's).
 pub async fn answer(executor: &Executor, task: TaskId, method: &str, params: Value) -> Receipt {
     let started = std::time::Instant::now();
-    let done = async {
-        let tab = executor
+    let (executor, name) = (executor.clone(), method.to_string());
+    let work = tokio::spawn(async move {
+        let live = executor
             .engine()
             .task(task)
-            .ok_or_else(|| format!("task {task} is gone"))?
-            .tab()
-            .map_err(|e| e.msg)?;
-        match method.trim_start_matches(PREFIX) {
+            .ok_or_else(|| format!("task {task} is gone"))?;
+        let _lane = live.lane.lock().await;
+        let tab = live.tab().map_err(|e| e.msg)?;
+        match name.trim_start_matches(PREFIX) {
+            "har" => har(&live, &tab, &params).await,
+            "images" => images(&live, &params).await,
             "get_cookies" => get_cookies(&tab).await,
             "add_cookie" => add_cookie(&tab, &params).await,
             "delete_cookies" => delete_cookies(&tab, &params).await,
@@ -37,9 +44,12 @@ pub async fn answer(executor: &Executor, task: TaskId, method: &str, params: Val
             "fetch" => fetch(&tab, &params).await,
             other => Err(format!("no Splash operation `{other}`")),
         }
-    };
+    });
+    let done = work
+        .await
+        .unwrap_or_else(|e| Err(format!("the operation ended early: {e}")));
     let ms = started.elapsed().as_secs_f64() * 1000.0;
-    match done.await {
+    match done {
         Ok(data) => Receipt::success(method, data, ms),
         Err(msg) => Receipt::failure(method, ErrorCode::ActionFailed, msg, None, false, ms),
     }
@@ -279,6 +289,160 @@ async fn fetch(tab: &Tab, p: &Value) -> Result<Value, String> {
         "error": got.error,
         "base64": crate::encoding::encode_base64(&got.body),
     }))
+}
+
+/// The route rule that keeps images out (`splash.images_enabled = false`, `images=0`).
+const NO_IMAGES: &str = "splash:images_enabled=false";
+
+/// Lets images load or fails every image request of the task (`{enabled}`).
+async fn images(task: &Arc<Task>, p: &Value) -> Result<Value, String> {
+    let enabled = p["enabled"].as_bool().unwrap_or(true);
+    let changed = if enabled {
+        task.change_routes(|r| r.remove(Some(NO_IMAGES)) > 0).await
+    } else {
+        let rule = Rule {
+            pattern: NO_IMAGES.to_string(),
+            matcher: Arc::new(|_: &str| true),
+            action: RouteAction::Abort,
+            resource_type: Some("Image".to_string()),
+        };
+        task.change_routes(|r| r.set(rule)).await
+    };
+    changed.map(|(c, _)| json!(c)).map_err(|e| e.msg)
+}
+
+/// HAR's `[{name, value}]` of a CDP headers object.
+fn har_headers(h: &Value) -> Value {
+    let mut out = Vec::new();
+    for (k, v) in h.as_object().into_iter().flatten() {
+        // Chromium joins a repeated header with newlines.
+        for line in v.as_str().unwrap_or("").split('\n') {
+            out.push(json!({"name": k, "value": line}));
+        }
+    }
+    Value::Array(out)
+}
+
+fn iso_ms(ms: u64) -> String {
+    crate::trace::iso_utc(ms)
+}
+
+/// A HAR 1.2 entry of `r` (bodies when `bodies` and the recorder copied one).
+fn har_entry(task: &Task, r: &RequestRecord, bodies: bool) -> Value {
+    let query: Vec<Value> = url::Url::parse(&r.url)
+        .map(|u| {
+            u.query_pairs()
+                .map(|(k, v)| json!({"name": k, "value": v}))
+                .collect()
+        })
+        .unwrap_or_default();
+    let http_version = r
+        .protocol
+        .as_deref()
+        .map(|p| match p {
+            "h2" => "HTTP/2".to_string(),
+            "h3" => "HTTP/3".to_string(),
+            other => other.to_ascii_uppercase(),
+        })
+        .unwrap_or_else(|| "HTTP/1.1".into());
+    let mut request = json!({
+        "method": r.method, "url": r.url, "httpVersion": http_version, "cookies": [],
+        "headers": har_headers(&r.request_headers), "queryString": query,
+        "headersSize": -1, "bodySize": r.post_data_length.unwrap_or(0),
+    });
+    if let Some(post) = &r.post_data {
+        let mime = r.request_headers["Content-Type"]
+            .as_str()
+            .or(r.request_headers["content-type"].as_str())
+            .unwrap_or("");
+        request["postData"] = json!({"mimeType": mime, "text": post});
+    }
+    let mut content = json!({"size": r.body_length.map_or(-1, |n| n as i64),
+        "mimeType": r.mime_type.clone().unwrap_or_default()});
+    if bodies {
+        if let (Some(b), _) = task.events.log.body(&r.request_id) {
+            if let Some(text) = b.body {
+                content["text"] = json!(text);
+                if b.base64 {
+                    content["encoding"] = json!("base64");
+                }
+            }
+        }
+    }
+    let location = r.response_headers["location"]
+        .as_str()
+        .or(r.response_headers["Location"].as_str())
+        .unwrap_or("");
+    let wait = r
+        .responded_at
+        .map_or(-1, |t| t.saturating_sub(r.requested_at) as i64);
+    let receive = match (r.responded_at, r.finished_at) {
+        (Some(a), Some(b)) => b.saturating_sub(a) as i64,
+        _ => -1,
+    };
+    let total = r
+        .finished_at
+        .map_or(0, |t| t.saturating_sub(r.requested_at));
+    json!({
+        "pageref": "1",
+        "startedDateTime": iso_ms(r.requested_at),
+        "time": total,
+        "request": request,
+        "response": {
+            "status": r.status.unwrap_or(0), "statusText": r.status_text,
+            "httpVersion": http_version, "cookies": [],
+            "headers": har_headers(&r.response_headers), "content": content,
+            "redirectURL": location, "headersSize": -1, "bodySize": -1,
+        },
+        "cache": {},
+        "timings": {"blocked": -1, "dns": -1, "connect": -1, "ssl": -1, "send": 0,
+                    "wait": wait, "receive": receive},
+        "_splash_processing_state": if r.failure.is_some() { "error" }
+            else if r.finished_at.is_some() { "finished" } else { "headers" },
+        "_moonpilot_failure": r.failure,
+        "_moonpilot_resource_type": r.resource_type,
+    })
+}
+
+/// The task's traffic since `since` (epoch ms) as HAR 1.2 (`{since, bodies, history}`):
+/// `history` keeps only the main frame's documents (Splash's `history()`).
+async fn har(task: &Arc<Task>, tab: &Tab, p: &Value) -> Result<Value, String> {
+    let since = p["since"].as_u64().unwrap_or(0);
+    let bodies = p["bodies"].as_bool().unwrap_or(false);
+    let main = if p["history"].as_bool().unwrap_or(false) {
+        Some(tab.main_frame().await.map_err(|e| e.msg)?.frame_id)
+    } else {
+        None
+    };
+    let now = task.events.log.requests();
+    let entries: Vec<Value> = now
+        .requests
+        .iter()
+        .filter(|r| r.requested_at >= since)
+        .filter(|r| match &main {
+            Some(m) => r.resource_type == "document" && r.frame_id.as_deref() == Some(m),
+            None => true,
+        })
+        .map(|r| har_entry(task, r, bodies))
+        .collect();
+    if main.is_some() {
+        return Ok(Value::Array(entries));
+    }
+    let started = now
+        .requests
+        .iter()
+        .find(|r| r.requested_at >= since)
+        .map_or(crate::clock::epoch_ms(), |r| r.requested_at);
+    let title = p["title"].as_str().unwrap_or("");
+    Ok(json!({"log": {
+        "version": "1.2",
+        "creator": {"name": "moonpilot", "version": env!("CARGO_PKG_VERSION")},
+        "browser": {"name": "Chromium", "version": ""},
+        "pages": [{"id": "1", "startedDateTime": iso_ms(started), "title": title,
+                   "pageTimings": {}}],
+        "entries": entries,
+        "_moonpilot_dropped": now.dropped,
+    }}))
 }
 
 #[cfg(test)]

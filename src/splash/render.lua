@@ -7,6 +7,8 @@ function main(splash, args)
     local w, h = args.viewport:match("^(%d+)x(%d+)$")
     splash:set_viewport_size(tonumber(w), tonumber(h))
   end
+  if args.images == 0 then splash.images_enabled = false end
+  if args.response_body == 1 then splash.response_body_enabled = true end
   local ok, reason = splash:go{ args.url, headers = args.headers, http_method = args.http_method,
     body = args.body }
   if not ok then
@@ -32,6 +34,9 @@ function main(splash, args)
   if endpoint == "render.jpeg" then
     return splash:jpeg(shot)
   end
+  if endpoint == "render.har" then
+    return splash:har()
+  end
   -- render.json
   local w, h = splash:get_viewport_size()
   local out = {
@@ -45,6 +50,8 @@ function main(splash, args)
     shot.quality = nil
     out.png = splash:png(shot)
   end
+  if args.history == 1 then out.history = splash:history() end
+  if args.har == 1 then out.har = splash:har() end
   if args.jpeg == 1 then
     shot.quality = args.quality
     out.jpeg = splash:jpeg(shot)

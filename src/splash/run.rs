@@ -98,9 +98,12 @@ async fn script(executor: &Executor, task: TaskId, req: &Checked) -> Result<Valu
                     Receipt::failure(&cmd.method, ErrorCode::InvalidArgument,
                         format!("{}: a Splash script drives only its own page", cmd.method), None, false, 0.0)
                 } else if cmd.method.starts_with(ops::PREFIX) {
-                    ops::answer(executor, task, &cmd.method, cmd.params).await
+                    // Boxed, as the command below: a script's loop holds either while it
+                    // waits, and in place they would make its stack frame a worker's whole
+                    // stack in a debug build.
+                    Box::pin(ops::answer(executor, task, &cmd.method, cmd.params)).await
                 } else {
-                    executor.execute(cmd.task, &cmd.method, cmd.params).await
+                    Box::pin(executor.execute(cmd.task, &cmd.method, cmd.params)).await
                 };
                 let _ = cmd.reply.send(receipt);
             }

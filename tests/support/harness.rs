@@ -54,6 +54,7 @@ pub fn harness() -> &'static Harness {
     HARNESS.get_or_init(|| {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
+            .thread_stack_size(moonpilot::signal::WORKER_STACK)
             .enable_all()
             .build()
             .expect("a tokio runtime for the harness");
