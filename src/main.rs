@@ -156,9 +156,14 @@ enum Command {
     Watch {
         /// The script.
         file: PathBuf,
-        /// A `key=value` pair for `browser.args` (repeatable).
+        /// A `key=value` pair for `browser.args` (repeatable); for a Splash script, its
+        /// `splash.args` (`--arg url=...`).
         #[arg(long = "arg", value_name = "K=V")]
         args: Vec<String>,
+        /// A Splash script's binary result goes here [default: result.<ext> in the state
+        /// directory].
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
         #[command(flatten)]
         browser: BrowserOpts,
     },
@@ -276,8 +281,9 @@ fn main() -> ExitCode {
         Command::Watch {
             file,
             args,
+            out,
             browser,
-        } => watch(file, args, browser),
+        } => watch(file, args, out, browser),
         Command::Splash {
             file,
             args,
@@ -435,14 +441,22 @@ fn script_and_args(
     Ok(args)
 }
 
-fn watch(file: PathBuf, args: Vec<String>, opts: BrowserOpts) -> ExitCode {
+fn watch(file: PathBuf, args: Vec<String>, out: Option<PathBuf>, opts: BrowserOpts) -> ExitCode {
     let config = match engine_config(opts) {
         Ok(config) => config,
         Err(code) => return code,
     };
-    match script_and_args(&file, &args) {
-        Ok(args) => moonpilot::watch::run(config, file, args),
-        Err(code) => code,
+    let args = match script_and_args(&file, &args) {
+        Ok(args) => args,
+        Err(code) => return code,
+    };
+    // A Splash script (`function main(splash, args)`) is re-run as `moonpilot splash` runs it.
+    let splash = std::fs::read_to_string(&file)
+        .is_ok_and(|s| moonpilot::splash::local::is_splash_script(&s));
+    if splash {
+        moonpilot::splash::local::watch_file(config, &file, args, out)
+    } else {
+        moonpilot::watch::run(config, file, args)
     }
 }
 

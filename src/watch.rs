@@ -55,8 +55,9 @@ enum Outcome {
     Interrupted,
 }
 
-/// The watcher and the set of files it reports.
-struct Files {
+/// The watcher and the set of files it reports (also the Splash scripts' watch,
+/// `splash::local::watch_file`).
+pub struct Files {
     watcher: notify::RecommendedWatcher,
     /// Paths written, with when notify saw them.
     events: mpsc::UnboundedReceiver<(Instant, PathBuf)>,
@@ -72,7 +73,8 @@ struct Files {
 }
 
 impl Files {
-    fn new() -> notify::Result<Files> {
+    /// A watcher of nothing yet.
+    pub fn new() -> notify::Result<Files> {
         let (tx, events) = mpsc::unbounded_channel();
         let watcher =
             notify::recommended_watcher(move |res: notify::Result<notify::Event>| match res {
@@ -97,7 +99,7 @@ impl Files {
     }
 
     /// Watches exactly `files` from now on (through their directories).
-    fn set(&mut self, files: BTreeSet<PathBuf>) {
+    pub fn set(&mut self, files: BTreeSet<PathBuf>) {
         let dirs: BTreeSet<PathBuf> = files
             .iter()
             .filter_map(|f| f.parent().map(Path::to_path_buf))
@@ -124,7 +126,7 @@ impl Files {
 
     /// Waits for a save of a watched file, then for the rest of it: the changed files.
     /// Cancel-safe: what a cancelled call had seen is kept for the next one.
-    async fn next_save(&mut self) -> BTreeSet<PathBuf> {
+    pub async fn next_save(&mut self) -> BTreeSet<PathBuf> {
         while self.pending.is_empty() {
             let Some((at, path)) = self.events.recv().await else {
                 // The watcher is gone: nothing will ever change.

@@ -294,3 +294,35 @@ fn a_save_aborts_the_running_run_and_its_coroutines() {
     );
     watch.stop();
 }
+
+#[test]
+fn a_splash_script_is_rerun_as_moonpilot_splash_runs_it() {
+    harness();
+    let dir = temp_dir("splash");
+    let script = dir.join("title.lua");
+    let out = dir.join("shot.png");
+    let version = |v: &str| {
+        format!(
+            "function main(splash, args)\n  assert(splash:go(args.url))\n  return {{v = '{v}', title = splash:evaljs('document.title')}}\nend\n"
+        )
+    };
+    std::fs::write(&script, version("one")).unwrap();
+    let url = format!("url={}", url_a("splash_js.html"));
+    let mut w = Watch::start(&script, &["--arg", &url, "--out", out.to_str().unwrap()]);
+    let (line, _) = w.wait_for("\"v\":\"one\"");
+    assert!(line.contains("\"title\":\"Written by script\""), "{line}");
+    w.wait_for("waiting for a save");
+    save_by_rename(&script, &version("two"));
+    w.wait_for("\"v\":\"two\"");
+    w.wait_for("waiting for a save");
+    save_by_rename(
+        &script,
+        "function main(splash, args)\n  assert(splash:go(args.url))\n  return splash:png()\nend\n",
+    );
+    w.wait_for("run 3 answered");
+    let png = std::fs::read(&out).unwrap();
+    assert_eq!(&png[..4], b"\x89PNG", "the binary result went to --out");
+    save_by_rename(&script, "function main(splash)\n  error('broken')\nend\n");
+    w.wait_for("run 4 failed");
+    w.stop();
+}
