@@ -835,12 +835,12 @@ end
     let r = post(
         addr,
         "/execute",
-        &json!({"lua_source": "function main(splash)\n  splash:on_request(function() end)\nend"}),
+        &json!({"lua_source": "function main(splash)\n  splash:on_response(function() end)\nend"}),
     );
     assert_eq!(r.status, 400);
     let info = &r.json()["info"];
     assert_eq!(info["type"], "SPLASH_LUA_ERROR", "{info}");
-    assert_eq!(info["splash_method"], "on_request");
+    assert_eq!(info["splash_method"], "on_response");
 }
 
 #[test]
@@ -946,4 +946,55 @@ end
     let v = r.json();
     assert_eq!(v["history"].as_array().unwrap().len(), 1, "{v}");
     assert!(v["har"]["log"]["entries"].as_array().unwrap().len() >= 2);
+}
+
+#[test]
+fn on_request_sees_every_request_and_may_abort_redirect_or_reheader_it() {
+    let addr = open();
+    let base = url_a("").trim_end_matches('/').to_string();
+    let script = r##"
+function main(splash, args)
+  local seen = {}
+  splash:on_request(function(request)
+    seen[#seen + 1] = request.url
+    if request.url:find("pixel.png", 1, true) then request:abort() end
+    if request.url:find("/echo", 1, true) then request:set_header("X-From-Callback", "yes") end
+  end)
+  assert(splash:go(args.base .. "/splash_img.html"))
+  assert(splash:wait(0.3))
+  local blocked = splash:evaljs("document.getElementById('pic').naturalWidth")
+  assert(splash:go(args.base .. "/echo"))
+  local echo = splash:evaljs("document.body.innerText")
+  splash:on_request_reset()
+  assert(splash:go(args.base .. "/splash_img.html"))
+  assert(splash:wait(0.3))
+  return {seen = seen, blocked = blocked, echo = echo,
+          after_reset = splash:evaljs("document.getElementById('pic').naturalWidth")}
+end
+"##;
+    let r = post(
+        addr,
+        "/execute",
+        &json!({"lua_source": script, "base": base}),
+    );
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let v = r.json();
+    let seen: Vec<&str> = v["seen"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u.as_str().unwrap())
+        .collect();
+    assert!(
+        seen.iter().any(|u| u.ends_with("/splash_img.html")),
+        "{seen:?}"
+    );
+    assert!(seen.iter().any(|u| u.ends_with("/pixel.png")), "{seen:?}");
+    assert_eq!(v["blocked"], 0, "the aborted image never loaded");
+    let echo: Value = serde_json::from_str(v["echo"].as_str().unwrap()).unwrap();
+    assert_eq!(echo["x-from-callback"], "yes", "{echo}");
+    assert!(
+        v["after_reset"].as_u64().unwrap() > 0,
+        "after the reset nothing is held: {v}"
+    );
 }

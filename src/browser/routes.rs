@@ -49,6 +49,35 @@ pub enum RouteAction {
     },
     /// Lets it go on untouched (shadows older rules).
     Resume,
+    /// Holds it for a caller, who takes it with [`Routes::next_asked`] and answers it with
+    /// [`Routes::decide`] (Splash's `on_request`); one not answered within [`ASK_BOUND`] goes
+    /// on as it is.
+    Ask,
+}
+
+/// How long a held request waits for its decision before it goes on untouched.
+pub const ASK_BOUND: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A held request: where to answer it.
+struct Asked {
+    conn: Arc<RawConnection>,
+    session: String,
+    request_id: String,
+}
+
+/// What a caller decides for a held request ([`Routes::decide`]).
+#[derive(Debug, Clone, Default)]
+pub struct Decision {
+    /// Fail it (`net::ERR_ABORTED` for the page).
+    pub abort: bool,
+    /// Send it to this URL instead.
+    pub url: Option<String>,
+    /// Send it with this method.
+    pub method: Option<String>,
+    /// Send it with this body.
+    pub body: Option<Vec<u8>>,
+    /// Headers to set (a name given again replaces the request's own).
+    pub headers: Vec<(String, String)>,
 }
 
 /// A URL matcher (the engine glob).
@@ -79,12 +108,18 @@ struct RouteState {
     /// The raw-connection sessions whose paused requests are answered here, each marked when
     /// it is a frame's (not a tab's own).
     sessions: Vec<(String, bool)>,
+    /// Held requests not yet taken by [`Routes::next_asked`], as the caller sees them.
+    asked: Vec<Value>,
+    /// Held requests waiting for their decision, by the id the caller was given.
+    held: std::collections::HashMap<String, Asked>,
 }
 
 /// The rules and credentials of one task.
 #[derive(Default)]
 pub struct Routes {
     state: Mutex<RouteState>,
+    /// Told when a request is held.
+    asked_now: tokio::sync::Notify,
 }
 
 impl fmt::Debug for Routes {
@@ -255,8 +290,123 @@ impl Routes {
                     "body": crate::encoding::encode_base64(body.as_bytes()),
                 }),
             ),
+            Some(RouteAction::Ask) => return Some(("ask", json!({"requestId": id}))),
             Some(RouteAction::Resume) | None => ("Fetch.continueRequest", json!({"requestId": id})),
         })
+    }
+
+    /// Holds paused request `ev` of `session` for the caller of [`Routes::next_asked`], and
+    /// lets it go on by itself after [`ASK_BOUND`].
+    fn hold(
+        self: &Arc<Routes>,
+        browser: &Arc<Browser>,
+        conn: &Arc<RawConnection>,
+        session: &str,
+        ev: &SessionEvent,
+    ) {
+        let request_id = ev.params["requestId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let id = format!("{session}/{request_id}");
+        let request = &ev.params["request"];
+        let seen = json!({
+            "id": id,
+            "url": request["url"],
+            "method": request["method"],
+            "headers": request["headers"],
+            "postData": request["postData"],
+            "resourceType": ev.params["resourceType"],
+            "frameId": ev.params["frameId"],
+        });
+        self.with(|s| {
+            s.asked.push(seen);
+            s.held.insert(
+                id.clone(),
+                Asked {
+                    conn: conn.clone(),
+                    session: session.to_string(),
+                    request_id,
+                },
+            );
+        });
+        self.asked_now.notify_waiters();
+        let me = self.clone();
+        browser.spawn(async move {
+            tokio::time::sleep(ASK_BOUND).await;
+            if me.with(|s| s.held.contains_key(&id)) {
+                tracing::debug!("a held request got no decision in time: it goes on");
+                let _ = me.decide(&id, Decision::default()).await;
+            }
+        });
+    }
+
+    /// The requests held since the last call, waiting up to `wait` for one.
+    pub async fn next_asked(&self, wait: std::time::Duration) -> Vec<Value> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let notified = self.asked_now.notified();
+            let taken = self.with(|s| std::mem::take(&mut s.asked));
+            if !taken.is_empty() {
+                return taken;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return Vec::new();
+            }
+        }
+    }
+
+    /// Answers held request `id` (from [`Routes::next_asked`]) with `decision`; false when it
+    /// is not held (answered already, or gone on by itself).
+    pub async fn decide(&self, id: &str, decision: Decision) -> Result<bool, CommandError> {
+        let Some(asked) = self.with(|s| s.held.remove(id)) else {
+            return Ok(false);
+        };
+        let (method, params) = if decision.abort {
+            (
+                "Fetch.failRequest",
+                json!({"requestId": asked.request_id, "errorReason": "Aborted"}),
+            )
+        } else {
+            let mut p = json!({"requestId": asked.request_id});
+            if let Some(u) = decision.url {
+                p["url"] = json!(u);
+            }
+            if let Some(m) = decision.method {
+                p["method"] = json!(m);
+            }
+            if let Some(b) = decision.body {
+                p["postData"] = json!(crate::encoding::encode_base64(&b));
+            }
+            if !decision.headers.is_empty() {
+                p["headers"] = json!(decision
+                    .headers
+                    .iter()
+                    .map(|(k, v)| json!({"name": k, "value": v}))
+                    .collect::<Vec<_>>());
+            }
+            ("Fetch.continueRequest", p)
+        };
+        let res = asked.conn.call(Some(&asked.session), method, params).await;
+        if res.is_err() {
+            let again = json!({"requestId": asked.request_id});
+            let _ = asked
+                .conn
+                .call(Some(&asked.session), "Fetch.continueRequest", again)
+                .await;
+        }
+        res.map(|_| true)
+    }
+
+    /// Lets every held request go on as it is (its caller is gone).
+    pub async fn release_held(&self) {
+        let ids: Vec<String> = self.with(|s| {
+            s.asked.clear();
+            s.held.keys().cloned().collect()
+        });
+        for id in ids {
+            let _ = self.decide(&id, Decision::default()).await;
+        }
     }
 
     /// Whether anything needs the Fetch domain (rules or credentials).
@@ -292,6 +442,10 @@ impl Routes {
                     let Some((method, params)) = me.answer(&ev) else {
                         continue;
                     };
+                    if method == "ask" {
+                        me.hold(&spawner, &conn_too, &session_too, &ev);
+                        continue;
+                    }
                     // Answered off the loop: one slow answer holds no other request.
                     let conn = conn_too.clone();
                     let session = session_too.clone();

@@ -661,8 +661,89 @@ function Splash:get_version()
 end
 
 -- What Splash has and this engine does not do yet: a clear SPLASH_LUA_ERROR naming it.
-for _, name in ipairs({ "http_post", "on_request", "on_request_reset", "on_response_headers",
-    "on_response_headers_reset", "on_response", "on_response_reset", "lock_navigation", "unlock_navigation", "on_navigation_locked", "on_navigation_locked_reset" }) do
+-- on_request: every request of the page is held in Rust until a coroutine of the script has
+-- run the callbacks on it and answered (abort, or go on, changed or not).
+local request_callbacks = {}
+local request_loop = nil
+
+local Request = {}
+Request.__index = Request
+
+local function request_of(seen)
+  local headers = {}
+  for k, v in pairs(seen.headers or {}) do headers[k] = v end
+  local r = setmetatable({ url = seen.url, method = seen.method, headers = headers,
+    info = { url = seen.url, method = seen.method, headers = headers, resource_type = seen.resourceType },
+    __id = seen.id, __decision = {} }, Request)
+  return r
+end
+
+function Request:abort() self.__decision.abort = true end
+function Request:set_url(url) self.__decision.url = tostring(url) end
+function Request:set_http_method(method) self.__decision.method = tostring(method):upper() end
+function Request:set_body(body) self.__decision.body = tostring(body) end
+function Request:set_header(name, value)
+  self.__decision.headers = self.__decision.headers or {}
+  self.__decision.headers[tostring(name)] = tostring(value)
+end
+-- Kept so scripts run: response bodies are copied for xhr/fetch, and a request's own
+-- timeout is not set (the request's `timeout` bounds it).
+function Request:enable_response_body() end
+function Request:set_timeout(_) end
+function Request:set_proxy()
+  fail("SPLASH_LUA_ERROR", "request:set_proxy is not supported on this engine", { splash_method = "set_proxy" })
+end
+
+local function answer_request(seen)
+  local request = request_of(seen)
+  for _, cb in ipairs(request_callbacks) do
+    local ok, err = pcall(cb, request)
+    if not ok then print("splash: an on_request callback failed: " .. tostring(err)) end
+  end
+  local d = request.__decision
+  local decision = { id = seen.id, abort = d.abort, url = d.url, method = d.method, body = d.body }
+  if d.headers then
+    -- The request's headers with the callback's set over them (CDP takes the whole list).
+    local all = {}
+    for k, v in pairs(seen.headers or {}) do all[k] = v end
+    for k, v in pairs(d.headers) do
+      for existing in pairs(all) do
+        if existing:lower() == k:lower() then all[existing] = nil end
+      end
+      all[k] = v
+    end
+    decision.headers = all
+  end
+  op("decide", decision)
+end
+
+function Splash:on_request(callback)
+  if type(callback) ~= "function" then
+    fail("SPLASH_LUA_ERROR", "splash:on_request callback is not a function", { splash_method = "on_request" })
+  end
+  request_callbacks[#request_callbacks + 1] = callback
+  if request_loop == nil then
+    op("on_request", { on = true })
+    request_loop = browser.spawn(function()
+      while #request_callbacks > 0 do
+        for _, seen in ipairs(op("asked", { wait_ms = 200 })) do answer_request(seen) end
+      end
+    end)
+  end
+end
+
+function Splash:on_request_reset()
+  request_callbacks = {}
+  if request_loop ~= nil then
+    request_loop:cancel()
+    request_loop = nil
+    op("on_request", { on = false })
+  end
+end
+
+for _, name in ipairs({ "http_post", "on_response_headers", "on_response_headers_reset",
+    "on_response", "on_response_reset", "lock_navigation", "unlock_navigation",
+    "on_navigation_locked", "on_navigation_locked_reset" }) do
   Splash[name] = function()
     fail("SPLASH_LUA_ERROR", "splash:" .. name .. " is not supported yet on this engine", { splash_method = name })
   end

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 
 use crate::browser::netlog::RequestRecord;
-use crate::browser::routes::{RouteAction, Rule};
+use crate::browser::routes::{Decision, RouteAction, Rule};
 use crate::browser::tab::{Tab, MAX_FULL_PAGE_HEIGHT};
 use crate::browser::task::Task;
 use crate::browser::task::TaskId;
@@ -29,11 +29,19 @@ pub async fn answer(executor: &Executor, task: TaskId, method: &str, params: Val
             .engine()
             .task(task)
             .ok_or_else(|| format!("task {task} is gone"))?;
+        // The held requests are taken and answered while a command of the task waits for
+        // them (a navigation waits for its document's request): outside the lane.
+        match name.trim_start_matches(PREFIX) {
+            "asked" => return Ok(asked(&live, &params).await),
+            "decide" => return decide(&live, &params).await,
+            _ => {}
+        }
         let _lane = live.lane.lock().await;
         let tab = live.tab().map_err(|e| e.msg)?;
         match name.trim_start_matches(PREFIX) {
             "har" => har(&live, &tab, &params).await,
             "images" => images(&live, &params).await,
+            "on_request" => on_request(&live, &params).await,
             "get_cookies" => get_cookies(&tab).await,
             "add_cookie" => add_cookie(&tab, &params).await,
             "delete_cookies" => delete_cookies(&tab, &params).await,
@@ -309,6 +317,65 @@ async fn images(task: &Arc<Task>, p: &Value) -> Result<Value, String> {
         task.change_routes(|r| r.set(rule)).await
     };
     changed.map(|(c, _)| json!(c)).map_err(|e| e.msg)
+}
+
+/// The route rule that holds every request for the script's `on_request` callbacks.
+const ON_REQUEST: &str = "splash:on_request";
+
+/// Holds every request of the task for the script (`{on: true}`), or stops and lets the
+/// held ones go (`{on: false}`).
+async fn on_request(task: &Arc<Task>, p: &Value) -> Result<Value, String> {
+    let on = p["on"].as_bool().unwrap_or(true);
+    let changed = if on {
+        let rule = Rule {
+            pattern: ON_REQUEST.to_string(),
+            matcher: Arc::new(|_: &str| true),
+            action: RouteAction::Ask,
+            resource_type: None,
+        };
+        task.change_routes(|r| r.set(rule)).await
+    } else {
+        let out = task.change_routes(|r| r.remove(Some(ON_REQUEST)) > 0).await;
+        task.events.routes.release_held().await;
+        out
+    };
+    changed.map(|(c, _)| json!(c)).map_err(|e| e.msg)
+}
+
+/// The requests held since the last call, waiting up to `wait_ms` for one.
+async fn asked(task: &Arc<Task>, p: &Value) -> Value {
+    let wait = p["wait_ms"].as_u64().unwrap_or(200).min(5_000);
+    Value::Array(
+        task.events
+            .routes
+            .next_asked(std::time::Duration::from_millis(wait))
+            .await,
+    )
+}
+
+/// Answers a held request: `{id, abort?, url?, method?, body?, headers?: {name: value}}`.
+async fn decide(task: &Arc<Task>, p: &Value) -> Result<Value, String> {
+    let id = p["id"].as_str().ok_or("decide: `id` is required")?;
+    let decision = Decision {
+        abort: p["abort"].as_bool().unwrap_or(false),
+        url: p["url"].as_str().map(str::to_string),
+        method: p["method"].as_str().map(str::to_string),
+        body: p["body"].as_str().map(|b| b.as_bytes().to_vec()),
+        headers: p["headers"]
+            .as_object()
+            .map(|h| {
+                h.iter()
+                    .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    };
+    task.events
+        .routes
+        .decide(id, decision)
+        .await
+        .map(|held| json!(held))
+        .map_err(|e| e.msg)
 }
 
 /// HAR's `[{name, value}]` of a CDP headers object.

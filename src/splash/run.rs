@@ -90,22 +90,29 @@ async fn script(executor: &Executor, task: TaskId, req: &Checked) -> Result<Valu
             dialect: Dialect::Splash,
         })
         .map_err(SplashError::Internal)?;
+    // The script's commands in flight; dropped with the script (its end, its timeout, a
+    // client gone), they are cut off as a command in place would be.
+    let mut in_flight = AbortOnDrop(Vec::new());
     loop {
         tokio::select! {
             biased;
             Some(cmd) = running.commands.recv() => {
-                let receipt = if cmd.task != Some(task) {
-                    Receipt::failure(&cmd.method, ErrorCode::InvalidArgument,
-                        format!("{}: a Splash script drives only its own page", cmd.method), None, false, 0.0)
-                } else if cmd.method.starts_with(ops::PREFIX) {
-                    // Boxed, as the command below: a script's loop holds either while it
-                    // waits, and in place they would make its stack frame a worker's whole
-                    // stack in a debug build.
-                    Box::pin(ops::answer(executor, task, &cmd.method, cmd.params)).await
-                } else {
-                    Box::pin(executor.execute(cmd.task, &cmd.method, cmd.params)).await
-                };
-                let _ = cmd.reply.send(receipt);
+                // Each on a task of its own: a script's coroutines may have several in flight
+                // (an `on_request` callback's decision while its navigation waits for it); the
+                // task's lane still runs its commands one at a time.
+                let executor = executor.clone();
+                in_flight.retain(|h| !h.is_finished());
+                in_flight.push(tokio::spawn(async move {
+                    let receipt = if cmd.task != Some(task) {
+                        Receipt::failure(&cmd.method, ErrorCode::InvalidArgument,
+                            format!("{}: a Splash script drives only its own page", cmd.method), None, false, 0.0)
+                    } else if cmd.method.starts_with(ops::PREFIX) {
+                        ops::answer(&executor, task, &cmd.method, cmd.params).await
+                    } else {
+                        executor.execute(cmd.task, &cmd.method, cmd.params).await
+                    };
+                    let _ = cmd.reply.send(receipt);
+                }).abort_handle());
             }
             done = &mut running.done => {
                 return match done {
@@ -114,6 +121,30 @@ async fn script(executor: &Executor, task: TaskId, req: &Checked) -> Result<Valu
                     Err(_) => Err(SplashError::Internal("the script's thread ended without an answer".into())),
                 };
             }
+        }
+    }
+}
+
+/// Aborts its tasks when dropped.
+struct AbortOnDrop(Vec<tokio::task::AbortHandle>);
+
+impl std::ops::Deref for AbortOnDrop {
+    type Target = Vec<tokio::task::AbortHandle>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for AbortOnDrop {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        for h in &self.0 {
+            h.abort();
         }
     }
 }
