@@ -998,3 +998,218 @@ end
         "after the reset nothing is held: {v}"
     );
 }
+
+/// Splash's examples this engine does not run, and why.
+const EXAMPLES_NOT_RUN: &[(&str, &str)] = &[
+    ("block-css", "splash:on_response_headers is not done yet"),
+    (
+        "log-locked-requests",
+        "splash:lock_navigation / on_navigation_locked are not done yet",
+    ),
+    (
+        "proxyEg",
+        "request:set_proxy: no per-request proxy on this engine",
+    ),
+    (
+        "submit-search",
+        "element:submit and Elements from element.node methods are not done yet",
+    ),
+    (
+        "element-offset",
+        "element:offset is not Splash API (an unmerged branch's)",
+    ),
+    (
+        "unsupportedcontent-download",
+        "splash:download is not Splash API (an unmerged branch's)",
+    ),
+    (
+        "unsupportedcontent-drop",
+        "splash.unsupported_content is not Splash API (an unmerged branch's)",
+    ),
+];
+
+/// Whether `got` holds `want`: objects by their listed keys, arrays item by item.
+fn json_subset(got: &Value, want: &Value) -> bool {
+    match (got, want) {
+        (Value::Object(g), Value::Object(w)) => w
+            .iter()
+            .all(|(k, v)| g.get(k).is_some_and(|x| json_subset(x, v))),
+        (Value::Array(g), Value::Array(w)) => {
+            g.len() == w.len() && g.iter().zip(w).all(|(x, y)| json_subset(x, y))
+        }
+        _ => got == want,
+    }
+}
+
+#[test]
+fn splash_examples_do_what_their_docs_say() {
+    let dir = std::env::var_os("SPLASH_EXAMPLES_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+                .join(".cache/moonpilot-splash-examples")
+        });
+    if !dir.is_dir() {
+        eprintln!(
+            "splash examples: skipped, {} is absent (Splash's scripts are not kept here; see tests/splash_examples/README.md)",
+            dir.display()
+        );
+        return;
+    }
+    let addr = open();
+    let base = url_a("").trim_end_matches('/').to_string();
+    let manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/splash_examples/manifest.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for ex in manifest.as_array().unwrap() {
+        let name = ex["name"].as_str().unwrap();
+        if EXAMPLES_NOT_RUN.iter().any(|(n, _)| *n == name) {
+            continue;
+        }
+        let Ok(source) = std::fs::read_to_string(dir.join(ex["file"].as_str().unwrap())) else {
+            failures.push(format!("{name}: no script in {}", dir.display()));
+            continue;
+        };
+        let mut args = ex["args"].as_object().cloned().unwrap_or_default();
+        if let Some(Value::String(path)) = args.get("url").cloned() {
+            args.insert("url".into(), json!(format!("{base}{path}")));
+        }
+        let url = args
+            .get("url")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        args.insert("base".into(), json!(base));
+        args.insert("lua_source".into(), json!(source));
+        let fill = |s: &str| {
+            s.replace("{{base}}", &base)
+                .replace("{{url}}", &url)
+                .replace("{{host}}", base.trim_start_matches("http://"))
+        };
+        let started = std::time::Instant::now();
+        let r = post(addr, "/execute", &Value::Object(args));
+        let secs = started.elapsed().as_secs_f64();
+        ran += 1;
+        let body = String::from_utf8_lossy(&r.body).to_string();
+        let mut fail = |why: String| {
+            failures.push(format!(
+                "{name}: {why}; answer {} {}",
+                r.status,
+                &body[..body.len().min(400)]
+            ))
+        };
+        if r.status != 200 {
+            fail("not 200".into());
+            continue;
+        }
+        let e = &ex["expect"];
+        if let Some(ct) = e["content_type"].as_str() {
+            if !r.header("content-type").unwrap_or("").starts_with(ct) {
+                fail(format!("content type is not {ct}"));
+            }
+        }
+        if let Some(size) = e["png_size"].as_array() {
+            let want = (
+                size[0].as_u64().unwrap() as u32,
+                size[1].as_u64().unwrap() as u32,
+            );
+            if r.body.len() < 24 || png_size(&r.body) != want {
+                fail(format!("not a PNG of {want:?}"));
+            }
+        }
+        if let Some(b) = e["body"].as_str() {
+            if body != fill(b) {
+                fail(format!("body is not {:?}", fill(b)));
+            }
+        }
+        for c in e["body_contains"].as_array().into_iter().flatten() {
+            let c = fill(c.as_str().unwrap());
+            if !body.contains(&c) {
+                fail(format!("body lacks {c:?}"));
+            }
+        }
+        if let Some(max) = e["max_seconds"].as_f64() {
+            if secs > max {
+                fail(format!("took {secs:.1} s, over {max}"));
+            }
+        }
+        let needs_json = [
+            "json",
+            "json_type",
+            "json_keys",
+            "json_len",
+            "json_item_keys",
+            "json_subset",
+            "json_field_contains",
+        ]
+        .iter()
+        .any(|k| !e[*k].is_null());
+        if !needs_json {
+            continue;
+        }
+        let Ok(v) = serde_json::from_str::<Value>(&body) else {
+            fail("not JSON".into());
+            continue;
+        };
+        let filled = |w: &Value| -> Value { serde_json::from_str(&fill(&w.to_string())).unwrap() };
+        if !e["json"].is_null() && v != filled(&e["json"]) {
+            fail(format!("JSON is not {}", filled(&e["json"])));
+        }
+        match e["json_type"].as_str() {
+            Some("array") if !v.is_array() => fail("not an array".into()),
+            Some("object") if !v.is_object() => fail("not an object".into()),
+            _ => {}
+        }
+        for k in e["json_keys"].as_array().into_iter().flatten() {
+            let k = fill(k.as_str().unwrap());
+            if v.get(&k).is_none() {
+                fail(format!("no key {k:?}"));
+            }
+        }
+        if let Some(n) = e["json_len"].as_u64() {
+            let len = v
+                .as_array()
+                .map(Vec::len)
+                .or(v.as_object().map(|o| o.len()))
+                .unwrap_or(0);
+            if len as u64 != n {
+                fail(format!("{len} items, not {n}"));
+            }
+        }
+        for k in e["json_item_keys"].as_array().into_iter().flatten() {
+            let k = k.as_str().unwrap();
+            if !v
+                .as_array()
+                .is_some_and(|a| a.iter().all(|i| i.get(k).is_some()))
+            {
+                fail(format!("an item lacks {k:?}"));
+            }
+        }
+        if !e["json_subset"].is_null() && !json_subset(&v, &filled(&e["json_subset"])) {
+            fail(format!("JSON does not hold {}", filled(&e["json_subset"])));
+        }
+        for (k, want) in e["json_field_contains"].as_object().into_iter().flatten() {
+            let want = fill(want.as_str().unwrap());
+            if !v[k].as_str().is_some_and(|s| s.contains(&want)) {
+                fail(format!("{k} lacks {want:?}"));
+            }
+        }
+    }
+    eprintln!(
+        "splash examples: {ran} run, {} not run ({})",
+        EXAMPLES_NOT_RUN.len(),
+        EXAMPLES_NOT_RUN
+            .iter()
+            .map(|(n, why)| format!("{n}: {why}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
