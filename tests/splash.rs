@@ -1001,7 +1001,6 @@ end
 
 /// Splash's examples this engine does not run, and why.
 const EXAMPLES_NOT_RUN: &[(&str, &str)] = &[
-    ("block-css", "splash:on_response_headers is not done yet"),
     (
         "log-locked-requests",
         "splash:lock_navigation / on_navigation_locked are not done yet",
@@ -1212,4 +1211,49 @@ fn splash_examples_do_what_their_docs_say() {
             .join("; ")
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn on_response_headers_reads_a_response_and_may_abort_it() {
+    let addr = open();
+    let script = r##"
+function main(splash, args)
+  local seen = {}
+  splash:on_response_headers(function(response)
+    seen[#seen + 1] = {url = response.url, status = response.status,
+                       ct = response.headers["content-type"] or ""}
+    if response.headers["Content-Type"] == "text/css" then response.abort() end
+  end)
+  assert(splash:go(args.url))
+  local color = splash:evaljs("getComputedStyle(document.getElementById('css-probe')).color")
+  splash:on_response_headers_reset()
+  assert(splash:go(args.url .. "?again=1"))
+  return {seen = seen, color = color,
+          after = splash:evaljs("getComputedStyle(document.getElementById('css-probe')).color")}
+end
+"##;
+    let r = post(
+        addr,
+        "/execute",
+        &json!({"lua_source": script, "url": url_a("splash_ex/page.html")}),
+    );
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let v = r.json();
+    let seen = v["seen"].as_array().unwrap();
+    let css = seen
+        .iter()
+        .find(|s| s["url"].as_str().unwrap().ends_with("style.css"))
+        .expect("the stylesheet's response was seen");
+    assert_eq!(
+        (css["status"].clone(), css["ct"].clone()),
+        (json!(200), json!("text/css"))
+    );
+    assert!(seen
+        .iter()
+        .any(|s| s["url"].as_str().unwrap().ends_with("page.html")));
+    assert_eq!(
+        v["color"], "rgb(0, 0, 0)",
+        "the aborted stylesheet never applied: {v}"
+    );
+    assert_eq!(v["after"], "rgb(192, 0, 0)", "after the reset it does: {v}");
 }

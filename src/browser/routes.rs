@@ -53,6 +53,9 @@ pub enum RouteAction {
     /// [`Routes::decide`] (Splash's `on_request`); one not answered within [`ASK_BOUND`] goes
     /// on as it is.
     Ask,
+    /// As `Ask`, for the response's headers (Splash's `on_response_headers`): the request
+    /// pauses again once its response's headers are in.
+    AskResponse,
 }
 
 /// How long a held request waits for its decision before it goes on untouched.
@@ -178,16 +181,24 @@ impl Routes {
     }
 
     /// The newest rule matching `url`, counted as a hit.
+    #[cfg(test)]
     fn rule_for(&self, url: &str, resource_type: &str) -> Option<RouteAction> {
+        self.rule_at(url, resource_type, false)
+    }
+
+    /// The newest rule for `url` at the request stage, or at the response stage (only
+    /// `AskResponse` rules answer there).
+    fn rule_at(&self, url: &str, resource_type: &str, response: bool) -> Option<RouteAction> {
         self.with(|s| {
             let rule = s
                 .rules
                 .iter()
                 .rev()
                 .find(|r| {
-                    r.resource_type
-                        .as_deref()
-                        .is_none_or(|t| t == resource_type)
+                    (r.action == RouteAction::AskResponse) == response
+                        && r.resource_type
+                            .as_deref()
+                            .is_none_or(|t| t == resource_type)
                         && (r.matcher)(url)
                 })?
                 .clone();
@@ -221,8 +232,12 @@ impl Routes {
     fn fetch_params(&self) -> Option<Value> {
         self.with(|s| {
             (!s.rules.is_empty() || s.credentials.is_some()).then(|| {
+                let mut patterns = vec![json!({"urlPattern": "*", "requestStage": "Request"})];
+                if s.rules.iter().any(|r| r.action == RouteAction::AskResponse) {
+                    patterns.push(json!({"urlPattern": "*", "requestStage": "Response"}));
+                }
                 json!({
-                    "patterns": [{"urlPattern": "*", "requestStage": "Request"}],
+                    "patterns": patterns,
                     "handleAuthRequests": s.credentials.is_some(),
                 })
             })
@@ -272,7 +287,10 @@ impl Routes {
             .get("resourceType")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        Some(match self.rule_for(url, resource_type) {
+        let response = ev.params.get("responseStatusCode").is_some()
+            || ev.params.get("responseErrorReason").is_some();
+        Some(match self.rule_at(url, resource_type, response) {
+            Some(RouteAction::AskResponse) => return Some(("ask", json!({"requestId": id}))),
             Some(RouteAction::Abort) => (
                 "Fetch.failRequest",
                 json!({"requestId": id, "errorReason": "Failed"}),
@@ -310,7 +328,7 @@ impl Routes {
             .to_string();
         let id = format!("{session}/{request_id}");
         let request = &ev.params["request"];
-        let seen = json!({
+        let mut seen = json!({
             "id": id,
             "url": request["url"],
             "method": request["method"],
@@ -318,7 +336,24 @@ impl Routes {
             "postData": request["postData"],
             "resourceType": ev.params["resourceType"],
             "frameId": ev.params["frameId"],
+            "stage": "request",
         });
+        if let Some(status) = ev.params.get("responseStatusCode") {
+            let mut headers = serde_json::Map::new();
+            for h in ev.params["responseHeaders"]
+                .as_array()
+                .into_iter()
+                .flatten()
+            {
+                if let (Some(k), Some(v)) = (h["name"].as_str(), h["value"].as_str()) {
+                    headers.insert(k.to_string(), json!(v));
+                }
+            }
+            seen["stage"] = json!("response");
+            seen["status"] = status.clone();
+            seen["statusText"] = ev.params["responseStatusText"].clone();
+            seen["responseHeaders"] = Value::Object(headers);
+        }
         self.with(|s| {
             s.asked.push(seen);
             s.held.insert(

@@ -664,17 +664,33 @@ end
 -- on_request: every request of the page is held in Rust until a coroutine of the script has
 -- run the callbacks on it and answered (abort, or go on, changed or not).
 local request_callbacks = {}
+local response_callbacks = {}
 local request_loop = nil
 
 local Request = {}
 Request.__index = Request
 
+-- A headers table read case-insensitively (`headers["content-type"]` finds `Content-Type`).
+local function header_table(h)
+  local t = {}
+  for k, v in pairs(h or {}) do t[k] = v end
+  return setmetatable(t, { __index = function(tbl, key)
+    if type(key) ~= "string" then return nil end
+    local want = key:lower()
+    for k, v in pairs(tbl) do
+      if type(k) == "string" and k:lower() == want then return v end
+    end
+    return nil
+  end })
+end
+
 local function request_of(seen)
-  local headers = {}
-  for k, v in pairs(seen.headers or {}) do headers[k] = v end
+  local headers = header_table(seen.headers)
   local r = setmetatable({ url = seen.url, method = seen.method, headers = headers,
     info = { url = seen.url, method = seen.method, headers = headers, resource_type = seen.resourceType },
     __id = seen.id, __decision = {} }, Request)
+  -- `request.abort()` and `request:abort()` both work.
+  r.abort = function() r.__decision.abort = true end
   return r
 end
 
@@ -694,7 +710,29 @@ function Request:set_proxy()
   fail("SPLASH_LUA_ERROR", "request:set_proxy is not supported on this engine", { splash_method = "set_proxy" })
 end
 
+-- A response whose headers are in (on_response_headers): read it, or abort it.
+local Response_headers = {}
+Response_headers.__index = Response_headers
+
+local function answer_response(seen)
+  local headers = header_table(seen.responseHeaders)
+  local request = { url = seen.url, method = seen.method, headers = seen.headers,
+    info = { url = seen.url, method = seen.method, headers = seen.headers } }
+  local response = setmetatable({ url = seen.url, status = seen.status, headers = headers,
+    ok = type(seen.status) == "number" and seen.status < 400, request = request,
+    info = { url = seen.url, status = seen.status, headers = headers, statusText = seen.statusText },
+    __decision = {} }, Response_headers)
+  -- Splash's own example calls `response.abort()`; `response:abort()` works too.
+  response.abort = function() response.__decision.abort = true end
+  for _, cb in ipairs(response_callbacks) do
+    local ok, err = pcall(cb, response)
+    if not ok then print("splash: an on_response_headers callback failed: " .. tostring(err)) end
+  end
+  op("decide", { id = seen.id, abort = response.__decision.abort })
+end
+
 local function answer_request(seen)
+  if seen.stage == "response" then return answer_response(seen) end
   local request = request_of(seen)
   for _, cb in ipairs(request_callbacks) do
     local ok, err = pcall(cb, request)
@@ -717,32 +755,59 @@ local function answer_request(seen)
   op("decide", decision)
 end
 
+-- The coroutine that answers held requests and responses while any callback is set.
+local function ensure_loop()
+  if request_loop ~= nil then return end
+  request_loop = browser.spawn(function()
+    while #request_callbacks + #response_callbacks > 0 do
+      for _, seen in ipairs(op("asked", { wait_ms = 200 })) do answer_request(seen) end
+    end
+  end)
+end
+
+local function stop_loop_if_idle()
+  if request_loop ~= nil and #request_callbacks + #response_callbacks == 0 then
+    request_loop:cancel()
+    request_loop = nil
+  end
+end
+
 function Splash:on_request(callback)
   if type(callback) ~= "function" then
     fail("SPLASH_LUA_ERROR", "splash:on_request callback is not a function", { splash_method = "on_request" })
   end
+  if #request_callbacks == 0 then op("on_request", { on = true }) end
   request_callbacks[#request_callbacks + 1] = callback
-  if request_loop == nil then
-    op("on_request", { on = true })
-    request_loop = browser.spawn(function()
-      while #request_callbacks > 0 do
-        for _, seen in ipairs(op("asked", { wait_ms = 200 })) do answer_request(seen) end
-      end
-    end)
-  end
+  ensure_loop()
 end
 
 function Splash:on_request_reset()
-  request_callbacks = {}
-  if request_loop ~= nil then
-    request_loop:cancel()
-    request_loop = nil
+  if #request_callbacks > 0 then
+    request_callbacks = {}
     op("on_request", { on = false })
   end
+  stop_loop_if_idle()
 end
 
-for _, name in ipairs({ "http_post", "on_response_headers", "on_response_headers_reset",
-    "on_response", "on_response_reset", "lock_navigation", "unlock_navigation",
+function Splash:on_response_headers(callback)
+  if type(callback) ~= "function" then
+    fail("SPLASH_LUA_ERROR", "splash:on_response_headers callback is not a function",
+      { splash_method = "on_response_headers" })
+  end
+  if #response_callbacks == 0 then op("on_response_headers", { on = true }) end
+  response_callbacks[#response_callbacks + 1] = callback
+  ensure_loop()
+end
+
+function Splash:on_response_headers_reset()
+  if #response_callbacks > 0 then
+    response_callbacks = {}
+    op("on_response_headers", { on = false })
+  end
+  stop_loop_if_idle()
+end
+
+for _, name in ipairs({ "http_post", "on_response", "on_response_reset", "lock_navigation", "unlock_navigation",
     "on_navigation_locked", "on_navigation_locked_reset" }) do
   Splash[name] = function()
     fail("SPLASH_LUA_ERROR", "splash:" .. name .. " is not supported yet on this engine", { splash_method = name })

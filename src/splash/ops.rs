@@ -41,7 +41,16 @@ pub async fn answer(executor: &Executor, task: TaskId, method: &str, params: Val
         match name.trim_start_matches(PREFIX) {
             "har" => har(&live, &tab, &params).await,
             "images" => images(&live, &params).await,
-            "on_request" => on_request(&live, &params).await,
+            "on_request" => hold(&live, ON_REQUEST, RouteAction::Ask, &params).await,
+            "on_response_headers" => {
+                hold(
+                    &live,
+                    ON_RESPONSE_HEADERS,
+                    RouteAction::AskResponse,
+                    &params,
+                )
+                .await
+            }
             "get_cookies" => get_cookies(&tab).await,
             "add_cookie" => add_cookie(&tab, &params).await,
             "delete_cookies" => delete_cookies(&tab, &params).await,
@@ -321,21 +330,28 @@ async fn images(task: &Arc<Task>, p: &Value) -> Result<Value, String> {
 
 /// The route rule that holds every request for the script's `on_request` callbacks.
 const ON_REQUEST: &str = "splash:on_request";
+/// The route rule that holds every response's headers for `on_response_headers` callbacks.
+const ON_RESPONSE_HEADERS: &str = "splash:on_response_headers";
 
-/// Holds every request of the task for the script (`{on: true}`), or stops and lets the
-/// held ones go (`{on: false}`).
-async fn on_request(task: &Arc<Task>, p: &Value) -> Result<Value, String> {
+/// Holds every request (or response headers) of the task for the script under rule
+/// `pattern` (`{on: true}`), or stops and lets the held ones go (`{on: false}`).
+async fn hold(
+    task: &Arc<Task>,
+    pattern: &str,
+    action: RouteAction,
+    p: &Value,
+) -> Result<Value, String> {
     let on = p["on"].as_bool().unwrap_or(true);
     let changed = if on {
         let rule = Rule {
-            pattern: ON_REQUEST.to_string(),
+            pattern: pattern.to_string(),
             matcher: Arc::new(|_: &str| true),
-            action: RouteAction::Ask,
+            action,
             resource_type: None,
         };
         task.change_routes(|r| r.set(rule)).await
     } else {
-        let out = task.change_routes(|r| r.remove(Some(ON_REQUEST)) > 0).await;
+        let out = task.change_routes(|r| r.remove(Some(pattern)) > 0).await;
         task.events.routes.release_held().await;
         out
     };
