@@ -1,8 +1,11 @@
 """A Scrapy project with scrapy-splash against moonpilot's Splash API, unchanged but for
 SPLASH_URL: `python splash_spider.py SPLASH_URL FIXTURE_ORIGIN`. Renders a page whose text only
 JavaScript writes (render.html), takes render.png, asks render.json for html+png, and runs an
-execute script that clicks, waits for an element and returns a table and a PNG. Exits non-zero
-naming the first check that failed. Run by tools/test-splash.
+execute script that clicks, waits for an element and returns a table and a PNG; then a session
+(scrapy-splash's `session_id`): a cookie the page set in one request comes back in the next
+through scrapy-splash's cookie jar (each request has a jar of its own on the server, as with
+Splash), with `cache_args` saving the script once and loading it by hash after. Exits non-zero
+naming the first check that failed. Run by tools/test-clients.
 """
 
 import base64
@@ -36,6 +39,16 @@ end
 """
 
 
+SESSION = """
+function main(splash, args)
+  splash:init_cookies(args.cookies)
+  assert(splash:go(args.url))
+  if args.set then splash:runjs("document.cookie = 'sess=' + " .. string.format("%q", args.set) .. " + '; path=/'") end
+  return {cookie = splash:evaljs("document.cookie"), cookies = splash:get_cookies()}
+end
+"""
+
+
 class Checks(scrapy.Spider):
     name = "moonpilot-splash"
 
@@ -44,6 +57,16 @@ class Checks(scrapy.Spider):
         yield SplashRequest(PAGE, self.png, endpoint="render.png", args={"wait": 0.1}, dont_filter=True)
         yield SplashRequest(PAGE, self.json, endpoint="render.json", args={"html": 1, "png": 1}, dont_filter=True)
         yield SplashRequest(PAGE, self.execute, endpoint="execute", args={"lua_source": CLICK_AND_TABLE}, dont_filter=True)
+        yield SplashRequest(PAGE + "?first", self.session_first, endpoint="execute", session_id="s1",
+                            args={"lua_source": SESSION, "set": "abc"}, cache_args=["lua_source"])
+
+    def session_first(self, response):
+        RESULTS["session set"] = response.data.get("cookie")
+        yield SplashRequest(PAGE + "?second", self.session_second, endpoint="execute", session_id="s1",
+                            args={"lua_source": SESSION}, cache_args=["lua_source"], dont_filter=True)
+
+    def session_second(self, response):
+        RESULTS["session kept"] = response.data.get("cookie")
 
     def html(self, response):
         RESULTS["render.html"] = response.css("#out::text").get()
@@ -81,6 +104,8 @@ expected = {
     "render.png": True,
     "render.json": (True, True, "Written by script"),
     "execute": ([["a", "1"], ["b", "2"]], True),
+    "session set": "sess=abc",
+    "session kept": "sess=abc",
 }
 for key, want in expected.items():
     got = RESULTS.get(key)
