@@ -1257,3 +1257,44 @@ end
     );
     assert_eq!(v["after"], "rgb(192, 0, 0)", "after the reset it does: {v}");
 }
+
+#[test]
+fn a_locked_navigation_is_dropped_and_shown_to_its_callbacks() {
+    let addr = open();
+    let script = r##"
+function main(splash, args)
+  local locked = {}
+  splash:on_navigation_locked(function(request) locked[#locked + 1] = request.url end)
+  assert(splash:go(args.url))
+  splash:lock_navigation()
+  local ok, reason = splash:go(args.url .. "?elsewhere")
+  splash:select("a"):mouse_click()
+  splash:wait(0.3)
+  local stayed = splash:url()
+  splash:unlock_navigation()
+  splash:select("a"):mouse_click()
+  splash:wait(0.5)
+  return {locked = locked, ok = ok == nil, reason = reason, stayed = stayed, moved = splash:url()}
+end
+"##;
+    let page = url_a("splash_ex/locked.html");
+    let r = post(
+        addr,
+        "/execute",
+        &json!({"lua_source": script, "url": page}),
+    );
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let v = r.json();
+    assert_eq!(v["reason"], "navigation_locked");
+    assert_eq!(v["stayed"], page.as_str(), "{v}");
+    assert_eq!(
+        v["locked"],
+        json!([url_a("splash_ex/locked-target.html")]),
+        "{v}"
+    );
+    assert_eq!(
+        v["moved"],
+        url_a("splash_ex/locked-target.html").as_str(),
+        "{v}"
+    );
+}

@@ -57,6 +57,10 @@ local function reason_of(r)
 end
 
 -- A Splash operation answered in Rust (`src/splash/ops.rs`) on the request's own task.
+-- lock_navigation: the main frame's navigations are held and dropped, each shown to the
+-- on_navigation_locked callbacks (set with the request callbacks below).
+local nav = { locked = false, callbacks = {}, main_frame = nil }
+
 local function op(name, params)
   return must(page["splash." .. name](page, params or {}), name)
 end
@@ -231,6 +235,7 @@ function Splash:go(url, baseurl, headers, http_method, body, formdata)
       url.url or url[1], url.baseurl, url.headers, url.http_method, url.body, url.formdata
   end
   if type(url) ~= "string" or url == "" then go_error("'url' is required for splash:go") end
+  if nav.locked then return nil, "navigation_locked" end
   local method = tostring(http_method or "GET"):upper()
   if method ~= "GET" and method ~= "POST" then go_error("Unsupported HTTP method: " .. method) end
   if body and formdata then go_error("formdata and body cannot be passed to go() in one call") end
@@ -666,6 +671,16 @@ end
 local request_callbacks = {}
 local response_callbacks = {}
 local request_loop = nil
+local request_hold = false
+
+-- Holds requests while a callback or the lock needs them, and lets them go when none does.
+local function sync_request_hold()
+  local want = #request_callbacks > 0 or nav.locked
+  if want ~= request_hold then
+    op("on_request", { on = want })
+    request_hold = want
+  end
+end
 
 local Request = {}
 Request.__index = Request
@@ -733,6 +748,14 @@ end
 
 local function answer_request(seen)
   if seen.stage == "response" then return answer_response(seen) end
+  if nav.locked and seen.resourceType == "Document" and seen.frameId == nav.main_frame then
+    for _, cb in ipairs(nav.callbacks) do
+      local ok, err = pcall(cb, request_of(seen))
+      if not ok then print("splash: an on_navigation_locked callback failed: " .. tostring(err)) end
+    end
+    op("decide", { id = seen.id, abort = true })
+    return
+  end
   local request = request_of(seen)
   for _, cb in ipairs(request_callbacks) do
     local ok, err = pcall(cb, request)
@@ -759,14 +782,14 @@ end
 local function ensure_loop()
   if request_loop ~= nil then return end
   request_loop = browser.spawn(function()
-    while #request_callbacks + #response_callbacks > 0 do
+    while #request_callbacks + #response_callbacks > 0 or nav.locked do
       for _, seen in ipairs(op("asked", { wait_ms = 200 })) do answer_request(seen) end
     end
   end)
 end
 
 local function stop_loop_if_idle()
-  if request_loop ~= nil and #request_callbacks + #response_callbacks == 0 then
+  if request_loop ~= nil and #request_callbacks + #response_callbacks == 0 and not nav.locked then
     request_loop:cancel()
     request_loop = nil
   end
@@ -776,18 +799,39 @@ function Splash:on_request(callback)
   if type(callback) ~= "function" then
     fail("SPLASH_LUA_ERROR", "splash:on_request callback is not a function", { splash_method = "on_request" })
   end
-  if #request_callbacks == 0 then op("on_request", { on = true }) end
   request_callbacks[#request_callbacks + 1] = callback
+  sync_request_hold()
   ensure_loop()
 end
 
 function Splash:on_request_reset()
-  if #request_callbacks > 0 then
-    request_callbacks = {}
-    op("on_request", { on = false })
-  end
+  request_callbacks = {}
+  sync_request_hold()
   stop_loop_if_idle()
 end
+
+function Splash:lock_navigation()
+  if nav.main_frame == nil then nav.main_frame = op("main_frame") end
+  nav.locked = true
+  sync_request_hold()
+  ensure_loop()
+end
+
+function Splash:unlock_navigation()
+  nav.locked = false
+  sync_request_hold()
+  stop_loop_if_idle()
+end
+
+function Splash:on_navigation_locked(callback)
+  if type(callback) ~= "function" then
+    fail("SPLASH_LUA_ERROR", "splash:on_navigation_locked callback is not a function",
+      { splash_method = "on_navigation_locked" })
+  end
+  nav.callbacks[#nav.callbacks + 1] = callback
+end
+
+function Splash:on_navigation_locked_reset() nav.callbacks = {} end
 
 function Splash:on_response_headers(callback)
   if type(callback) ~= "function" then
@@ -807,8 +851,7 @@ function Splash:on_response_headers_reset()
   stop_loop_if_idle()
 end
 
-for _, name in ipairs({ "http_post", "on_response", "on_response_reset", "lock_navigation", "unlock_navigation",
-    "on_navigation_locked", "on_navigation_locked_reset" }) do
+for _, name in ipairs({ "http_post", "on_response", "on_response_reset" }) do
   Splash[name] = function()
     fail("SPLASH_LUA_ERROR", "splash:" .. name .. " is not supported yet on this engine", { splash_method = name })
   end

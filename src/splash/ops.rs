@@ -59,6 +59,11 @@ pub async fn answer(executor: &Executor, task: TaskId, method: &str, params: Val
             "autoload" => autoload(&tab, &params).await,
             "autoload_reset" => autoload_reset(&tab, &params).await,
             "fetch" => fetch(&tab, &params).await,
+            "main_frame" => tab
+                .main_frame()
+                .await
+                .map(|f| json!(f.frame_id))
+                .map_err(|e| e.msg),
             other => Err(format!("no Splash operation `{other}`")),
         }
     });
