@@ -1298,3 +1298,66 @@ end
         "{v}"
     );
 }
+
+#[test]
+fn elements_reach_the_dom_through_node_and_fill_read_and_submit_forms() {
+    let addr = open();
+    let script = r##"
+function main(splash, args)
+  splash:set_content([[<form id=f action="]] .. args.target .. [[" method=get>
+    <input name=q class="a b"><input type=checkbox name=c value=yes>
+    <select name=s multiple><option value=1>1<option value=2>2</select>
+    <ul><li>one</li><li>two</li></ul></form>]])
+  local form = splash:select("#f")
+  local items = form.node:querySelectorAll("li")
+  local first = form.node:querySelector("li")
+  form.node.title = "set from Lua"
+  local filled = {form:fill({q = "splash", c = true, s = {"2"}})}
+  local ok, values = form:form_values()
+  local input = form.node:querySelector("input")
+  local classes = input.node.classList
+  local styles = input:styles()
+  local out = {n = #items, second = items[2]:text(), first = first.node.textContent,
+          title = splash:evaljs("document.getElementById('f').title"), filled = filled[1],
+          ok = ok, values = values, classes = classes, has_display = styles["display"] ~= nil}
+  assert(form:submit())
+  splash:wait(0.5)
+  out.url = splash:url()
+  out.gone = {items[1]:exists()}
+  return out
+end
+"##;
+    let target = url_a("basic.html");
+    let r = post(
+        addr,
+        "/execute",
+        &json!({"lua_source": script, "target": target}),
+    );
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let v = r.json();
+    assert_eq!(v["n"], 2, "{v}");
+    assert_eq!(v["second"], "two");
+    assert_eq!(v["first"], "one");
+    assert_eq!(v["title"], "set from Lua");
+    assert_eq!(v["filled"], true);
+    assert_eq!(v["ok"], true);
+    assert_eq!(
+        v["values"],
+        json!({"q": "splash", "c": "yes", "s": ["2"]}),
+        "{v}"
+    );
+    assert_eq!(v["classes"], json!(["a", "b"]));
+    assert_eq!(v["has_display"], true);
+    assert!(
+        v["url"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("{target}?q=splash")),
+        "the form was submitted: {v}"
+    );
+    assert_eq!(
+        v["gone"],
+        json!([false]),
+        "an element of the page left behind: {v}"
+    );
+}

@@ -93,9 +93,38 @@ local function element(selector, nth)
   return setmetatable({ __selector = selector, __nth = nth }, Element)
 end
 
+-- An element a DOM method or property gave, kept by reference in the page.
+local function element_ref(ref)
+  return setmetatable({ __ref = ref }, Element)
+end
+
 -- The JS expression of an element handle.
 local function node_js(el)
+  if el.__ref then return "(window.__splash_nodes || [])[" .. el.__ref .. "]" end
   return "document.querySelectorAll(" .. js_string(el.__selector) .. ")[" .. el.__nth .. "]"
+end
+
+-- Page-side: a DOM value as the Lua side takes it (nodes by reference, lists of them, plain
+-- values; attribute maps, class lists and styles as tables).
+local JS_TO_LUA = "const keep = (n) => { const r = window.__splash_nodes = window.__splash_nodes || []; "
+  .. "let i = r.indexOf(n); if (i < 0) i = r.push(n) - 1; return i; }; "
+  .. "const out = (v) => { if (v instanceof Node && v.nodeType === 1) return {__node: keep(v)}; "
+  .. "if (v instanceof NodeList || v instanceof HTMLCollection) return {__nodes: [...v].filter(n => n.nodeType === 1).map(keep)}; "
+  .. "if (v instanceof NamedNodeMap) { const o = {}; for (const a of v) o[a.name] = a.value; return o; } "
+  .. "if (v instanceof DOMTokenList) return [...v]; "
+  .. "if (v instanceof CSSStyleDeclaration) { const o = {}; for (const k of v) o[k] = v.getPropertyValue(k); return o; } "
+  .. "if (v instanceof DOMStringMap) return Object.assign({}, v); "
+  .. "if (v && typeof v === 'object' && !Array.isArray(v) && Object.getPrototypeOf(v) !== Object.prototype) return String(v); "
+  .. "return v === undefined ? null : v; }; "
+
+local function lua_of(v)
+  if type(v) == "table" and v.__node ~= nil then return element_ref(v.__node) end
+  if type(v) == "table" and v.__nodes ~= nil then
+    local list = {}
+    for i, r in ipairs(v.__nodes) do list[i] = element_ref(r) end
+    return list
+  end
+  return v
 end
 
 local function node_call(el, body)
@@ -105,8 +134,51 @@ end
 
 local element_methods = {
   mouse_click = function(self, x, y)
-    local r = page:click_element_by_selector{ selector = self.__selector, nth = self.__nth, mode = "mouse" }
+    if type(x) == "table" then x, y = x.x, x.y end
+    if self.__selector and x == nil and y == nil then
+      local r = page:click_element_by_selector{ selector = self.__selector, nth = self.__nth, mode = "mouse" }
+      if not r.ok then return nil, tostring(r.msg) end
+      return true
+    end
+    -- At a point of the element (its top-left corner plus x, y), with the real mouse.
+    node_call(self, "el.scrollIntoView({block: 'nearest', inline: 'nearest'}); return true;")
+    local b = self:bounds()
+    local r = page:mouse_click{ x = b.left + (x or (b.width / 2)), y = b.top + (y or (b.height / 2)) }
     if not r.ok then return nil, tostring(r.msg) end
+    return true
+  end,
+  styles = function(self)
+    return node_call(self, "const s = getComputedStyle(el); const o = {}; for (const k of s) o[k] = s.getPropertyValue(k); return o;")
+  end,
+  focused = function(self) return node_call(self, "return document.activeElement === el;") end,
+  form_values = function(self, values_type)
+    local ok, v = pcall(node_call, self, "if (el.nodeName !== 'FORM') throw new Error('the element is not a form'); "
+      .. "const o = {}; for (const f of el.elements) { if (!f.name || f.disabled) continue; "
+      .. "if ((f.type === 'checkbox' || f.type === 'radio') && !f.checked) continue; "
+      .. "const v = f.multiple ? [...f.selectedOptions].map(x => x.value) : f.value; "
+      .. "if (o[f.name] === undefined) o[f.name] = v; else o[f.name] = [].concat(o[f.name], v); } return o;")
+    if not ok then return nil, tostring(v) end
+    if values_type == "first" then
+      for k, x in pairs(v) do if type(x) == "table" then v[k] = x[1] end end
+    end
+    return true, v
+  end,
+  fill = function(self, values)
+    local ok, err = pcall(node_call, self, "if (el.nodeName !== 'FORM') throw new Error('the element is not a form'); "
+      .. "const values = " .. codec.json_encode(values or {}) .. "; "
+      .. "for (const [k, v] of Object.entries(values)) { for (const f of el.querySelectorAll('[name=\"' + CSS.escape(k) + '\"]')) { "
+      .. "if (f.type === 'checkbox') f.checked = Array.isArray(v) ? v.includes(f.value) : !!v; "
+      .. "else if (f.type === 'radio') f.checked = (f.value === String(v)); "
+      .. "else if (f.multiple) { for (const o of f.options) o.selected = [].concat(v).map(String).includes(o.value); } "
+      .. "else f.value = v; f.dispatchEvent(new Event('input', {bubbles: true})); "
+      .. "f.dispatchEvent(new Event('change', {bubbles: true})); } } return true;")
+    if not ok then return nil, tostring(err) end
+    return true
+  end,
+  submit = function(self)
+    local ok, err = pcall(node_call, self, "if (el.nodeName !== 'FORM') throw new Error('the element is not a form'); "
+      .. "if (el.requestSubmit) el.requestSubmit(); else el.submit(); return true;")
+    if not ok then return nil, tostring(err) end
     return true
   end,
   mouse_hover = function(self)
@@ -174,21 +246,54 @@ local element_methods = {
   end,
 }
 
+-- A DOM property of `self`, or a function calling its DOM method of that name.
+local function dom_get(self, prop)
+  local v = node_call(self, JS_TO_LUA .. "const v = el[" .. js_string(prop) .. "]; "
+    .. "if (typeof v === 'function') return {__method: true}; return out(v);")
+  if type(v) == "table" and v.__method then
+    return function(first, ...)
+      local args = table.pack(...)
+      -- node:method(...) passes the node itself first; node.method(...) does not.
+      if first == self or (type(first) == "table" and rawget(first, "__of") == self) then
+        args = table.pack(...)
+      else
+        args = table.pack(first, ...)
+      end
+      local list = {}
+      for i = 1, args.n do
+        local a = args[i]
+        if getmetatable(a) == Element then list[i] = "(" .. node_js(a) .. ")"
+        else list[i] = codec.json_encode(a) end
+      end
+      return lua_of(node_call(self, JS_TO_LUA .. "return out(el[" .. js_string(prop) .. "]("
+        .. table.concat(list, ", ") .. "));"))
+    end
+  end
+  return lua_of(v)
+end
+
+local function dom_set(self, prop, value)
+  node_call(self, "el[" .. js_string(prop) .. "] = " .. codec.json_encode(value) .. "; return true;")
+end
+
 Element.__index = function(self, key)
   local m = element_methods[key]
   if m then return m end
+  -- The handle's own fields (`__ref` of a selector's element is absent, not a DOM property).
+  if type(key) == "string" and key:sub(1, 2) == "__" then return nil end
   if key == "node" then
-    return setmetatable({}, { __index = function(_, prop)
-      return node_call(self, "const v = el[" .. js_string(prop) .. "]; return (typeof v === 'object' && v !== null) ? String(v) : v;")
-    end })
+    return setmetatable({ __of = self }, {
+      __index = function(_, prop) return dom_get(self, prop) end,
+      __newindex = function(_, prop, value) dom_set(self, prop, value) end,
+    })
   end
+  if key == "inner_id" then return rawget(self, "__ref") or rawget(self, "__nth") end
   -- DOM attributes read through the handle (element.id, element.innerHTML, ...).
-  if type(key) == "string" then
-    return node_call(self, "const v = el[" .. js_string(key) .. "]; return (typeof v === 'object' && v !== null) ? String(v) : v;")
-  end
+  if type(key) == "string" then return dom_get(self, key) end
   return nil
 end
-Element.__tostring = function(self) return "Element(" .. self.__selector .. ")" end
+Element.__newindex = function(self, key, value) dom_set(self, key, value) end
+Element.__tostring = function(self) return "Element(" .. (self.__selector or ("#" .. self.__ref)) .. ")" end
 
 -- The headers every request carries: the custom ones and the user agent.
 local function standing_headers()

@@ -1,6 +1,6 @@
 """A Scrapy project with scrapy-splash against moonpilot's Splash API, unchanged but for
 SPLASH_URL: `python splash_spider.py SPLASH_URL FIXTURE_ORIGIN`. Renders a page whose text only
-JavaScript writes (render.html), takes render.png, asks render.json for html+png, and runs an
+JavaScript writes (render.html), takes render.png, asks render.json for html+png+har, and runs an
 execute script that clicks, waits for an element and returns a table and a PNG; then a session
 (scrapy-splash's `session_id`): a cookie the page set in one request comes back in the next
 through scrapy-splash's cookie jar (each request has a jar of its own on the server, as with
@@ -55,7 +55,7 @@ class Checks(scrapy.Spider):
     def start_requests(self):
         yield SplashRequest(PAGE, self.html, endpoint="render.html", args={"wait": 0.1})
         yield SplashRequest(PAGE, self.png, endpoint="render.png", args={"wait": 0.1}, dont_filter=True)
-        yield SplashRequest(PAGE, self.json, endpoint="render.json", args={"html": 1, "png": 1}, dont_filter=True)
+        yield SplashRequest(PAGE, self.json, endpoint="render.json", args={"html": 1, "png": 1, "har": 1, "wait": 0.1}, dont_filter=True)
         yield SplashRequest(PAGE, self.execute, endpoint="execute", args={"lua_source": CLICK_AND_TABLE}, dont_filter=True)
         yield SplashRequest(PAGE + "?first", self.session_first, endpoint="execute", session_id="s1",
                             args={"lua_source": SESSION, "set": "abc"}, cache_args=["lua_source"])
@@ -76,8 +76,10 @@ class Checks(scrapy.Spider):
 
     def json(self, response):
         data = response.data
+        entries = data.get("har", {}).get("log", {}).get("entries", [])
         RESULTS["render.json"] = ("rendered 42" in data.get("html", ""),
-                                  base64.b64decode(data.get("png", ""))[:4] == b"\x89PNG", data.get("title"))
+                                  base64.b64decode(data.get("png", ""))[:4] == b"\x89PNG", data.get("title"),
+                                  any(e["request"]["url"] == PAGE and e["response"]["status"] == 200 for e in entries))
 
     def execute(self, response):
         data = response.data
@@ -102,7 +104,7 @@ process.start()
 expected = {
     "render.html": "rendered 42",
     "render.png": True,
-    "render.json": (True, True, "Written by script"),
+    "render.json": (True, True, "Written by script", True),
     "execute": ([["a", "1"], ["b", "2"]], True),
     "session set": "sess=abc",
     "session kept": "sess=abc",
