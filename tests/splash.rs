@@ -1361,3 +1361,31 @@ end
         "an element of the page left behind: {v}"
     );
 }
+
+#[test]
+fn render_json_gives_the_js_source_s_value_and_its_console() {
+    let addr = open();
+    let r = post(
+        addr,
+        "/render.json",
+        &json!({"url": url_a("splash_js.html"), "script": 1, "console": 1,
+                "js_source": "console.log('from js_source', 6 * 7); document.title + '!'"}),
+    );
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let v = r.json();
+    assert_eq!(v["script"], "Written by script!", "{v}");
+    let console = v["console"].as_array().unwrap();
+    assert!(
+        console
+            .iter()
+            .any(|m| m.as_str().unwrap().contains("from js_source 42")),
+        "{v}"
+    );
+    let r = post(
+        addr,
+        "/render.json",
+        &json!({"url": url_a("splash_js.html"), "script": 1, "js_source": "nope.nope"}),
+    );
+    assert_eq!(r.status, 200, "a js_source that throws is not an error");
+    assert!(r.json().get("script").is_none());
+}

@@ -766,6 +766,16 @@ function Splash:get_perf_stats()
   return { walltime = browser.clock(), cputime = os.clock and os.clock() or 0, maxrss = 0 }
 end
 
+-- The page's console messages, as `console.log` wrote them (render.json's `console`).
+function Splash:__console()
+  local d = must(page:get_console_logs{}, "console")
+  local out = {}
+  for _, line in ipairs(d.logs or {}) do
+    out[#out + 1] = tostring(line):gsub("^%a+: ", "", 1)
+  end
+  return out
+end
+
 function Splash:get_version()
   return { splash = "3.5", major = 3, minor = 5, engine = "moonpilot (Chromium)" }
 end

@@ -297,7 +297,7 @@ const UNSUPPORTED: &[&str] = &[
 ];
 
 /// Render-endpoint arguments not done yet on this engine.
-const NOT_YET: &[&str] = &["baseurl", "iframes", "script", "console", "request_body"];
+const NOT_YET: &[&str] = &["baseurl", "iframes"];
 
 /// Whether argument `name` asks for something (present, not empty, not `0`).
 fn asked(args: &Map<String, Value>, name: &str) -> bool {
@@ -409,7 +409,10 @@ fn check_render(args: &mut Map<String, Value>, wait: f64) -> Result<(), SplashEr
         "jpeg",
         "har",
         "history",
+        "script",
+        "console",
         "response_body",
+        "request_body",
         "html5_media",
     ] {
         if let Some(v) = flag(args, name)? {

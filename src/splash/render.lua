@@ -19,7 +19,13 @@ function main(splash, args)
       kind = kinds[kind] or "Unknown", code = tonumber(code) or 0, url = args.url }), 0)
   end
   if args.wait and args.wait > 0 then splash:wait(args.wait) end
-  if args.js_source then splash:runjs(args.js_source) end
+  -- js_source runs after the wait; its exceptions are not errors (Splash's rule). Its value is
+  -- render.json's `script`, the page's console messages since the load its `console`.
+  local js_output = nil
+  if args.js_source then
+    local ok, value = pcall(splash.evaljs, splash, args.js_source)
+    if ok then js_output = value end
+  end
   if args.viewport == "full" then splash:set_viewport_full() end
   if endpoint == "render.html" then
     splash:set_result_content_type("text/html; charset=utf-8")
@@ -49,6 +55,12 @@ function main(splash, args)
   if args.png == 1 then
     shot.quality = nil
     out.png = splash:png(shot)
+  end
+  if args.script == 1 and js_output ~= nil then out.script = js_output end
+  if args.console == 1 and args.js_source then
+    local messages = {}
+    for i, m in ipairs(splash:__console()) do messages[i] = m end
+    if #messages > 0 then out.console = messages end
   end
   if args.history == 1 then out.history = splash:history() end
   if args.har == 1 then out.har = splash:har() end
