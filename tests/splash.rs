@@ -1389,3 +1389,33 @@ fn render_json_gives_the_js_source_s_value_and_its_console() {
     assert_eq!(r.status, 200, "a js_source that throws is not an error");
     assert!(r.json().get("script").is_none());
 }
+
+#[test]
+fn render_json_lists_child_frames_same_site_and_cross_site() {
+    let addr = open();
+    let r = post(
+        addr,
+        "/render.json",
+        &json!({"url": url_a("frames.html"), "iframes": 1, "html": 1, "wait": 0.3}),
+    );
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let v = r.json();
+    assert_eq!(v["frameName"], "");
+    let frames = v["childFrames"].as_array().unwrap();
+    let names: Vec<&str> = frames
+        .iter()
+        .map(|f| f["frameName"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"samechild") && names.contains(&"crosschild"),
+        "{names:?}"
+    );
+    for f in frames
+        .iter()
+        .filter(|f| f["frameName"] == "samechild" || f["frameName"] == "crosschild")
+    {
+        assert_eq!(f["title"], "Child", "{f}");
+        assert!(f["html"].as_str().unwrap().contains("child-btn"), "{f}");
+        assert!(f["geometry"][2].as_f64().unwrap() > 0.0, "{f}");
+    }
+}

@@ -766,6 +766,36 @@ function Splash:get_perf_stats()
   return { walltime = browser.clock(), cputime = os.clock and os.clock() or 0, maxrss = 0 }
 end
 
+-- render.json's `childFrames`: every frame below the main one, nested as the page nests them,
+-- each {url, requestedUrl, frameName, title, geometry, html?, childFrames} (a child's geometry
+-- is its own viewport at 0, 0: where it sits in its parent is not measured).
+function Splash:__child_frames(with_html)
+  local d = must(page:list_frames{}, "iframes")
+  local by_index, top = {}, {}
+  for _, f in ipairs(d.frames or {}) do
+    if not f.isMain then
+      local function in_frame(expr)
+        local r = page:execute_js{ body = expr, frame = tostring(f.index) }
+        if r.ok then return r.data.result end
+        return nil
+      end
+      local size = in_frame("[innerWidth, innerHeight]") or { 0, 0 }
+      local info = { url = f.url, requestedUrl = f.url, frameName = f.name or "",
+        title = in_frame("document.title") or "", geometry = { 0, 0, size[1], size[2] },
+        childFrames = {} }
+      if with_html then info.html = in_frame("document.documentElement.outerHTML") or "" end
+      by_index[f.index] = info
+      local parent = by_index[f.parentIndex]
+      if parent then
+        parent.childFrames[#parent.childFrames + 1] = info
+      else
+        top[#top + 1] = info
+      end
+    end
+  end
+  return top
+end
+
 -- The page's console messages, as `console.log` wrote them (render.json's `console`).
 function Splash:__console()
   local d = must(page:get_console_logs{}, "console")

@@ -297,7 +297,7 @@ const UNSUPPORTED: &[&str] = &[
 ];
 
 /// Render-endpoint arguments not done yet on this engine.
-const NOT_YET: &[&str] = &["baseurl", "iframes"];
+const NOT_YET: &[&str] = &["baseurl"];
 
 /// Whether argument `name` asks for something (present, not empty, not `0`).
 fn asked(args: &Map<String, Value>, name: &str) -> bool {
@@ -411,6 +411,7 @@ fn check_render(args: &mut Map<String, Value>, wait: f64) -> Result<(), SplashEr
         "history",
         "script",
         "console",
+        "iframes",
         "response_body",
         "request_body",
         "html5_media",

@@ -52,6 +52,10 @@ function main(splash, args)
     title = splash:evaljs("document.title"),
   }
   if args.html == 1 then out.html = splash:html() end
+  if args.iframes == 1 then
+    out.frameName = ""
+    out.childFrames = splash:__child_frames(args.html == 1)
+  end
   if args.png == 1 then
     shot.quality = nil
     out.png = splash:png(shot)
