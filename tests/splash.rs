@@ -813,7 +813,7 @@ function main(splash, args)
   return {resource_timeout = splash.resource_timeout, js = splash.js_enabled,
           mine = splash.my_field, scroll = splash.scroll_position,
           plugins = {pcall(function() splash.plugins_enabled = true end)},
-          locked = {pcall(function() splash:lock_navigation() end)}}
+          posted = {pcall(function() splash:http_post{url = "http://127.0.0.1:9/"} end)}}
 end
 "##;
     let r = post(addr, "/execute", &json!({"lua_source": script}));
@@ -831,7 +831,7 @@ end
             .contains("plugins_enabled"),
         "{v}"
     );
-    assert_eq!(v["locked"][0], false, "{v}");
+    assert_eq!(v["posted"][0], false, "not done yet, and said: {v}");
     let r = post(
         addr,
         "/execute",
@@ -1418,4 +1418,50 @@ fn render_json_lists_child_frames_same_site_and_cross_site() {
         assert!(f["html"].as_str().unwrap().contains("child-btn"), "{f}");
         assert!(f["geometry"][2].as_f64().unwrap() > 0.0, "{f}");
     }
+}
+
+#[test]
+fn a_baseurl_shows_a_page_as_if_it_came_from_there() {
+    let addr = open();
+    let script = r##"
+function main(splash, args)
+  assert(splash:go{args.url, baseurl = args.base .. "/splash_ex/elsewhere.html"})
+  local first = {url = splash:url(), title = splash:evaljs("document.title"),
+                 img = splash:evaljs("document.querySelector('img').src")}
+  assert(splash:set_content{"<title>set</title><img src='image.png'>", baseurl = args.base .. "/splash_ex/x.html"})
+  splash:wait(0.3)
+  return {first = first, url = splash:url(),
+          loaded = splash:evaljs("document.querySelector('img').naturalWidth")}
+end
+"##;
+    let base = url_a("").trim_end_matches('/').to_string();
+    let r = post(
+        addr,
+        "/execute",
+        &json!({"lua_source": script, "url": url_a("splash_ex/page.html"), "base": base}),
+    );
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let v = r.json();
+    assert_eq!(
+        v["first"]["url"],
+        format!("{base}/splash_ex/elsewhere.html"),
+        "{v}"
+    );
+    assert_eq!(v["first"]["title"], "Splash example page");
+    assert_eq!(v["first"]["img"], format!("{base}/splash_ex/image.png"));
+    assert_eq!(v["url"], format!("{base}/splash_ex/x.html"));
+    assert!(
+        v["loaded"].as_u64().unwrap() > 0,
+        "relative to the baseurl: {v}"
+    );
+    let r = get(
+        addr,
+        &format!(
+            "/render.html?url={}&baseurl={}",
+            q(&url_a("splash_ex/page.html")),
+            q(&format!("{base}/other/where.html"))
+        ),
+    );
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert!(String::from_utf8_lossy(&r.body).contains("Splash example page"));
 }

@@ -273,6 +273,10 @@ local function dom_get(self, prop)
 end
 
 local function dom_set(self, prop, value)
+  if type(value) == "function" then
+    fail("SPLASH_LUA_ERROR", "element." .. tostring(prop) .. " = function: event handlers set on an Element are not supported yet on this engine",
+      { splash_method = "element." .. tostring(prop) })
+  end
   node_call(self, "el[" .. js_string(prop) .. "] = " .. codec.json_encode(value) .. "; return true;")
 end
 
@@ -321,6 +325,19 @@ local function form_fields(body)
   return fields
 end
 
+-- Navigates to `address` answered with `body` (`content_type`) instead of the network: the
+-- page is `body`, at `address` (Splash's `baseurl`).
+local function shown_as(address, body, content_type)
+  if address:find("[*{}]") then
+    go_error("splash: a baseurl with *, { or } is not supported on this engine")
+  end
+  must(page:route{ urlPattern = address, action = "mock", body = body, status = 200,
+    contentType = content_type }, "go")
+  local r = page:navigate{ url = address }
+  page:unroute{ urlPattern = address }
+  return r
+end
+
 -- A POST navigation: a form of `fields` submitted from the current page, then its load.
 local function post(url, fields)
   local js = "(() => { window.__splash_before_post = true; const f = document.createElement('form'); "
@@ -347,8 +364,9 @@ function Splash:go(url, baseurl, headers, http_method, body, formdata)
   if formdata ~= nil and type(formdata) ~= "table" then go_error("formdata argument for go() must be a Lua table") end
   if body ~= nil and type(body) ~= "string" then go_error("request body must be a string") end
   if method == "GET" and body then go_error("GET request cannot have body") end
-  if baseurl then
-    go_error("splash:go: baseurl is not supported on this engine (set_content takes one)")
+  if baseurl ~= nil and type(baseurl) ~= "string" then go_error("splash:go: baseurl must be a string") end
+  if baseurl and method ~= "GET" then
+    go_error("splash:go: baseurl with a POST is not supported on this engine")
   end
   if formdata and method == "GET" then method = "POST" end
   local fields
@@ -373,7 +391,18 @@ function Splash:go(url, baseurl, headers, http_method, body, formdata)
     must(page:set_headers{ headersJson = codec.json_encode(h) }, "go")
   end
   local r
-  if fields then r = post(url, fields) else r = page:navigate{ url = url } end
+  if baseurl then
+    -- Loaded from `url`, shown as if from `baseurl` (its address, its relative paths).
+    local got = op("fetch", { url = url })
+    if not got.ok then
+      if headers then must(page:set_headers{ headersJson = codec.json_encode(standing_headers()) }, "go") end
+      if got.status and got.status >= 400 then return nil, "http" .. got.status end
+      return nil, "network3"
+    end
+    local ct = "text/html; charset=utf-8"
+    for k, v in pairs(got.headers or {}) do if k:lower() == "content-type" then ct = v end end
+    r = shown_as(baseurl, codec.base64_decode(got.base64), ct)
+  elseif fields then r = post(url, fields) else r = page:navigate{ url = url } end
   if headers then
     must(page:set_headers{ headersJson = codec.json_encode(standing_headers()) }, "go")
   end
@@ -619,6 +648,14 @@ end
 
 function Splash:set_content(data, mime_type, baseurl)
   if type(data) == "table" then data, mime_type, baseurl = data.data or data[1], data.mime_type, data.baseurl end
+  if type(data) ~= "string" then
+    fail("SPLASH_LUA_ERROR", "splash:set_content: data must be a string", { splash_method = "set_content" })
+  end
+  if baseurl and baseurl ~= "" then
+    local r = shown_as(baseurl, data, mime_type or "text/html; charset=utf-8")
+    if not r.ok then return nil, reason_of(r) end
+    return true
+  end
   eval("document.open(); document.write(" .. js_string(data) .. "); document.close(); true")
   return true
 end

@@ -296,9 +296,6 @@ const UNSUPPORTED: &[&str] = &[
     "forbidden_content_types",
 ];
 
-/// Render-endpoint arguments not done yet on this engine.
-const NOT_YET: &[&str] = &["baseurl"];
-
 /// Whether argument `name` asks for something (present, not empty, not `0`).
 fn asked(args: &Map<String, Value>, name: &str) -> bool {
     match args.get(name) {
@@ -552,15 +549,6 @@ fn check_render(args: &mut Map<String, Value>, wait: f64) -> Result<(), SplashEr
                 "scale_method",
                 format!("Invalid 'scale_method': {shown}"),
                 json!({"allowed": ["raster", "vector"], "received": shown}),
-            ));
-        }
-    }
-    for name in NOT_YET {
-        if asked(args, name) {
-            return Err(bad(
-                name,
-                format!("'{name}' is not supported by moonpilot's Splash API yet"),
-                json!({"engine": "moonpilot"}),
             ));
         }
     }

@@ -9,8 +9,8 @@ function main(splash, args)
   end
   if args.images == 0 then splash.images_enabled = false end
   if args.response_body == 1 then splash.response_body_enabled = true end
-  local ok, reason = splash:go{ args.url, headers = args.headers, http_method = args.http_method,
-    body = args.body }
+  local ok, reason = splash:go{ args.url, baseurl = args.baseurl, headers = args.headers,
+    http_method = args.http_method, body = args.body }
   if not ok then
     -- Splash's RenderError info: {type = "HTTP" | "Network" | ..., code, text, url}.
     local kind, code = tostring(reason):match("^(%a+)(%d+)$")
