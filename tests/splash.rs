@@ -813,7 +813,9 @@ function main(splash, args)
   return {resource_timeout = splash.resource_timeout, js = splash.js_enabled,
           mine = splash.my_field, scroll = splash.scroll_position,
           plugins = {pcall(function() splash.plugins_enabled = true end)},
-          posted = {pcall(function() splash:http_post{url = "http://127.0.0.1:9/"} end)}}
+          posted = {pcall(function() splash:http_post{url = "http://127.0.0.1:9/"} end)},
+          none = splash:select_all("video"), marked = require("treat").as_array({}),
+          nested = {list = require("treat").as_array({})}}
 end
 "##;
     let r = post(addr, "/execute", &json!({"lua_source": script}));
@@ -832,6 +834,15 @@ end
         "{v}"
     );
     assert_eq!(v["posted"][0], false, "not done yet, and said: {v}");
+    assert_eq!(v["none"], json!([]), "an empty list is an array");
+    assert_eq!(v["marked"], json!([]));
+    assert_eq!(v["nested"], json!({"list": []}));
+    let r = post(
+        addr,
+        "/execute",
+        &json!({"lua_source": "function main(splash)\n  return 1, 'two'\nend"}),
+    );
+    assert_eq!(r.json(), json!([1, "two"]), "several values are a list");
     let r = post(
         addr,
         "/execute",

@@ -57,6 +57,15 @@ local function reason_of(r)
 end
 
 -- A Splash operation answered in Rust (`src/splash/ops.rs`) on the request's own task.
+-- Tables marked as arrays (treat.as_array, and the lists the splash object answers): an empty
+-- one is `[]` in the result, not `{}`. The marker string stands for it until Rust's answer.
+local ARRAY = setmetatable({}, { __mode = "k" })
+local EMPTY_ARRAY = "\1splash-empty-array\1"
+local function as_array(t)
+  if type(t) == "table" then ARRAY[t] = true end
+  return t
+end
+
 -- lock_navigation: the main frame's navigations are held and dropped, each shown to the
 -- on_navigation_locked callbacks (set with the request callbacks below).
 local nav = { locked = false, callbacks = {}, main_frame = nil }
@@ -523,7 +532,7 @@ function Splash:set_custom_headers(headers)
   must(page:set_headers{ headersJson = codec.json_encode(standing_headers()) }, "set_custom_headers")
 end
 
-function Splash:get_cookies() return op("get_cookies") end
+function Splash:get_cookies() return as_array(op("get_cookies")) end
 
 function Splash:add_cookie(name, value, path, domain, expires, httpOnly, secure)
   local c
@@ -571,7 +580,7 @@ function Splash:select_all(css)
   local n = eval("document.querySelectorAll(" .. js_string(css) .. ").length")
   local out = {}
   for i = 1, n do out[i] = element(css, i - 1) end
-  return out
+  return as_array(out)
 end
 
 function Splash:mouse_click(x, y)
@@ -1069,7 +1078,7 @@ end
 function Splash:har_reset() har_since = math.floor(eval("Date.now()")) end
 
 function Splash:history()
-  return op("har", { since = 0, history = true, bodies = attributes.response_body_enabled.value })
+  return as_array(op("har", { since = 0, history = true, bodies = attributes.response_body_enabled.value }))
 end
 
 local function get_attribute(key)
@@ -1118,12 +1127,11 @@ local base64 = {
   encode = function(s) if is_binary(s) then return s.base64 end return codec.base64_encode(s) end,
   decode = codec.base64_decode,
 }
-local ARRAY = setmetatable({}, { __mode = "k" })
 local treat = {
   as_binary = function(s, content_type) return binary(codec.base64_encode(tostring(s)), content_type) end,
   as_string = function(b) if is_binary(b) then return codec.base64_decode(b.base64) end return tostring(b) end,
-  mark_array = function(t) ARRAY[t] = true return t end,
-  as_array = function(t) ARRAY[t] = true return t end,
+  mark_array = as_array,
+  as_array = as_array,
 }
 local libs = { json = json, base64 = base64, treat = treat }
 local plain_require = require
@@ -1153,6 +1161,7 @@ local splash = setmetatable({}, {
 local function plain(v)
   if is_binary(v) then return v.base64 end
   if type(v) ~= "table" then return v end
+  if ARRAY[v] and next(v) == nil then return EMPTY_ARRAY end
   local out = {}
   for k, x in pairs(v) do out[k] = plain(x) end
   return out
@@ -1164,7 +1173,10 @@ function __splash_main()
   end
   -- Splash's viewport until the script sets another.
   Splash.set_viewport_size(splash, state.viewport[1], state.viewport[2])
-  local value = main(splash, args)
+  local values = table.pack(main(splash, args))
+  local value = values[1]
+  -- `return a, b` is a list (Splash's rule).
+  if values.n > 1 then value = as_array({ table.unpack(values, 1, values.n) }) end
   local result = { status = state.status, content_type = state.content_type, headers = state.headers }
   if is_binary(value) then
     result.binary = { base64 = value.base64, content_type = value.content_type }

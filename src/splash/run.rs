@@ -200,9 +200,23 @@ pub fn script_error(msg: &str) -> SplashError {
     SplashError::Script(info)
 }
 
+/// What `splash.lua` writes for an empty table marked as an array (`treat.as_array`).
+const EMPTY_ARRAY: &str = "\u{1}splash-empty-array\u{1}";
+
+/// `v` with every empty-array marker an empty array.
+fn arrays(v: Value) -> Value {
+    match v {
+        Value::String(s) if s == EMPTY_ARRAY => Value::Array(Vec::new()),
+        Value::Array(a) => Value::Array(a.into_iter().map(arrays).collect()),
+        Value::Object(o) => Value::Object(o.into_iter().map(|(k, x)| (k, arrays(x))).collect()),
+        other => other,
+    }
+}
+
 /// The answer of `__splash_main`'s table: binary as it is, a string as the body, anything else
 /// as JSON; the script's status, content type and headers on top.
 fn answer(result: Value) -> Result<Answer, SplashError> {
+    let result = arrays(result);
     let status = result["status"].as_u64().map(|s| s as u16).unwrap_or(200);
     let mut headers = Vec::new();
     if let Some(h) = result["headers"].as_object() {
