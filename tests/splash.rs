@@ -1476,3 +1476,43 @@ end
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     assert!(String::from_utf8_lossy(&r.body).contains("Splash example page"));
 }
+
+#[test]
+fn held_requests_keep_images_off_refuse_a_raw_body_and_elements_are_the_nodes_themselves() {
+    let addr = open();
+    let script = r##"
+function main(splash, args)
+  splash.images_enabled = false
+  local seen = 0
+  splash:on_request(function(request) seen = seen + 1 end)
+  assert(splash:go(args.url))
+  splash:wait(0.3)
+  local blocked = splash:evaljs("document.getElementById('pic').naturalWidth")
+  local raw = {pcall(function() return splash:go{args.url, http_method = "POST", body = '{"a": 1}'} end)}
+  splash:set_content("<ul><li>one</li><li>two</li><li>three</li></ul>")
+  local items = splash:select_all("li")
+  items[1].node:remove()
+  return {seen = seen, blocked = blocked, raw_ok = raw[1], raw = tostring(raw[2]),
+          second = items[2]:text(), first_gone = items[1]:exists()}
+end
+"##;
+    let r = post(
+        addr,
+        "/execute",
+        &json!({"lua_source": script, "url": url_a("splash_img.html")}),
+    );
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let v = r.json();
+    assert!(v["seen"].as_u64().unwrap() >= 2, "{v}");
+    assert_eq!(v["blocked"], 0, "images stay off with a callback set: {v}");
+    assert_eq!(v["raw_ok"], false, "{v}");
+    assert!(
+        v["raw"].as_str().unwrap().contains("not form-encoded"),
+        "{v}"
+    );
+    assert_eq!(
+        v["second"], "two",
+        "the element is its node, not an index: {v}"
+    );
+    assert_eq!(v["first_gone"], false);
+}

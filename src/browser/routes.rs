@@ -66,6 +66,8 @@ struct Asked {
     conn: Arc<RawConnection>,
     session: String,
     request_id: String,
+    /// Held at the response stage (`AskResponse`), not the request stage.
+    response: bool,
 }
 
 /// What a caller decides for a held request ([`Routes::decide`]).
@@ -188,20 +190,24 @@ impl Routes {
 
     /// The newest rule for `url` at the request stage, or at the response stage (only
     /// `AskResponse` rules answer there).
+    /// A rule for one resource type (images off) is more specific than any rule for every
+    /// type, and answers first.
     fn rule_at(&self, url: &str, resource_type: &str, response: bool) -> Option<RouteAction> {
         self.with(|s| {
-            let rule = s
+            let fits = |r: &&Rule| {
+                (r.action == RouteAction::AskResponse) == response
+                    && r.resource_type
+                        .as_deref()
+                        .is_none_or(|t| t == resource_type)
+                    && (r.matcher)(url)
+            };
+            let typed = s
                 .rules
                 .iter()
                 .rev()
-                .find(|r| {
-                    (r.action == RouteAction::AskResponse) == response
-                        && r.resource_type
-                            .as_deref()
-                            .is_none_or(|t| t == resource_type)
-                        && (r.matcher)(url)
-                })?
-                .clone();
+                .filter(|r| r.resource_type.is_some())
+                .find(fits);
+            let rule = typed.or_else(|| s.rules.iter().rev().find(fits))?.clone();
             match s.hits.iter_mut().find(|(p, _)| *p == rule.pattern) {
                 Some((_, n)) => *n += 1,
                 None => s.hits.push((rule.pattern.clone(), 1)),
@@ -287,8 +293,14 @@ impl Routes {
             .get("resourceType")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let response = ev.params.get("responseStatusCode").is_some()
-            || ev.params.get("responseErrorReason").is_some();
+        if ev.params.get("responseErrorReason").is_some()
+            && ev.params.get("responseStatusCode").is_none()
+        {
+            // Paused at the response stage with no response (the request failed): nothing to
+            // show a callback; it goes on to its failure.
+            return Some(("Fetch.continueRequest", json!({"requestId": id})));
+        }
+        let response = ev.params.get("responseStatusCode").is_some();
         Some(match self.rule_at(url, resource_type, response) {
             Some(RouteAction::AskResponse) => return Some(("ask", json!({"requestId": id}))),
             Some(RouteAction::Abort) => (
@@ -326,7 +338,12 @@ impl Routes {
             .as_str()
             .unwrap_or_default()
             .to_string();
-        let id = format!("{session}/{request_id}");
+        let response = ev.params.get("responseStatusCode").is_some();
+        // One id per hold: a request's two stages are two holds.
+        let id = format!(
+            "{session}/{request_id}/{}",
+            if response { "response" } else { "request" }
+        );
         let request = &ev.params["request"];
         let mut seen = json!({
             "id": id,
@@ -362,6 +379,7 @@ impl Routes {
                     conn: conn.clone(),
                     session: session.to_string(),
                     request_id,
+                    response,
                 },
             );
         });
@@ -422,22 +440,33 @@ impl Routes {
             }
             ("Fetch.continueRequest", p)
         };
-        let res = asked.conn.call(Some(&asked.session), method, params).await;
-        if res.is_err() {
-            let again = json!({"requestId": asked.request_id});
-            let _ = asked
-                .conn
-                .call(Some(&asked.session), "Fetch.continueRequest", again)
-                .await;
+        match asked.conn.call(Some(&asked.session), method, params).await {
+            Ok(_) => Ok(true),
+            Err(e) => {
+                // Gone meanwhile (the page navigated away, the request was cancelled), or the
+                // change was refused: never leave it paused, and tell the caller it was not
+                // answered as asked.
+                tracing::debug!("{method} of a held request failed: {}", e.msg);
+                let again = json!({"requestId": asked.request_id});
+                let _ = asked
+                    .conn
+                    .call(Some(&asked.session), "Fetch.continueRequest", again)
+                    .await;
+                Ok(false)
+            }
         }
-        res.map(|_| true)
     }
 
-    /// Lets every held request go on as it is (its caller is gone).
-    pub async fn release_held(&self) {
+    /// Lets every held request of one stage go on as it is (its callbacks are gone).
+    pub async fn release_held(&self, response: bool) {
         let ids: Vec<String> = self.with(|s| {
-            s.asked.clear();
-            s.held.keys().cloned().collect()
+            let stage = if response { "response" } else { "request" };
+            s.asked.retain(|a| a["stage"] != stage);
+            s.held
+                .iter()
+                .filter(|(_, a)| a.response == response)
+                .map(|(id, _)| id.clone())
+                .collect()
         });
         for id in ids {
             let _ = self.decide(&id, Decision::default()).await;

@@ -288,6 +288,23 @@ struct TaskState {
     settings_gen: u64,
 }
 
+/// A browser context that is disposed when this drops (on the browser's runtime).
+struct DisposeOnDrop {
+    browser: Arc<Browser>,
+    context: String,
+}
+
+impl Drop for DisposeOnDrop {
+    fn drop(&mut self) {
+        let (browser, context) = (self.browser.clone(), std::mem::take(&mut self.context));
+        if context.is_empty() {
+            return;
+        }
+        let runner = browser.clone();
+        runner.spawn(async move { browser.dispose_context(&context).await });
+    }
+}
+
 /// One task.
 pub struct Task {
     /// Its id.
@@ -328,15 +345,16 @@ impl Task {
             true => Some(browser.create_context().await?),
             false => None,
         };
-        let tab = match browser.new_tab(events.clone(), context.as_deref()).await {
-            Ok(tab) => tab,
-            Err(e) => {
-                if let Some(c) = &context {
-                    browser.dispose_context(c).await;
-                }
-                return Err(e);
-            }
-        };
+        // Disposed if this open fails or is dropped before the task owns the context.
+        let mut pending = context.clone().map(|c| DisposeOnDrop {
+            browser: browser.clone(),
+            context: c,
+        });
+        let tab = browser.new_tab(events.clone(), context.as_deref()).await?;
+        if let Some(p) = pending.as_mut() {
+            // The task owns it now (an empty name disarms the guard).
+            p.context.clear();
+        }
         let (closed_tx, _) = watch::channel(false);
         let task = Arc::new(Task {
             id,

@@ -86,6 +86,8 @@ fn start(p: &mut Params) -> Prepared<Cx> {
     run(move |cx: Cx| async move {
         let headless = headless.unwrap_or(!cx.engine.config.launch.headful);
         let id = cx.task_id.unwrap_or_else(TaskId::generate);
+        // Taken first: a start that fails from here on leaves no isolation pending.
+        let isolated = cx.engine.take_isolated(id);
         if cx.engine.task(id).is_some() {
             // Checked before anything runs: an invalid argument, nothing was started.
             return Err(CommandError::invalid(
@@ -95,7 +97,6 @@ fn start(p: &mut Params) -> Prepared<Cx> {
         }
         let _starting = cx.engine.begin_start();
         let browser = cx.engine.browser_for_start(headless).await?;
-        let isolated = cx.engine.take_isolated(id);
         let task = match Task::open(id, browser.clone(), isolated).await {
             Ok(t) => t,
             Err(e) => {

@@ -137,7 +137,7 @@ local function lua_of(v)
 end
 
 local function node_call(el, body)
-  return eval("(() => { const el = " .. node_js(el) .. "; if (!el) throw new Error('the element is gone'); "
+  return eval("(() => { const el = " .. node_js(el) .. "; if (!el || !el.isConnected) throw new Error('Element no longer exists in DOM'); "
     .. body .. " })()")
 end
 
@@ -197,7 +197,7 @@ local element_methods = {
     return true
   end,
   text = function(self) return node_call(self, "return el.innerText;") end,
-  exists = function(self) return eval("!!(" .. node_js(self) .. ")") end,
+  exists = function(self) return eval("(() => { const el = " .. node_js(self) .. "; return !!el && el.isConnected; })()") end,
   focus = function(self) node_call(self, "el.focus(); return true;"); return true end,
   bounds = function(self)
     return node_call(self, "const r = el.getBoundingClientRect(); return {left: r.left, top: r.top, "
@@ -230,10 +230,10 @@ local element_methods = {
     return true
   end,
   select = function(self, css)
-    local n = eval("(() => { const el = " .. node_js(self) .. "; const f = el && el.querySelector("
-      .. js_string(css) .. "); if (!f) return -1; return [...document.querySelectorAll('*')].indexOf(f); })()")
-    if n < 0 then return nil end
-    return element("*", n)
+    return lua_of(node_call(self, JS_TO_LUA .. "return out(el.querySelector(" .. js_string(css) .. "));"))
+  end,
+  select_all = function(self, css)
+    return as_array(lua_of(node_call(self, JS_TO_LUA .. "return out(el.querySelectorAll(" .. js_string(css) .. "));")) or {})
   end,
   png = function(self, width, scale_method, pad)
     if type(width) == "table" then width, scale_method, pad = width.width, width.scale_method, width.pad end
@@ -286,7 +286,15 @@ local function dom_set(self, prop, value)
     fail("SPLASH_LUA_ERROR", "element." .. tostring(prop) .. " = function: event handlers set on an Element are not supported yet on this engine",
       { splash_method = "element." .. tostring(prop) })
   end
-  node_call(self, "el[" .. js_string(prop) .. "] = " .. codec.json_encode(value) .. "; return true;")
+  -- Tables go where the DOM keeps them: styles, classes, data and attributes.
+  node_call(self, "const p = " .. js_string(prop) .. "; const v = " .. codec.json_encode(value) .. "; "
+    .. "if (v && typeof v === 'object') { "
+    .. "if (p === 'style') { for (const [k, x] of Object.entries(v)) el.style.setProperty(k.replace(/[A-Z]/g, m => '-' + m.toLowerCase()), String(x)); return true; } "
+    .. "if (p === 'classList' && Array.isArray(v)) { el.className = v.join(' '); return true; } "
+    .. "if (p === 'dataset') { Object.assign(el.dataset, v); return true; } "
+    .. "if (p === 'attributes') { for (const [k, x] of Object.entries(v)) el.setAttribute(k, String(x)); return true; } "
+    .. "throw new Error('element.node.' + p + ' takes no table'); } "
+    .. "el[p] = v; return true;")
 end
 
 Element.__index = function(self, key)
@@ -322,9 +330,11 @@ end
 
 -- `body` (`a=1&b=2`) as its form fields, or nil when it is not form-encoded.
 local function form_fields(body)
+  -- Form-encoded: `name=value` pairs of URL-safe characters joined by `&`.
+  if body:find("[^%w%%%-%._~%+%*!'%(%)=&]") then return nil end
   local fields = {}
   for pair in body:gmatch("[^&]+") do
-    local k, v = pair:match("^([^=]*)=?(.*)$")
+    local k, v = pair:match("^([^=]+)=(.*)$")
     if not k then return nil end
     local function unescape(x)
       return (x:gsub("+", " "):gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end))
@@ -417,6 +427,12 @@ function Splash:go(url, baseurl, headers, http_method, body, formdata)
   end
   if not r.ok then return nil, reason_of(r) end
   local status = r.data and r.data.status
+  if fields then
+    -- A form's navigation: its document's status, as the recorder saw it.
+    local q = page:get_requests{ resourceType = "document", limit = 1 }
+    local last = q.ok and q.data.requests and q.data.requests[1]
+    status = last and last.status
+  end
   if type(status) == "number" and status >= 400 then return nil, "http" .. status end
   return true
 end
@@ -570,18 +586,21 @@ function Splash:delete_cookies(name, url)
   return op("delete_cookies", { name = name, url = url })
 end
 
-function Splash:select(css)
-  local n = eval("document.querySelectorAll(" .. js_string(css) .. ").length")
-  if n == 0 then return nil end
-  return element(css, 0)
+-- Elements are references to the nodes themselves (kept in the page), as Splash's are: one
+-- that leaves the DOM, or a page that navigates away, is gone, not another node in its place.
+local function select_nodes(css, method, all)
+  local ok, v = pcall(eval, "(() => { " .. JS_TO_LUA .. "return out(document.querySelector"
+    .. (all and "All" or "") .. "(" .. js_string(css) .. ")); })()")
+  if not ok then
+    fail("SPLASH_LUA_ERROR", "cannot select the specified element" .. (all and "s " or " ") .. tostring(v),
+      { splash_method = method })
+  end
+  return lua_of(v)
 end
 
-function Splash:select_all(css)
-  local n = eval("document.querySelectorAll(" .. js_string(css) .. ").length")
-  local out = {}
-  for i = 1, n do out[i] = element(css, i - 1) end
-  return as_array(out)
-end
+function Splash:select(css) return select_nodes(css, "select", false) end
+
+function Splash:select_all(css) return as_array(select_nodes(css, "select_all", true) or {}) end
 
 function Splash:mouse_click(x, y)
   must(page:mouse_click{ x = x, y = y }, "mouse_click")
@@ -974,7 +993,14 @@ local function ensure_loop()
   if request_loop ~= nil then return end
   request_loop = browser.spawn(function()
     while #request_callbacks + #response_callbacks > 0 or nav.locked do
-      for _, seen in ipairs(op("asked", { wait_ms = 200 })) do answer_request(seen) end
+      for _, seen in ipairs(op("asked", { wait_ms = 200 })) do
+        -- Each on a coroutine of its own: one slow answer holds no other request, and one
+        -- that fails (the request went away) ends nothing else.
+        browser.spawn(function()
+          local ok, err = pcall(answer_request, seen)
+          if not ok then print("splash: a held request was not answered: " .. tostring(err)) end
+        end)
+      end
     end
   end)
 end
@@ -1057,7 +1083,8 @@ local attributes = {
   media_source_enabled = { value = true, fixed = true }, http2_enabled = { value = true, accept = true },
   -- Each request is private here: its own cookies and storage, gone after it.
   private_mode_enabled = { value = true, accept = true },
-  -- Kept and read back; HAR and response bodies are not done yet, so nothing uses them.
+  -- Kept and read back: the HAR includes request bodies either way, and xhr/fetch response
+  -- bodies when response_body_enabled is on.
   request_body_enabled = { value = false, accept = true },
   response_body_enabled = { value = false, accept = true },
   -- Kept and read back: a request's resources are bounded by its `timeout` only.

@@ -67,6 +67,10 @@ pub async fn answer(executor: &Executor, task: TaskId, method: &str, params: Val
             other => Err(format!("no Splash operation `{other}`")),
         }
     });
+    // Dropped (the script's coroutine was cancelled): the operation stops too; a long-poll
+    // left running would take held requests no one answers.
+    let abort = work.abort_handle();
+    let _stop = AbortGuard(abort);
     let done = work
         .await
         .unwrap_or_else(|e| Err(format!("the operation ended early: {e}")));
@@ -74,6 +78,15 @@ pub async fn answer(executor: &Executor, task: TaskId, method: &str, params: Val
     match done {
         Ok(data) => Receipt::success(method, data, ms),
         Err(msg) => Receipt::failure(method, ErrorCode::ActionFailed, msg, None, false, ms),
+    }
+}
+
+/// Aborts a task when dropped.
+struct AbortGuard(tokio::task::AbortHandle);
+
+impl Drop for AbortGuard {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -357,7 +370,8 @@ async fn hold(
         task.change_routes(|r| r.set(rule)).await
     } else {
         let out = task.change_routes(|r| r.remove(Some(pattern)) > 0).await;
-        task.events.routes.release_held().await;
+        let response = action == RouteAction::AskResponse;
+        task.events.routes.release_held(response).await;
         out
     };
     changed.map(|(c, _)| json!(c)).map_err(|e| e.msg)

@@ -68,9 +68,10 @@ pub async fn run(executor: &Executor, req: Checked) -> Result<Answer, SplashErro
     // Splash's global timer: the timeout plus the requested wait.
     let bound = Duration::from_secs_f64(req.timeout + req.wait);
     let ran = tokio::time::timeout(bound, script(executor, task, &req)).await;
-    // Closed here, before the answer leaves (the guard is for a run dropped midway).
-    guard.armed = false;
+    // Closed here, before the answer leaves (the guard is for a run dropped midway, this
+    // close included).
     executor.close_if_alive(task, "splash").await;
+    guard.armed = false;
     match ran {
         Err(_) => Err(SplashError::Timeout(req.timeout_shown.clone())),
         Ok(Err(e)) => Err(e),
@@ -103,15 +104,23 @@ async fn script(executor: &Executor, task: TaskId, req: &Checked) -> Result<Valu
                 let executor = executor.clone();
                 in_flight.retain(|h| !h.is_finished());
                 in_flight.push(tokio::spawn(async move {
-                    let receipt = if cmd.task != Some(task) {
-                        Receipt::failure(&cmd.method, ErrorCode::InvalidArgument,
-                            format!("{}: a Splash script drives only its own page", cmd.method), None, false, 0.0)
-                    } else if cmd.method.starts_with(ops::PREFIX) {
-                        ops::answer(&executor, task, &cmd.method, cmd.params).await
-                    } else {
-                        executor.execute(cmd.task, &cmd.method, cmd.params).await
+                    let mut reply = cmd.reply;
+                    let work = async {
+                        if cmd.task != Some(task) {
+                            Receipt::failure(&cmd.method, ErrorCode::InvalidArgument,
+                                format!("{}: a Splash script drives only its own page", cmd.method), None, false, 0.0)
+                        } else if cmd.method.starts_with(ops::PREFIX) {
+                            ops::answer(&executor, task, &cmd.method, cmd.params).await
+                        } else {
+                            executor.execute(cmd.task, &cmd.method, cmd.params).await
+                        }
                     };
-                    let _ = cmd.reply.send(receipt);
+                    // A coroutine cancelled meanwhile (with_timeout, a reset loop) no longer
+                    // waits for the answer: its command stops there, as it would in place.
+                    tokio::select! {
+                        receipt = work => { let _ = reply.send(receipt); }
+                        () = reply.closed() => {}
+                    }
                 }).abort_handle());
             }
             done = &mut running.done => {
