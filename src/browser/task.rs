@@ -802,16 +802,18 @@ impl Task {
     pub async fn close_tabs(&self) {
         self.evidence_settled().await;
         let tabs = self.state(|s| std::mem::take(&mut s.tabs));
-        for tab in tabs {
-            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), tab.close()).await;
-        }
-        // Its own context goes with it, and with that its cookies and storage.
+        // Its own context goes with it, its pages, cookies and storage at once; the tabs of
+        // the shared context one by one.
         if let Some(c) = &self.context {
             let _ = tokio::time::timeout(
                 std::time::Duration::from_secs(5),
                 self.browser.dispose_context(c),
             )
             .await;
+            return;
+        }
+        for tab in tabs {
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), tab.close()).await;
         }
     }
 
