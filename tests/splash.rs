@@ -846,12 +846,12 @@ end
     let r = post(
         addr,
         "/execute",
-        &json!({"lua_source": "function main(splash)\n  splash:on_response(function() end)\nend"}),
+        &json!({"lua_source": "function main(splash)\n  splash:http_post{url = 'http://127.0.0.1:9/'}\nend"}),
     );
     assert_eq!(r.status, 400);
     let info = &r.json()["info"];
     assert_eq!(info["type"], "SPLASH_LUA_ERROR", "{info}");
-    assert_eq!(info["splash_method"], "on_response");
+    assert_eq!(info["splash_method"], "http_post");
 }
 
 #[test]
@@ -1515,4 +1515,55 @@ end
         "the element is its node, not an index: {v}"
     );
     assert_eq!(v["first_gone"], false);
+}
+
+#[test]
+fn on_response_shows_each_response_once_it_is_in_with_its_body() {
+    let addr = open();
+    let script = r##"
+function main(splash, args)
+  splash.response_body_enabled = true
+  local seen = {}
+  splash:on_response(function(response)
+    seen[#seen + 1] = {url = response.url, status = response.status, ok = response.ok,
+      ct = response.headers["content-type"] or "",
+      body = response.body and tostring(response.body) or nil}
+  end)
+  assert(splash:go(args.url))
+  splash:wait(0.5)
+  return seen
+end
+"##;
+    let r = post(
+        addr,
+        "/execute",
+        &json!({"lua_source": script, "url": url_a("splash_img.html")}),
+    );
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let v = r.json();
+    let seen = v.as_array().unwrap();
+    let page = seen
+        .iter()
+        .find(|s| s["url"].as_str().unwrap().ends_with("splash_img.html"))
+        .expect("the document's response");
+    assert_eq!(
+        (page["status"].clone(), page["ok"].clone()),
+        (json!(200), json!(true))
+    );
+    assert!(page["ct"].as_str().unwrap().starts_with("text/html"));
+    let xhr = seen
+        .iter()
+        .find(|s| s["url"].as_str().unwrap().contains("/echo"))
+        .expect("the page's fetch");
+    assert!(
+        xhr["body"].as_str().unwrap().contains("user-agent"),
+        "{xhr}"
+    );
+    assert_eq!(
+        seen.iter()
+            .filter(|s| s["url"].as_str().unwrap().ends_with("splash_img.html"))
+            .count(),
+        1,
+        "each response once"
+    );
 }

@@ -1068,7 +1068,7 @@ function Splash:on_response_headers_reset()
   stop_loop_if_idle()
 end
 
-for _, name in ipairs({ "http_post", "on_response", "on_response_reset" }) do
+for _, name in ipairs({ "http_post" }) do
   Splash[name] = function()
     fail("SPLASH_LUA_ERROR", "splash:" .. name .. " is not supported yet on this engine", { splash_method = name })
   end
@@ -1106,6 +1106,52 @@ function Splash:har_reset() har_since = math.floor(eval("Date.now()")) end
 
 function Splash:history()
   return as_array(op("har", { since = 0, history = true, bodies = attributes.response_body_enabled.value }))
+end
+
+-- on_response: each response once it is in (the recorder's), shown to the callbacks on a
+-- coroutine of their own, after the fact, as Splash runs them.
+local done_callbacks = {}
+local done_loop = nil
+
+local function response_done(seen)
+  local headers = header_table(seen.headers)
+  local body = nil
+  if seen.body then body = binary(seen.body, seen.mimeType) end
+  local response = { url = seen.url, status = seen.status, headers = headers, ok = seen.ok == true,
+    mimeType = seen.mimeType, body = body,
+    request = { url = seen.request.url, method = seen.request.method, headers = header_table(seen.request.headers) },
+    info = { url = seen.url, status = seen.status, headers = headers, mimeType = seen.mimeType,
+      error = seen.failure } }
+  for _, cb in ipairs(done_callbacks) do
+    local ok, err = pcall(cb, response)
+    if not ok then print("splash: an on_response callback failed: " .. tostring(err)) end
+  end
+end
+
+function Splash:on_response(callback)
+  if type(callback) ~= "function" then
+    fail("SPLASH_LUA_ERROR", "splash:on_response callback is not a function", { splash_method = "on_response" })
+  end
+  done_callbacks[#done_callbacks + 1] = callback
+  if done_loop == nil then
+    local cursor = math.floor(eval("Date.now()"))
+    done_loop = browser.spawn(function()
+      while #done_callbacks > 0 do
+        local d = op("finished", { after = cursor, bodies = attributes.response_body_enabled.value })
+        cursor = d.last
+        for _, seen in ipairs(d.responses) do response_done(seen) end
+        browser.sleep(100)
+      end
+    end)
+  end
+end
+
+function Splash:on_response_reset()
+  done_callbacks = {}
+  if done_loop ~= nil then
+    done_loop:cancel()
+    done_loop = nil
+  end
 end
 
 local function get_attribute(key)

@@ -34,6 +34,7 @@ pub async fn answer(executor: &Executor, task: TaskId, method: &str, params: Val
         match name.trim_start_matches(PREFIX) {
             "asked" => return Ok(asked(&live, &params).await),
             "decide" => return decide(&live, &params).await,
+            "finished" => return Ok(finished(&live, &params)),
             _ => {}
         }
         let _lane = live.lane.lock().await;
@@ -411,6 +412,49 @@ async fn decide(task: &Arc<Task>, p: &Value) -> Result<Value, String> {
         .await
         .map(|held| json!(held))
         .map_err(|e| e.msg)
+}
+
+/// The requests that ended after `after` (epoch ms), in the order they ended, as Splash's
+/// `on_response` shows them: `{responses: [{url, status, headers, mimeType, ok, failure,
+/// request: {url, method, headers}, body?}], last}` (bodies when `bodies` and the recorder
+/// kept one: xhr and fetch).
+fn finished(task: &Arc<Task>, p: &Value) -> Value {
+    let after = p["after"].as_u64().unwrap_or(0);
+    let bodies = p["bodies"].as_bool().unwrap_or(false);
+    let mut done: Vec<RequestRecord> = task
+        .events
+        .log
+        .requests()
+        .requests
+        .into_iter()
+        .filter(|r| r.finished_at.is_some_and(|t| t > after))
+        .collect();
+    done.sort_by_key(|r| r.finished_at);
+    let last = done.last().and_then(|r| r.finished_at).unwrap_or(after);
+    let responses: Vec<Value> = done
+        .iter()
+        .map(|r| {
+            let mut v = json!({
+                "url": r.url, "status": r.status, "headers": r.response_headers,
+                "mimeType": r.mime_type, "ok": r.failure.is_none() && r.status.is_some_and(|s| s < 400),
+                "failure": r.failure,
+                "request": {"url": r.url, "method": r.method, "headers": r.request_headers},
+            });
+            if bodies {
+                if let (Some(b), _) = task.events.log.body(&r.request_id) {
+                    if let Some(text) = b.body {
+                        v["body"] = json!(if b.base64 {
+                            text
+                        } else {
+                            crate::encoding::encode_base64(text.as_bytes())
+                        });
+                    }
+                }
+            }
+            v
+        })
+        .collect();
+    json!({"responses": responses, "last": last})
 }
 
 /// HAR's `[{name, value}]` of a CDP headers object.
