@@ -63,6 +63,8 @@ pub async fn run(executor: &Executor, req: Checked) -> Result<Answer, SplashErro
     };
     let started = executor.execute(Some(task), "start", json!({})).await;
     if !started.ok {
+        // Refused before it ran (an overloaded engine): the isolation asked is not left behind.
+        executor.engine().take_isolated(task);
         return Err(SplashError::Internal(started.msg.unwrap_or_default()));
     }
     // Splash's global timer: the timeout plus the requested wait.
