@@ -198,6 +198,11 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
 
 /// A TLS client trusting the system's roots (`SSL_CERT_FILE` and `SSL_CERT_DIR` are honoured).
 pub async fn tls_connector() -> Result<tokio_rustls::TlsConnector, String> {
+    Ok(tokio_rustls::TlsConnector::from(tls_config().await?))
+}
+
+/// The TLS settings of [`tls_connector`] (the system's roots, loaded once).
+pub async fn tls_config() -> Result<Arc<rustls::ClientConfig>, String> {
     static CONFIG: tokio::sync::OnceCell<Arc<rustls::ClientConfig>> =
         tokio::sync::OnceCell::const_new();
     let config = CONFIG
@@ -224,7 +229,7 @@ pub async fn tls_connector() -> Result<tokio_rustls::TlsConnector, String> {
             .map_err(|e| e.to_string())?
         })
         .await?;
-    Ok(tokio_rustls::TlsConnector::from(config.clone()))
+    Ok(config.clone())
 }
 
 /// At most 120 characters of an answer's body, on one line.

@@ -818,13 +818,39 @@ local function response_of(url, got)
       content = { text = codec.base64_decode(got.base64 or "") } } }, Response)
 end
 
+-- A request outside the page, with the page's user agent (unless `headers` set one).
+local function http_request(method, url, headers, follow_redirects, body)
+  local h = {}
+  for k, v in pairs(standing_headers()) do h[k] = v end
+  for k, v in pairs(headers or {}) do h[tostring(k)] = tostring(v) end
+  local has_ua = false
+  for k in pairs(h) do if k:lower() == "user-agent" then has_ua = true end end
+  if not has_ua then h["User-Agent"] = eval("navigator.userAgent") end
+  local got = op("http", { method = method, url = url, headers = h, follow_redirects = follow_redirects ~= false,
+    body = body and codec.base64_encode(body) or nil })
+  local r = response_of(got.url or url, got)
+  r.request = { url = url, method = method, headers = h }
+  return r
+end
+
 function Splash:http_get(url, headers, follow_redirects)
   if type(url) == "table" then url, headers, follow_redirects = url.url or url[1], url.headers, url.follow_redirects end
   if type(url) ~= "string" then splash_arg_error("http_get", "url", "'url' is required for splash:http_get") end
-  if headers or follow_redirects == false then
-    splash_arg_error("http_get", "headers", "splash:http_get: headers and follow_redirects=false are not supported yet on this engine")
+  return http_request("GET", url, headers, follow_redirects, nil)
+end
+
+function Splash:http_post(url, headers, follow_redirects, body)
+  if type(url) == "table" then
+    url, headers, follow_redirects, body = url.url or url[1], url.headers, url.follow_redirects, url.body
   end
-  return response_of(url, op("fetch", { url = url }))
+  if type(url) ~= "string" then splash_arg_error("http_post", "url", "'url' is required for splash:http_post") end
+  if body ~= nil and type(body) ~= "string" and not is_binary(body) then
+    splash_arg_error("http_post", "body", "body argument for splash:http_post() must be string")
+  end
+  if is_binary(body) then body = codec.base64_decode(body.base64) end
+  local h = headers
+  if h == nil then h = { ["Content-Type"] = "application/x-www-form-urlencoded" } end
+  return http_request("POST", url, h, follow_redirects, body or "")
 end
 
 function Splash:get_perf_stats()
@@ -1068,11 +1094,6 @@ function Splash:on_response_headers_reset()
   stop_loop_if_idle()
 end
 
-for _, name in ipairs({ "http_post" }) do
-  Splash[name] = function()
-    fail("SPLASH_LUA_ERROR", "splash:" .. name .. " is not supported yet on this engine", { splash_method = name })
-  end
-end
 
 -- The splash object's attributes: what Chromium does already is accepted (and read back);
 -- the other setting, which this engine cannot give, is a clear error.

@@ -60,6 +60,7 @@ pub async fn answer(executor: &Executor, task: TaskId, method: &str, params: Val
             "autoload" => autoload(&tab, &params).await,
             "autoload_reset" => autoload_reset(&tab, &params).await,
             "fetch" => fetch(&tab, &params).await,
+            "http" => http(&tab, &params).await,
             "main_frame" => tab
                 .main_frame()
                 .await
@@ -325,6 +326,89 @@ async fn fetch(tab: &Tab, p: &Value) -> Result<Value, String> {
         "error": got.error,
         "base64": crate::encoding::encode_base64(&got.body),
     }))
+}
+
+/// The longest a request outside the page may take.
+const HTTP_BOUND: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// A request outside the page (Splash's `http_get` / `http_post`): `{method, url, headers?,
+/// body? (base64), follow_redirects?}`, with the context's cookies for the URL (unless the
+/// headers carry their own) and the cookies it answers with kept in the context. Answers
+/// `{ok, status, url, headers, base64, error?}`; a request that fails is `ok = false`.
+async fn http(tab: &Tab, p: &Value) -> Result<Value, String> {
+    let url = p["url"].as_str().ok_or("`url` is required")?.to_string();
+    let method = match p["method"].as_str().unwrap_or("GET") {
+        "POST" => reqwest::Method::POST,
+        _ => reqwest::Method::GET,
+    };
+    let follow = p["follow_redirects"].as_bool().unwrap_or(true);
+    let tls = crate::browser::endpoint::tls_config().await?;
+    let client = reqwest::Client::builder()
+        .use_preconfigured_tls((*tls).clone())
+        .redirect(if follow {
+            reqwest::redirect::Policy::limited(10)
+        } else {
+            reqwest::redirect::Policy::none()
+        })
+        .timeout(HTTP_BOUND)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let mut req = client.request(method, &url);
+    let mut has_cookie = false;
+    for (k, v) in p["headers"].as_object().into_iter().flatten() {
+        has_cookie |= k.eq_ignore_ascii_case("cookie");
+        req = req.header(k.as_str(), v.as_str().unwrap_or_default());
+    }
+    if !has_cookie {
+        let jar = tab.cookies_for(&url).await.map_err(|e| e.msg)?;
+        let line: Vec<String> = jar
+            .iter()
+            .filter_map(|c| Some(format!("{}={}", c["name"].as_str()?, c["value"].as_str()?)))
+            .collect();
+        if !line.is_empty() {
+            req = req.header("Cookie", line.join("; "));
+        }
+    }
+    if let Some(b) = p["body"].as_str() {
+        req = req.body(crate::encoding::decode_base64(b).unwrap_or_default());
+    }
+    let resp = match req.send().await {
+        Ok(r) => r,
+        Err(e) => {
+            return Ok(json!({"ok": false, "status": 0, "url": url, "headers": {},
+                "base64": "", "error": e.to_string()}))
+        }
+    };
+    let status = resp.status().as_u16();
+    let final_url = resp.url().to_string();
+    let mut headers = Map::new();
+    for (k, v) in resp.headers() {
+        let v = String::from_utf8_lossy(v.as_bytes()).into_owned();
+        if k == reqwest::header::SET_COOKIE {
+            // Kept for the page, as the browser would keep it.
+            if let Some((pair, _)) = v.split_once(';').or(Some((v.as_str(), ""))) {
+                if let Some((name, value)) = pair.split_once('=') {
+                    let cookie =
+                        json!({"name": name.trim(), "value": value.trim(), "url": final_url});
+                    let _ = tab.add_cookie(cookie).await;
+                }
+            }
+        }
+        match headers.get_mut(k.as_str()) {
+            Some(Value::String(prev)) => {
+                prev.push('\n');
+                prev.push_str(&v);
+            }
+            _ => {
+                headers.insert(k.as_str().to_string(), json!(v));
+            }
+        }
+    }
+    let body = resp.bytes().await.map_err(|e| e.to_string())?;
+    Ok(
+        json!({"ok": (200..400).contains(&status), "status": status, "url": final_url,
+        "headers": headers, "base64": crate::encoding::encode_base64(&body)}),
+    )
 }
 
 /// The route rule that keeps images out (`splash.images_enabled = false`, `images=0`).
