@@ -514,6 +514,16 @@ fn finished(task: &Arc<Task>, p: &Value) -> Value {
         .filter(|r| r.finished_at.is_some_and(|t| t > after))
         .collect();
     done.sort_by_key(|r| r.finished_at);
+    if bodies {
+        // A body still being copied is waited for: that response and the later ones come in
+        // the next call.
+        if let Some(at) = done
+            .iter()
+            .position(|r| task.events.log.body(&r.request_id).1)
+        {
+            done.truncate(at);
+        }
+    }
     let last = done.last().and_then(|r| r.finished_at).unwrap_or(after);
     let responses: Vec<Value> = done
         .iter()
