@@ -220,5 +220,10 @@ fn get_config_reports_effective_settings() {
     let id = new_task();
     let r = exec(Some(id), "get_config", json!({}));
     assert_eq!(r.data["browser"]["type"], "chromium");
+    // The seed's client reads the running browser's profile from profileDir.resolved.
+    let resolved = r.data["profileDir"]["resolved"].as_str().unwrap();
+    assert_eq!(resolved, r.data["browser"]["profileDir"].as_str().unwrap());
+    assert!(std::path::Path::new(resolved).is_dir(), "{resolved}");
+    assert_eq!(r.data["profileDir"]["cdpConfigured"], false);
     exec(Some(id), "close", json!({}));
 }

@@ -231,7 +231,12 @@ fn get_config(_p: &mut Params) -> Prepared<Cx> {
             "configuredType": "auto",
             "typeChoices": ["auto", "chromium"],
             "profileDir": {
+                // The running browser's own (null while none runs, and for an attached one).
+                "resolved": cx.engine.current_browser().map_or(Value::Null, |b| b.describe()["profileDir"].clone()),
+                "forType": "chromium",
+                "perPort": false,
                 "configured": c.launch.profile.as_ref().map(|p| p.display().to_string()),
+                "cdpConfigured": c.launch.cdp_url.is_some(),
                 "note": "without --profile every browser gets a fresh temporary profile, removed when it stops",
             },
             "chromium": c.launch.chromium.as_ref().map(|p| p.display().to_string()),
