@@ -849,12 +849,13 @@ end
     let r = post(
         addr,
         "/execute",
-        &json!({"lua_source": "function main(splash)\n  splash:set_content('<p>x</p>')\n  splash:select('p').onclick = function() end\nend"}),
+        &json!({"lua_source": "function main(splash)\n  splash:set_content('<p>x</p>')\n  splash:select('p'):set_event_handler('click', 'not a function')\nend"}),
     );
     assert_eq!(r.status, 400);
     let info = &r.json()["info"];
     assert_eq!(info["type"], "SPLASH_LUA_ERROR", "{info}");
-    assert_eq!(info["splash_method"], "element.onclick");
+    assert_eq!(info["splash_method"], "set_event_handler");
+    assert_eq!(info["argument"], "handler");
 }
 
 #[test]
@@ -1629,4 +1630,166 @@ end
         v["still"].as_str().unwrap().contains("/set-cookie"),
         "the page did not move: {v}"
     );
+}
+
+/// `/execute` of `script` with `url` the events fixture.
+fn on_events_page(addr: SocketAddr, script: &str) -> Reply {
+    post(
+        addr,
+        "/execute",
+        &json!({"lua_source": script, "url": url_a("splash_events.html")}),
+    )
+}
+
+/// A 200 reply's JSON.
+fn ok_json(r: &Reply) -> Value {
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    r.json()
+}
+
+#[test]
+fn event_handlers_set_on_an_element_see_its_events_until_taken_off() {
+    let addr = open();
+    let script = r##"
+function main(splash, args)
+  assert(splash:go(args.url))
+  local button = splash:select("#go")
+  local clicks, seen = 0, nil
+  button.node.onclick = function(ev)
+    clicks = clicks + 1
+    seen = {type = ev.type, target = ev.target.id, current = ev.currentTarget.id,
+            trusted = ev.isTrusted, phase = ev.eventPhase, bubbles = ev.bubbles,
+            cancelable = ev.cancelable, prevented = ev.defaultPrevented,
+            x = ev.clientX, stamp = type(ev.timeStamp)}
+  end
+  assert(button:mouse_click())
+  splash:wait(0.3)
+  local once = clicks
+  button.node.onclick = nil
+  assert(button:mouse_click())
+  splash:wait(0.3)
+  -- Listeners: several on one element, each taken off by its id; a child's event bubbles.
+  local box = splash:select("#box")
+  local a, b, listened = 0, 0, 0
+  local phases = {}
+  local id_a = box:set_event_handler("click", function(ev)
+    a = a + 1
+    phases[#phases + 1] = {target = ev.target.id, current = ev.currentTarget.id, phase = ev.eventPhase}
+  end)
+  local id_b = box:set_event_handler("click", function() b = b + 1 end)
+  local count = function() listened = listened + 1 end
+  box.node:addEventListener("click", count)
+  assert(splash:select("#inner"):mouse_click())
+  splash:wait(0.3)
+  local removed = box:unset_event_handler(id_a)
+  box.node:removeEventListener("click", count)
+  assert(splash:select("#inner"):mouse_click())
+  splash:wait(0.3)
+  return {once = once, after_unset = clicks, seen = seen, page = splash:select("#log"):text(),
+          inline = splash:evaljs("window.inline || 0"), ids = {id_a, id_b}, removed = removed,
+          again = box:unset_event_handler(id_a), a = a, b = b, listened = listened, phases = phases}
+end
+"##;
+    let r = on_events_page(addr, script);
+    let v = ok_json(&r);
+    assert_eq!(v["once"], 1, "the handler saw the click: {v}");
+    assert_eq!(v["after_unset"], 1, "taken off, it sees no more: {v}");
+    assert_eq!(v["seen"]["type"], "click", "{v}");
+    assert_eq!(
+        v["seen"]["target"], "inner",
+        "the target is an Element: {v}"
+    );
+    assert_eq!(v["seen"]["current"], "go", "{v}");
+    assert_eq!(v["seen"]["trusted"], true, "a real mouse click: {v}");
+    assert_eq!(v["seen"]["phase"], 3, "bubbled up from the span: {v}");
+    assert_eq!(v["seen"]["bubbles"], true);
+    assert_eq!(v["seen"]["cancelable"], true);
+    assert_eq!(v["seen"]["prevented"], false);
+    assert!(v["seen"]["x"].as_f64().unwrap() > 0.0, "{v}");
+    assert_eq!(v["seen"]["stamp"], "number");
+    assert_eq!(
+        v["page"], "page clicks: 4",
+        "every click reached the page: {v}"
+    );
+    assert_eq!(
+        v["inline"], 0,
+        "onclick replaced the page's own, as in JavaScript: {v}"
+    );
+    assert_eq!(v["ids"][0].as_u64().unwrap() + 1, v["ids"][1], "{v}");
+    assert_eq!(v["removed"], true);
+    assert_eq!(v["again"], false, "an id is taken off once: {v}");
+    assert_eq!((&v["a"], &v["b"]), (&json!(1), &json!(2)), "{v}");
+    assert_eq!(v["listened"], 1, "removeEventListener by function: {v}");
+    assert_eq!(
+        v["phases"],
+        json!([{"target": "inner", "current": "box", "phase": 3}])
+    );
+}
+
+#[test]
+fn a_handler_s_error_is_logged_and_prevent_default_says_it_comes_too_late() {
+    let addr = open();
+    // A failing handler stays set and the script goes on (Splash logs the error).
+    let script = r##"
+function main(splash, args)
+  assert(splash:go(args.url))
+  local calls = 0
+  splash:select("#go").node.onclick = function(ev)
+    calls = calls + 1
+    error("boom " .. calls)
+  end
+  assert(splash:select("#go"):mouse_click())
+  splash:wait(0.3)
+  assert(splash:select("#go"):mouse_click())
+  splash:wait(0.3)
+  return {calls = calls}
+end
+"##;
+    let r = on_events_page(addr, script);
+    assert_eq!(ok_json(&r), json!({"calls": 2}));
+    // preventDefault in a handler that runs after its event: the answer is that error.
+    let script = r##"
+function main(splash, args)
+  assert(splash:go(args.url))
+  local x = 0
+  splash:select("#away").node.onclick = function(event)
+    event:preventDefault()
+    x = event.clientX
+  end
+  assert(splash:select("#away"):mouse_click())
+  splash:wait(0.5)
+  return {x = x}
+end
+"##;
+    let r = on_events_page(addr, script);
+    assert_eq!(r.status, 400, "{}", String::from_utf8_lossy(&r.body));
+    let info = &r.json()["info"];
+    assert_eq!(info["type"], "SPLASH_LUA_ERROR", "{info}");
+    assert_eq!(info["splash_method"], "event:preventDefault", "{info}");
+    assert!(
+        info["error"]
+            .as_str()
+            .unwrap()
+            .contains("prevent_default = true"),
+        "{info}"
+    );
+    // Set to do it in the page, at the event: the link does not navigate.
+    let script = r##"
+function main(splash, args)
+  assert(splash:go(args.url))
+  local seen = {}
+  splash:select("#away"):set_event_handler("click", function(event)
+    event:preventDefault()
+    seen = {prevented = event.defaultPrevented, x = event.clientX}
+  end, {prevent_default = true})
+  assert(splash:select("#away"):mouse_click())
+  splash:wait(0.5)
+  return {seen = seen, url = splash:url()}
+end
+"##;
+    let r = on_events_page(addr, script);
+    let v = ok_json(&r);
+    assert_eq!(v["seen"]["prevented"], true, "{v}");
+    assert!(v["seen"]["x"].as_f64().unwrap() > 0.0, "{v}");
+    assert_eq!(v["url"], url_a("splash_events.html").as_str(), "{v}");
 }

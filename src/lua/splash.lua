@@ -281,10 +281,248 @@ local function dom_get(self, prop)
   return lua_of(v)
 end
 
+-- DOM event handlers (`element.node.onclick = function(event) … end`, element:set_event_handler,
+-- element:addEventListener). The page side is a real listener in the page's main world that
+-- records each event (its plain fields; nodes by reference, as Elements) into the handler's
+-- queue; a coroutine of the script drains the queues every 100 ms and calls the Lua handlers
+-- with Event objects, in the order the events happened. A handler therefore runs after its
+-- event: preventDefault and the stop methods cannot act then, and say so (`event_refusal`),
+-- unless the handler was set to do them in the page, at the event.
+local event_handlers = {}
+local event_next_id = 0
+local event_loop = nil
+-- The first Event method a handler called that cannot act after the event: the script's
+-- answer is then that error (a handler's own error is only printed, as Splash logs it).
+local event_refusal = nil
+
+local EVENT_RECORDER = "const reg = window.__splash_events = window.__splash_events || {handlers: {}, seq: 0}; "
+  .. "const keep = (n) => { const r = window.__splash_nodes = window.__splash_nodes || []; "
+  .. "let i = r.indexOf(n); if (i < 0) i = r.push(n) - 1; return i; }; "
+  .. "const field = (v) => { if (v instanceof Element) return {__node: keep(v)}; "
+  .. "if (v === null || ['string', 'number', 'boolean'].includes(typeof v)) return v; return undefined; }; "
+  .. "const q = []; const rec = function (ev) { "
+  .. "if (o.prevent_default) ev.preventDefault(); "
+  .. "if (o.stop_immediate_propagation) ev.stopImmediatePropagation(); else if (o.stop_propagation) ev.stopPropagation(); "
+  .. "const e = {__seq: ++reg.seq}; for (const k in ev) { let v; try { v = ev[k]; } catch (_) { continue; } "
+  .. "if (typeof v === 'function') continue; v = field(v); if (v !== undefined) e[k] = v; } "
+  .. "if (q.length < 1000) q.push(e); }; rec.__splash_id = id; "
+  -- Events the document still holds when it is left are kept for the next one of its origin
+  -- (their nodes are gone with it: their Elements no longer exist).
+  .. "if (!reg.hide) { reg.hide = true; addEventListener('pagehide', () => { const left = []; "
+  .. "for (const [hid, h] of Object.entries(reg.handlers)) for (const e of h.q.splice(0)) { "
+  .. "for (const k in e) if (e[k] && e[k].__node !== undefined) e[k] = {__node: -1}; left.push([Number(hid), e]); } "
+  .. "left.sort((a, b) => a[1].__seq - b[1].__seq); if (left.length) try { "
+  .. "const was = JSON.parse(sessionStorage.getItem('__splash_events_left') || '[]'); "
+  .. "sessionStorage.setItem('__splash_events_left', JSON.stringify(was.concat(left))); } catch (_) {} }); } "
+
+-- Page-side: `old` (a handler of ours, or anything) taken off; answers its id and the events
+-- it still held.
+local EVENT_FORGET = "const forget = (old) => { const reg = window.__splash_events; "
+  .. "const oid = old && old.__splash_id; const h = oid && reg && reg.handlers[oid]; "
+  .. "if (!h) return null; delete reg.handlers[oid]; return {id: oid, events: h.q.splice(0)}; }; "
+
+local Event = {}
+
+-- An event as its handler sees it: its recorded fields, nodes as Elements.
+local function event_of(fields, handler)
+  local ev = { __handler = handler }
+  for k, v in pairs(fields) do
+    if k ~= "__seq" then ev[k] = lua_of(v) end
+  end
+  return setmetatable(ev, Event)
+end
+
+local function event_method(name, option)
+  return function(self)
+    local h = rawget(self, "__handler")
+    if h and h.options[option] then return end
+    local message = "event:" .. name .. ": a Lua event handler runs after its event on this engine, "
+      .. "too late to " .. (name == "preventDefault" and "cancel its default action" or "stop it")
+      .. "; set the handler with element:set_event_handler(name, handler, {" .. option .. " = true}) to do it in the page"
+    event_refusal = event_refusal or { message = message, method = "event:" .. name }
+    fail("SPLASH_LUA_ERROR", message, { splash_method = "event:" .. name })
+  end
+end
+
+Event.__index = {
+  preventDefault = event_method("preventDefault", "prevent_default"),
+  stopPropagation = event_method("stopPropagation", "stop_propagation"),
+  stopImmediatePropagation = event_method("stopImmediatePropagation", "stop_immediate_propagation"),
+}
+
+-- Calls `h` with each of `events`; its error is printed (Splash logs it) and ends nothing else.
+local function deliver(h, events)
+  for _, fields in ipairs(events) do
+    -- A `once` listener is gone from the page after its event.
+    if h.options.once then event_handlers[h.id] = nil end
+    local ok, err = pcall(h.fn, event_of(fields, h))
+    if not ok then print("[element:on" .. h.name .. "] error " .. tostring(err)) end
+  end
+end
+
+-- The handlers' queued events, all of them in the order they happened.
+local function drain_events()
+  local got = eval("(() => { let left = []; try { left = JSON.parse(sessionStorage.getItem('__splash_events_left') "
+    .. "|| '[]'); sessionStorage.removeItem('__splash_events_left'); } catch (_) {} "
+    .. "const reg = window.__splash_events; if (!reg) return left; const out = []; "
+    .. "for (const [id, h] of Object.entries(reg.handlers)) for (const e of h.q.splice(0)) out.push([Number(id), e]); "
+    .. "return left.concat(out.sort((a, b) => a[1].__seq - b[1].__seq)); })()")
+  for _, pair in ipairs(got or {}) do
+    local h = event_handlers[pair[1]]
+    if h then deliver(h, { pair[2] }) end
+  end
+end
+
+local function ensure_event_loop()
+  if event_loop ~= nil then return end
+  event_loop = browser.spawn(function()
+    while next(event_handlers) ~= nil do
+      -- A page between documents answers nothing this time; the next look finds its events.
+      pcall(drain_events)
+      browser.sleep(100)
+    end
+    event_loop = nil
+  end)
+end
+
+-- Takes the handler a page-side `forget` answered off, and gives it the events it held.
+local function forgotten(got)
+  if type(got) ~= "table" or got.id == nil then return false end
+  local h = event_handlers[got.id]
+  event_handlers[got.id] = nil
+  if h then deliver(h, got.events or {}) end
+  if next(event_handlers) == nil and event_loop ~= nil then
+    event_loop:cancel()
+    event_loop = nil
+  end
+  return true
+end
+
+local EVENT_OPTIONS = { capture = true, once = true, passive = true, prevent_default = true,
+  stop_propagation = true, stop_immediate_propagation = true }
+
+-- Sets `fn` for `name` on `el`: as its `on<name>` property (`how` "on": it replaces the one set
+-- there before), or as one more listener.
+local function add_event_handler(el, method, name, fn, options, how)
+  if type(name) ~= "string" or name == "" then
+    fail("SPLASH_LUA_ERROR", "element:" .. method .. " event_name must be specified",
+      { splash_method = method, argument = "event_name" })
+  end
+  if type(fn) ~= "function" then
+    fail("SPLASH_LUA_ERROR", "element:" .. method .. " handler is not a function",
+      { splash_method = method, argument = "handler" })
+  end
+  local o = {}
+  if type(options) == "boolean" then o.capture = options
+  elseif type(options) == "table" then
+    for k, v in pairs(options) do
+      if not EVENT_OPTIONS[k] then
+        fail("SPLASH_LUA_ERROR", "element:" .. method .. ": unknown option " .. tostring(k),
+          { splash_method = method, argument = "options" })
+      end
+      o[k] = v and true or false
+    end
+  elseif options ~= nil then
+    fail("SPLASH_LUA_ERROR", "element:" .. method .. " options must be a boolean or a table",
+      { splash_method = method, argument = "options" })
+  end
+  event_next_id = event_next_id + 1
+  local id = event_next_id
+  local install
+  if how == "on" then
+    install = "const p = 'on' + name; if (!(p in el)) throw new Error('the element has no ' + p "
+      .. "+ ' property: set a handler of this event with element:set_event_handler'); "
+      .. "const old = el[p]; el[p] = rec; reg.handlers[id] = {q, el, off: () => { if (el[p] === rec) el[p] = null; }}; "
+      .. "return forget(old);"
+  else
+    install = "const c = {capture: !!o.capture}; el.addEventListener(name, rec, {capture: c.capture, once: !!o.once, "
+      .. "passive: !!o.passive}); reg.handlers[id] = {q, el, off: () => el.removeEventListener(name, rec, c)}; return null;"
+  end
+  event_handlers[id] = { id = id, fn = fn, name = name, options = o, on = how == "on" }
+  local ok, got = pcall(node_call, el, "const id = " .. id .. ", name = " .. js_string(name) .. ", o = "
+    .. codec.json_encode(next(o) and o or { capture = false }) .. "; " .. EVENT_RECORDER .. EVENT_FORGET .. install)
+  if not ok then
+    event_handlers[id] = nil
+    error(got, 0)
+  end
+  forgotten(got)
+  ensure_event_loop()
+  return id
+end
+
+-- Takes handler `id` off its element; the events it held are still given to it. False when
+-- no handler has that id.
+local function remove_event_handler(id)
+  if event_handlers[id] == nil then return false end
+  -- A page between documents has no listener left to take off.
+  local ok, got = pcall(eval, "(() => { " .. EVENT_FORGET .. "const reg = window.__splash_events; "
+    .. "const h = reg && reg.handlers[" .. id .. "]; if (h) h.off(); return forget({__splash_id: " .. id .. "}); })()")
+  if not (ok and forgotten(got)) then forgotten({ id = id }) end
+  return true
+end
+
+-- `element.on<name> = nil`: the property emptied (and a handler of ours there taken off).
+local function clear_on_property(el, prop)
+  forgotten(node_call(el, EVENT_FORGET .. "const p = " .. js_string(prop) .. "; const old = el[p]; el[p] = null; "
+    .. "return forget(old);"))
+end
+
+-- The event methods of an Element and of its `node`.
+local event_methods = {
+  set_event_handler = function(self, name, fn, options)
+    return add_event_handler(rawget(self, "__of") or self, "set_event_handler", name, fn, options, "listen")
+  end,
+  -- unset_event_handler(id) or unset_event_handler(event_name, id).
+  unset_event_handler = function(_, name, id)
+    if id == nil then id = name end
+    if math.tointeger(id) == nil then
+      fail("SPLASH_LUA_ERROR", "element:unset_event_handler id must be the number set_event_handler returned",
+        { splash_method = "unset_event_handler", argument = "id" })
+    end
+    return remove_event_handler(math.tointeger(id))
+  end,
+  addEventListener = function(self, name, fn, options)
+    add_event_handler(rawget(self, "__of") or self, "addEventListener", name, fn, options, "listen")
+  end,
+  -- The listeners of `fn` for `name` set on this very element (Splash's rule: by function).
+  removeEventListener = function(self, name, fn)
+    local el = rawget(self, "__of") or self
+    for id, h in pairs(event_handlers) do
+      if h.fn == fn and h.name == name and not h.on
+        and node_call(el, "const reg = window.__splash_events; return !!reg && !!reg.handlers[" .. id
+          .. "] && reg.handlers[" .. id .. "].el === el;") then
+        remove_event_handler(id)
+      end
+    end
+  end,
+}
+for k, f in pairs(event_methods) do element_methods[k] = f end
+
+-- `f` with the handlers' queued events given to them right after it: what an input did is seen
+-- before the script goes on (and before a page it made leave is gone).
+local function then_events(f)
+  return function(...)
+    local r = table.pack(f(...))
+    if next(event_handlers) ~= nil then pcall(drain_events) end
+    return table.unpack(r, 1, r.n)
+  end
+end
+for _, k in ipairs({ "mouse_click", "mouse_hover", "send_keys", "send_text", "submit", "fill", "focus" }) do
+  element_methods[k] = then_events(element_methods[k])
+end
+
 local function dom_set(self, prop, value)
-  if type(value) == "function" then
-    fail("SPLASH_LUA_ERROR", "element." .. tostring(prop) .. " = function: event handlers set on an Element are not supported yet on this engine",
-      { splash_method = "element." .. tostring(prop) })
+  -- `element.node.onclick = function(event) … end` sets the element's handler of that event;
+  -- `= nil` takes it off.
+  if type(prop) == "string" and prop:match("^on%a") then
+    if type(value) == "function" then
+      add_event_handler(self, "set_event_handler", prop:sub(3), value, nil, "on")
+      return
+    end
+    if value == nil then
+      clear_on_property(self, prop)
+      return
+    end
   end
   -- Tables go where the DOM keeps them: styles, classes, data and attributes.
   node_call(self, "const p = " .. js_string(prop) .. "; const v = " .. codec.json_encode(value) .. "; "
@@ -304,7 +542,7 @@ Element.__index = function(self, key)
   if type(key) == "string" and key:sub(1, 2) == "__" then return nil end
   if key == "node" then
     return setmetatable({ __of = self }, {
-      __index = function(_, prop) return dom_get(self, prop) end,
+      __index = function(_, prop) return event_methods[prop] or dom_get(self, prop) end,
       __newindex = function(_, prop, value) dom_set(self, prop, value) end,
     })
   end
@@ -672,6 +910,10 @@ function Splash:send_text(text)
     fail("SPLASH_LUA_ERROR", "splash:send_text: text must be a string", { splash_method = "send_text" })
   end
   type_literal(text, "send_text")
+end
+
+for _, k in ipairs({ "mouse_click", "mouse_hover", "mouse_press", "mouse_release", "send_keys", "send_text" }) do
+  Splash[k] = then_events(Splash[k])
 end
 
 function Splash:set_content(data, mime_type, baseurl)
@@ -1268,6 +1510,10 @@ function __splash_main()
   -- Splash's viewport until the script sets another.
   Splash.set_viewport_size(splash, state.viewport[1], state.viewport[2])
   local values = table.pack(main(splash, args))
+  -- An Event method that could not act (its handler ran after the event): the answer says so.
+  if event_refusal then
+    fail("SPLASH_LUA_ERROR", event_refusal.message, { splash_method = event_refusal.method })
+  end
   local value = values[1]
   -- `return a, b` is a list (Splash's rule).
   if values.n > 1 then value = as_array({ table.unpack(values, 1, values.n) }) end
