@@ -264,7 +264,7 @@ fn step_row(s: &Step) -> Markup {
         div.step .failed[!s.ok] id=(format!("step-{}", s.index)) data-index=(s.index)
             data-ok=(s.ok) data-method=(s.method) data-lane=(s.lane)
             data-shot=[shown.and_then(|x| x.thumb.as_deref())]
-            data-full=[shown.and_then(|x| x.full.as_deref())]
+            data-full=[shown.and_then(|x| x.full.as_deref()).filter(|f| Some(*f) != shown.and_then(|x| x.thumb.as_deref()))]
             data-size=[size] data-click=[click] {
             div.row tabindex="0" {
                 span.idx { "#" (s.index) }

@@ -11,8 +11,8 @@
 //! that retention removed is said to be so, never a broken image.
 //!
 //! Bounded: observation texts are cut ([`OBSERVATION_MAX_CHARS`] each,
-//! [`OBSERVATIONS_MAX_CHARS`] in all), thumbnails are at most `thumb::MAX_WIDTH` wide and are
-//! made on every core; see README "See a run" for the measured time and size. Everything here
+//! [`OBSERVATIONS_MAX_CHARS`] in all), thumbnails are at most `thumb::MAX_WIDTH` wide, made on
+//! every core, and embedded up to [`EMBEDDED_IMAGES_MAX_BYTES`] (the newest first); see README "See a run" for the measured time and size. Everything here
 //! is blocking file and CPU work: hosts call it outside the runtime or through
 //! `spawn_blocking`.
 
@@ -37,6 +37,9 @@ use crate::runs::{Output, RunRecord, RunStatus};
 pub const OBSERVATION_MAX_CHARS: usize = 20_000;
 /// The most characters of observation text in one report.
 pub const OBSERVATIONS_MAX_CHARS: usize = 2_000_000;
+/// The most thumbnail bytes embedded in one page (base64 makes them a third larger); past it the
+/// older steps' thumbnails are left out and say so (`--images beside` keeps every one).
+pub const EMBEDDED_IMAGES_MAX_BYTES: usize = 12 * 1024 * 1024;
 /// How many of the slowest commands the summary names.
 const SLOWEST: usize = 5;
 

@@ -9,7 +9,10 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
-use super::{thumb, Images, Step, Subject, OBSERVATIONS_MAX_CHARS, OBSERVATION_MAX_CHARS};
+use super::{
+    thumb, Images, Step, Subject, EMBEDDED_IMAGES_MAX_BYTES, OBSERVATIONS_MAX_CHARS,
+    OBSERVATION_MAX_CHARS,
+};
 use crate::runs::RunRecord;
 
 /// Why no report could be made (`moonpilot report` exits 2 on each).
@@ -229,9 +232,26 @@ pub(super) fn media(steps: &mut [Step], images: &Images, out: Option<&Path>) -> 
         }
         work();
     });
-    let done = done.into_inner().unwrap_or_default();
+    let mut done = done.into_inner().unwrap_or_default();
+    // The newest steps keep their embedded thumbnails when the budget runs out.
+    done.sort_by_key(|(i, _)| std::cmp::Reverse(*i));
+    let mut budget = EMBEDDED_IMAGES_MAX_BYTES;
     let (mut shown, mut removed) = (0, 0);
-    for (i, shot) in done {
+    for (i, mut shot) in done {
+        if let Some(data) = shot.thumb.as_deref().filter(|t| t.starts_with("data:")) {
+            // Base64 holds 3 bytes in 4 characters.
+            let bytes = data.len() / 4 * 3;
+            if bytes > budget {
+                shot.thumb = None;
+                shot.full = None;
+                shot.error = Some(format!(
+                    "not embedded: the page's {} MiB of images are spent (--images beside keeps every one)",
+                    EMBEDDED_IMAGES_MAX_BYTES / (1024 * 1024)
+                ));
+            } else {
+                budget -= bytes;
+            }
+        }
         // A failed step's borrowed screenshot is counted with the step it belongs to.
         if shot.from_step.is_none() {
             if shot.present {

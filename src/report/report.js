@@ -110,7 +110,7 @@
     }
   });
 
-  apply();
+  // Every row is shown as the page comes (the count is written with it): no pass over the rows.
   var m = /^#step-(\d+)$/.exec(location.hash);
   if (m) { go(m[1]); }
 }());
