@@ -409,3 +409,64 @@ fn a_3000_command_run_writes_and_opens_in_under_2_s() {
     lua(&snippet);
     let _ = std::fs::remove_dir_all(state);
 }
+
+#[test]
+fn ctrl_c_still_writes_the_report() {
+    use std::io::BufRead;
+    let state = fresh_dir("int");
+    let script = state.join("hold.lua");
+    std::fs::write(
+        &script,
+        "local page = browser.start{}\npage:navigate{ url = browser.args.url }:unwrap()\n\
+         print('READY')\nio.stdout:flush()\nbrowser.sleep(60000)\n",
+    )
+    .unwrap();
+    let mut child = moonpilot(&state)
+        .arg("run")
+        .arg(&script)
+        .args(["--arg", &format!("url={}", url_a("basic.html"))])
+        .arg("--report")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "READY");
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("moonpilot: report: "), "{stderr}");
+    let out = moonpilot(&state)
+        .args(["report", "--json"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["run"]["status"], "interrupted");
+    assert_eq!(report["run"]["exitCode"], 130);
+    assert_eq!(report["output"], json!(["READY"]));
+    let id = report["run"]["id"].as_str().unwrap();
+    assert_eq!(report["summary"]["commands"], run_lines(&state, id).len());
+    assert_eq!(report["steps"][1]["method"], "navigate");
+    let page = state.join("runs").join(id).join("report.html");
+    let html = std::fs::read_to_string(page).unwrap();
+    assert!(html.contains("badge interrupted"));
+    // The task's own report, from the trace: its start and its navigate.
+    let task = report["steps"][1]["task"].as_str().unwrap();
+    let out = moonpilot(&state)
+        .args(["report", "--task", task])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let html = std::fs::read_to_string(state.join(format!("reports/task-{task}.html"))).unwrap();
+    assert!(html.contains("data-commands=\"2\""));
+    assert!(html.contains(&format!("every traced command of task <code>{task}</code>")));
+    let _ = std::fs::remove_dir_all(state);
+}

@@ -306,7 +306,7 @@ impl Written {
     /// What the hosts say once it is written, `took` after they began.
     pub fn said(&self, took: std::time::Duration) -> String {
         format!(
-            "report: {} ({} commands, {} failed; {} KiB in {} ms)",
+            "report: {} ({} command(s), {} failed; {} KiB in {} ms)",
             self.path.display(),
             self.commands,
             self.failures,
