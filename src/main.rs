@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use moonpilot::browser::LaunchConfig;
 use moonpilot::lua::run_host;
+use moonpilot::runs::RunStatus;
 use moonpilot::EngineConfig;
 
 /// Browser automation on real Chromium, driven by Lua.
@@ -542,8 +543,6 @@ fn run(
         }
     }
 }
-
-use moonpilot::runs::RunStatus;
 
 /// How a script run ended: its status, its error's text and its exit code.
 type Ended = (RunStatus, Option<String>, u8);

@@ -363,9 +363,10 @@ pub(super) fn source_line(
     };
     let text = std::fs::read_to_string(path).ok()?;
     let at = usize::try_from(line).ok()?.checked_sub(1)?;
+    // Redacted like every text the engine writes: a script may hold a secret literally.
     text.lines()
         .nth(at)
-        .map(|l| l.chars().take(300).collect::<String>())
+        .map(|l| crate::redact::text(&l.chars().take(300).collect::<String>()).into_owned())
 }
 
 #[cfg(test)]
