@@ -255,6 +255,39 @@ fn the_report_as_json_with_images_beside_and_evidence_removed_by_retention() {
     let full = std::fs::read(state.join("beside_files/f2.png")).unwrap();
     assert!(thumb.starts_with(b"\x89PNG") && thumb.len() < full.len());
 
+    // --open hands the page to $BROWSER.
+    let opener = state.join("opener.sh");
+    let opened = state.join("opened.txt");
+    std::fs::write(
+        &opener,
+        // Written whole (renamed), so that the test never reads it half-written.
+        format!(
+            "#!/bin/sh\necho \"$1\" > {0}.part && mv {0}.part {0}\n",
+            opened.display()
+        ),
+    )
+    .unwrap();
+    Command::new("chmod")
+        .arg("+x")
+        .arg(&opener)
+        .status()
+        .unwrap();
+    let out = moonpilot(&state)
+        .env("BROWSER", &opener)
+        .args(["report", "--open"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !opened.exists() && Instant::now() < deadline {
+        super::support::load::pause(Duration::from_millis(20));
+    }
+    let page = run_dir.join("report.html");
+    assert_eq!(
+        std::fs::read_to_string(&opened).unwrap().trim(),
+        page.display().to_string()
+    );
+
     // A screenshot retention removed says so, never a broken image.
     let shot = PathBuf::from(lines[1]["result"]["screenshot_path"].as_str().unwrap());
     std::fs::remove_file(&shot).unwrap();
