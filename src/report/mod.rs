@@ -647,6 +647,33 @@ mod tests {
     }
 
     #[test]
+    fn everything_from_a_trace_is_escaped_in_the_page() {
+        let evil = "<script>alert(1)</script>\"><img src=x onerror=alert(2)>";
+        let mut l = line(1, 1_000, 1.0, evil, evil, Some("X"));
+        l["msg"] = json!(evil);
+        l["request"] = json!({ "text": evil });
+        l["result"] = json!({ "title": evil });
+        let steps = steps_of(&[l], Path::new("/d"));
+        let report = Report {
+            title: evil.into(),
+            run: None,
+            task: Some(evil.into()),
+            summary: summarize(&steps, (0, 0)),
+            lanes: lanes_of(&steps),
+            error: Some(script_error(&format!("{evil}.lua:3: {evil}"), &steps)),
+            steps,
+            output: vec![evil.into()],
+            output_cut: 0,
+        };
+        let page = html(&report);
+        assert!(!page.contains("<script>alert"), "a raw script tag");
+        assert!(!page.contains("<img src=x"), "a raw element");
+        assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;&quot;&gt;&lt;img src=x"));
+        // The page's own script is the only one.
+        assert_eq!(page.matches("<script>").count(), 1);
+    }
+
+    #[test]
     fn percentiles_are_nearest_rank() {
         let v: Vec<f64> = (1..=100).map(f64::from).collect();
         assert_eq!(percentile(&v, 50.0), 50.0);
