@@ -134,7 +134,7 @@ fn summary(r: &Report) -> Markup {
                     h3 { "Slowest commands" }
                     ol {
                         @for index in &s.slowest {
-                            @if let Some(step) = r.steps.get(index - 1) {
+                            @if let Some(step) = index.checked_sub(1).and_then(|i| r.steps.get(i)) {
                                 li {
                                     a href=(format!("#step-{index}")) data-step=(index) {
                                         "#" (index) " " (step.method)
@@ -173,7 +173,7 @@ fn error(r: &Report) -> Markup {
     let Some(e) = &r.error else {
         return html! {};
     };
-    let step = e.step.and_then(|i| r.steps.get(i - 1));
+    let step = e.step.and_then(|i| r.steps.get(i.checked_sub(1)?));
     html! {
         section #error {
             h2 { "Script error" }
