@@ -3,9 +3,9 @@
 //! images over [`MAX_PIXELS`] are refused.
 //!
 //! A crate of its own only so that its pixel loop is compiled optimised in every profile
-//! (`[profile.dev.package.moonpilot-thumb]` in the root manifest): unoptimised, it scaled a
-//! 1280x800 screenshot in 60-200 ms instead of ~2, and the tests time the report as people get
-//! it. It knows nothing of moonpilot.
+//! (`[profile.dev.package.moonpilot-thumb]` in the root manifest): unoptimised, scaling a
+//! 1280x800 screenshot took 60-200 ms instead of a few, and the tests time the report as
+//! people get it. It knows nothing of moonpilot.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
