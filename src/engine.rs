@@ -199,6 +199,14 @@ impl Engine {
         self.tracer.is_some()
     }
 
+    /// Tags the trace lines of the commands from now on with the recorded run `run` (none:
+    /// untagged); see `runs.rs`.
+    pub fn set_trace_run(&self, run: Option<&str>) {
+        if let Some(t) = &self.tracer {
+            t.set_run(run);
+        }
+    }
+
     /// Queues one command's trace record (never blocks, never fails).
     pub fn trace(
         &self,

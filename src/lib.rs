@@ -11,6 +11,7 @@
 //! - [`dom`]: the snapshot model and its text rendering; [`js`]: the page-side probes.
 //! - [`clock`] and [`encoding`]: leaves every layer may use (epoch milliseconds, base64).
 //! - [`lua`]: the Lua bridge used by `moonpilot run`, [`repl`] and [`watch`].
+//! - [`runs`]: recorded runs on disk; [`report`]: a run or a task as one HTML page.
 
 #![warn(missing_docs)]
 
@@ -34,6 +35,8 @@ pub mod protocol;
 pub mod redact;
 pub mod registry;
 pub mod repl;
+pub mod report;
+pub mod runs;
 pub mod server;
 pub mod signal;
 pub mod splash;

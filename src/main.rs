@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use moonpilot::browser::LaunchConfig;
 use moonpilot::lua::run_host;
+use moonpilot::runs::RunStatus;
 use moonpilot::EngineConfig;
 
 /// Browser automation on real Chromium, driven by Lua.
@@ -111,6 +112,10 @@ enum Command {
         /// A `key=value` pair for `browser.args` (repeatable).
         #[arg(long = "arg", value_name = "K=V")]
         args: Vec<String>,
+        /// Write the run's HTML report when it ends (also when the script fails or is
+        /// interrupted) [default FILE: report.html in the run's directory, runs/<id>/].
+        #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true)]
+        report: Option<Option<PathBuf>>,
         #[command(flatten)]
         browser: BrowserOpts,
     },
@@ -164,6 +169,10 @@ enum Command {
         /// directory].
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// Rewrite an HTML report of the latest run after each run [default FILE:
+        /// watch-report.html in the state directory].
+        #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true)]
+        report: Option<Option<PathBuf>>,
         #[command(flatten)]
         browser: BrowserOpts,
     },
@@ -199,6 +208,9 @@ enum Command {
         #[command(flatten)]
         browser: BrowserOpts,
     },
+    /// Write one HTML page of a recorded run (the newest when no DIR): every command with its
+    /// params, outcome, screenshot and timing, the script's output and error, a summary.
+    Report(moonpilot::report::cli::Args),
     /// List the registered commands.
     Methods {
         /// Print the full specs as JSON.
@@ -276,14 +288,17 @@ fn main() -> ExitCode {
         Command::Run {
             file,
             args,
+            report,
             browser,
-        } => run(file, args, browser),
+        } => run(file, args, report, browser),
         Command::Watch {
             file,
             args,
             out,
+            report,
             browser,
-        } => watch(file, args, out, browser),
+        } => watch(file, args, out, report, browser),
+        Command::Report(args) => moonpilot::report::cli::run(args),
         Command::Splash {
             file,
             args,
@@ -441,7 +456,32 @@ fn script_and_args(
     Ok(args)
 }
 
-fn watch(file: PathBuf, args: Vec<String>, out: Option<PathBuf>, opts: BrowserOpts) -> ExitCode {
+/// Where a host records its runs (the state directory) and writes their report: `--report`
+/// alone is `default` under the state directory, `--report=FILE` is FILE.
+fn recording(
+    state_flag: Option<PathBuf>,
+    report: Option<Option<PathBuf>>,
+    default: impl FnOnce(&std::path::Path) -> PathBuf,
+) -> Option<moonpilot::report::Recording> {
+    let state = moonpilot::evidence::state_dir(state_flag)?;
+    let report = match report {
+        Some(Some(file)) => Some(file),
+        Some(None) => Some(default(&state)),
+        None => None,
+    };
+    Some(moonpilot::report::Recording { state, report })
+}
+
+fn watch(
+    file: PathBuf,
+    args: Vec<String>,
+    out: Option<PathBuf>,
+    report: Option<Option<PathBuf>>,
+    opts: BrowserOpts,
+) -> ExitCode {
+    let record = recording(opts.state_dir.clone(), report, |state| {
+        state.join("watch-report.html")
+    });
     let config = match engine_config(opts) {
         Ok(config) => config,
         Err(code) => return code,
@@ -456,20 +496,76 @@ fn watch(file: PathBuf, args: Vec<String>, out: Option<PathBuf>, opts: BrowserOp
     if splash {
         moonpilot::splash::local::watch_file(config, &file, args, out)
     } else {
-        moonpilot::watch::run(config, file, args)
+        moonpilot::watch::run(config, file, args, record)
     }
 }
 
-fn run(file: PathBuf, args: Vec<String>, opts: BrowserOpts) -> ExitCode {
+fn run(
+    file: PathBuf,
+    args: Vec<String>,
+    report: Option<Option<PathBuf>>,
+    opts: BrowserOpts,
+) -> ExitCode {
     let args = match script_and_args(&file, &args) {
         Ok(args) => args,
         Err(code) => return code,
     };
+    // `--report` alone: report.html in the run's own directory (an empty path: the directory is
+    // known once the run begins).
+    let record = recording(opts.state_dir.clone(), report, |_| PathBuf::new());
     let config = match engine_config(opts) {
         Ok(config) => config,
         Err(code) => return code,
     };
+    let run = record.map(|r| {
+        let record = moonpilot::runs::RunRecord::new(&file, &config, 1);
+        moonpilot::report::Run::begin(r, record)
+    });
+    let ended = std::cell::RefCell::new(None);
+    let setup = run_script(config, args, &file, run.as_ref(), &ended);
+    match (ended.into_inner(), run) {
+        (Some((status, error, code)), run) => {
+            if let Some(run) = run {
+                run.end(status, Some(code), error.as_deref());
+            }
+            ExitCode::from(code)
+        }
+        // The runtime or Lua could not be set up (said on stderr, exit 2).
+        (None, run) => {
+            if let Some(run) = run {
+                run.end(
+                    RunStatus::Failed,
+                    Some(2),
+                    Some("moonpilot could not set up"),
+                );
+            }
+            setup
+        }
+    }
+}
+
+/// How a script run ended: its status, its error's text and its exit code.
+type Ended = (RunStatus, Option<String>, u8);
+
+/// Runs the script on a fresh engine; how it ended goes to `ended` (left empty when the host
+/// could not be set up: then the answer is that failure's exit code).
+fn run_script(
+    config: moonpilot::EngineConfig,
+    args: BTreeMap<String, String>,
+    file: &std::path::Path,
+    run: Option<&moonpilot::report::Run>,
+    ended: &std::cell::RefCell<Option<Ended>>,
+) -> ExitCode {
+    let exit = |status: RunStatus, error: Option<String>, code: u8| {
+        *ended.borrow_mut() = Some((status, error, code));
+        ExitCode::from(code)
+    };
     run_host(config, args, |host| async move {
+        if let Some(run) = run {
+            if let Err(e) = run.attach(&host) {
+                eprintln!("moonpilot: cannot record the run's output: {e}");
+            }
+        }
         // Human-input requests are shown on the terminal and answered there.
         if let (true, Some(executor)) = (moonpilot::console::on_terminal(), host.executor()) {
             tokio::task::spawn_local(moonpilot::console::serve(executor));
@@ -477,15 +573,15 @@ fn run(file: PathBuf, args: Vec<String>, opts: BrowserOpts) -> ExitCode {
         // Ctrl-C stops the script but still closes the browser (and removes its temporary
         // profile) on the way out.
         let res = tokio::select! {
-            res = host.run_file(&file) => Some(res),
+            res = host.run_file(file) => Some(res),
             _ = tokio::signal::ctrl_c() => None,
         };
         match res {
-            Some(Ok(())) => ExitCode::SUCCESS,
+            Some(Ok(())) => exit(RunStatus::Ok, None, 0),
             // The script does not parse: a usage error, like a missing file (exit 2).
             Some(Err(e @ mlua::Error::SyntaxError { .. })) => {
                 eprintln!("moonpilot: {e}");
-                ExitCode::from(2)
+                exit(RunStatus::Failed, Some(e.to_string()), 2)
             }
             Some(Err(e)) => match host.start_failure(&e) {
                 // A browser that does not start is a start-up error (exit 2), said plainly.
@@ -499,16 +595,16 @@ fn run(file: PathBuf, args: Vec<String>, opts: BrowserOpts) -> ExitCode {
                              (choose the browser with --chromium PATH or MOONPILOT_CHROMIUM, or attach with --cdp-url)"
                         );
                     }
-                    ExitCode::from(2)
+                    exit(RunStatus::Failed, Some(e.to_string()), 2)
                 }
                 None => {
                     eprintln!("moonpilot: {e}");
-                    ExitCode::from(1)
+                    exit(RunStatus::Failed, Some(e.to_string()), 1)
                 }
             },
             None => {
                 eprintln!("moonpilot: interrupted");
-                ExitCode::from(130)
+                exit(RunStatus::Interrupted, None, 130)
             }
         }
     })

@@ -271,6 +271,7 @@ fn router(shared: Arc<Shared>, mcp_stop: tokio_util::sync::CancellationToken) ->
         .route("/playwright/config", any(config))
         .route("/playwright/tasks", any(tasks))
         .route("/data/{*path}", any(data_file))
+        .route("/report/{task}", any(task_report))
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(shared.clone(), guard))
         .with_state(shared)
@@ -796,6 +797,50 @@ async fn data_file(
             res
         }
         Err(e) => fail(404, &format!("cannot read /data/{rel}: {e}")),
+    }
+}
+
+/// `GET /report/<task>`: the HTML report of one task's traced commands (`report.rs`), its
+/// screenshots served from `/data`. A task with no traced command is 404.
+async fn task_report(
+    State(s): State<Arc<Shared>>,
+    method: Method,
+    axum::extract::Path(task): axum::extract::Path<String>,
+) -> Response {
+    use crate::report::{build, html, Images, Subject};
+    if method != Method::GET && method != Method::HEAD {
+        return fail(200, "/report only answers GET");
+    }
+    let engine = s.executor.engine();
+    let Some(trace_dir) = engine.config.trace_dir.clone() else {
+        return fail(404, "no report: the trace is off (--no-trace)");
+    };
+    if task.is_empty() || !task.bytes().all(|b| b.is_ascii_digit()) {
+        return fail(404, &format!("no such task: `{task}`"));
+    }
+    // The task's latest commands are in the trace's queue still.
+    engine.flush_trace().await;
+    let subject = Subject::Task {
+        task,
+        trace_dir,
+        data_dir: engine.config.data_dir.clone(),
+    };
+    // Reading the trace and the evidence is file work: off the runtime's threads.
+    let page = tokio::task::spawn_blocking(move || {
+        build(&subject, &Images::Served, None).map(|report| html(&report))
+    })
+    .await;
+    match page {
+        Ok(Ok(page)) => {
+            let mut res = Response::new(Body::from(page));
+            res.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/html; charset=utf-8"),
+            );
+            res
+        }
+        Ok(Err(e)) => fail(404, &e.to_string()),
+        Err(e) => fail(500, &format!("the report failed: {e}")),
     }
 }
 

@@ -1,6 +1,7 @@
 //! The trace log (PROTOCOL.md §14, `calls.jsonl`): one JSON line per command —
 //! `{seq, ts, durationMs, taskId, method, ok, code, msg, started, retryable, request, result}` —
-//! in `<dir>/<yyyymmdd>/calls.jsonl` (UTC date).
+//! in `<dir>/<yyyymmdd>/calls.jsonl` (UTC date). While a host runs a script as a recorded run
+//! (`runs.rs`), its lines also carry `run`, the run's id, so the run's report finds exactly them.
 //!
 //! Off the hot path: the executor hands the record to a bounded queue (10 000 entries; records
 //! are dropped with one warning when it is full) and a writer thread of its own serialises and
@@ -13,6 +14,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Map, Value};
 
@@ -46,11 +48,14 @@ const HIGHLIGHTS: &[&str] = &[
     "textLength",
     "effective",
     "outcomeUnknown",
+    "clickPoint",
 ];
 
 struct Record {
     seq: u64,
     ts: u64,
+    /// The recorded run the command belongs to, if any.
+    run: Option<Arc<str>>,
     task: Option<TaskId>,
     method: String,
     /// The command's params as declared, for their secrecy (none for an unknown method).
@@ -94,6 +99,8 @@ pub struct Tracer {
     writer: Option<std::thread::Thread>,
     seq: AtomicU64,
     warned_full: AtomicBool,
+    /// The run id put on every line from now on (locked only to copy or swap).
+    run: Mutex<Option<Arc<str>>>,
 }
 
 impl Tracer {
@@ -115,6 +122,14 @@ impl Tracer {
             writer,
             seq: AtomicU64::new(0),
             warned_full: AtomicBool::new(false),
+            run: Mutex::new(None),
+        }
+    }
+
+    /// Tags the lines of the commands recorded from now on with `run` (none: untagged).
+    pub fn set_run(&self, run: Option<&str>) {
+        if let Ok(mut current) = self.run.lock() {
+            *current = run.map(Arc::from);
         }
     }
 
@@ -130,6 +145,7 @@ impl Tracer {
         let record = Record {
             seq: self.seq.fetch_add(1, Ordering::Relaxed) + 1,
             ts: epoch_ms(),
+            run: self.run.lock().ok().and_then(|r| r.clone()),
             task,
             method: method.to_string(),
             declared,
@@ -153,8 +169,8 @@ pub fn today() -> String {
     utc_date(epoch_ms())
 }
 
-/// `yyyymmdd` of a UTC epoch-ms time.
-fn utc_date(ms: u64) -> String {
+/// `yyyymmdd` of a UTC epoch-ms time: the name of the day directory its lines go to.
+pub fn utc_date(ms: u64) -> String {
     let (y, m, d) = civil(ms);
     format!("{y:04}{m:02}{d:02}")
 }
@@ -301,7 +317,7 @@ fn line_of(r: Record) -> Value {
         .map(Value::String)
         .unwrap_or(Value::Null);
     redact(&mut msg);
-    json!({
+    let mut line = json!({
         "seq": r.seq,
         "ts": r.ts,
         "durationMs": r.receipt.elapsed_ms,
@@ -314,7 +330,11 @@ fn line_of(r: Record) -> Value {
         "retryable": r.receipt.retryable,
         "request": request,
         "result": result,
-    })
+    });
+    if let (Some(run), Some(obj)) = (r.run, line.as_object_mut()) {
+        obj.insert("run".into(), json!(&*run));
+    }
+    line
 }
 
 #[cfg(test)]
@@ -339,6 +359,7 @@ mod tests {
         line_of(Record {
             seq: 1,
             ts: 0,
+            run: None,
             task: Some(TaskId(5)),
             method: method.into(),
             declared: spec.params,

@@ -29,6 +29,8 @@ use crate::executor::Executor;
 use crate::lua::journal::{AtCheckpoint, Journal, Replayed};
 use crate::lua::{adoptable, adopted, opens, run_host, Hook, LuaHost};
 use crate::protocol::Receipt;
+use crate::report::{Recording, Run};
+use crate::runs::{RunRecord, RunStatus};
 use crate::EngineConfig;
 
 /// How long a save's events must pause before the re-run starts.
@@ -169,9 +171,18 @@ fn short_error(e: &mlua::Error) -> String {
     }
 }
 
-/// Runs the watch loop until Ctrl-C.
-pub fn run(config: EngineConfig, file: PathBuf, args: BTreeMap<String, String>) -> ExitCode {
+/// Runs the watch loop until Ctrl-C. Each run is recorded under `recording`'s state directory
+/// (`runs.rs`), and its report rewritten when `recording` asks for one.
+pub fn run(
+    config: EngineConfig,
+    file: PathBuf,
+    args: BTreeMap<String, String>,
+    recording: Option<Recording>,
+) -> ExitCode {
     let script = std::path::absolute(&file).unwrap_or(file);
+    if let Some(out) = recording.as_ref().and_then(|r| r.report.as_ref()) {
+        println!("watch: the report of each run goes to {}", out.display());
+    }
     run_host(config, args, |host| async move {
         let mut files = match Files::new() {
             Ok(f) => f,
@@ -198,6 +209,7 @@ pub fn run(config: EngineConfig, file: PathBuf, args: BTreeMap<String, String>) 
             files: &mut files,
             interrupt: &mut interrupt,
             previous: None,
+            recording: recording.as_ref(),
         };
         let mut run_number = 0u64;
         let mut modules_changed = false;
@@ -238,6 +250,8 @@ struct Session<'a> {
     interrupt: &'a mut Signal,
     /// The last run's Lua state: its coroutines go on until the next run starts.
     previous: Option<LuaHost>,
+    /// Where runs are recorded and their report written.
+    recording: Option<&'a Recording>,
 }
 
 impl Session<'_> {
@@ -291,6 +305,15 @@ impl Session<'_> {
         let lua = self.host.renew(Rc::new(Recorder {
             journal: self.journal.clone(),
         }))?;
+        let recorded = match (self.recording, lua.executor()) {
+            (Some(r), Some(executor)) => {
+                let record = RunRecord::new(self.script, &executor.engine().config, number);
+                let run = Run::begin_async(r.clone(), record).await;
+                run.attach(&lua)?;
+                Some((run, executor))
+            }
+            _ => None,
+        };
         lua.track_requires()?;
         let required = lua.required_files();
         self.files.required = Some(required.clone());
@@ -336,6 +359,9 @@ impl Session<'_> {
         println!(
             "watch: run {number} · {status} · {ms:.0} ms · {commands} command(s){replayed} · {failures} failed"
         );
+        if let Some((run, executor)) = recorded {
+            end_recorded(run, &executor, &outcome).await;
+        }
         // The files the next save is looked for in: the script and this run's modules; a run
         // that failed early keeps the last run's modules too, so fixing one re-runs.
         let mut watched = BTreeSet::from([self.script.to_path_buf()]);
@@ -351,6 +377,25 @@ impl Session<'_> {
         self.previous = Some(lua);
         Ok(outcome)
     }
+}
+
+/// Ends a recorded run: its commands' trace lines and screenshots are let reach the disk (each
+/// wait bounded), then the record and the report are written off the runtime's thread. The
+/// trace keeps the run's id until the next run's (the closing of abandoned tasks is its own).
+async fn end_recorded(run: Run, executor: &Executor, outcome: &Outcome) {
+    let engine = executor.engine();
+    for task in engine.tasks() {
+        if task.evidence_pending() {
+            let _ = tokio::time::timeout(Duration::from_secs(10), task.evidence_settled()).await;
+        }
+    }
+    engine.flush_trace().await;
+    let (status, error) = match outcome {
+        Outcome::Finished(Ok(())) => (RunStatus::Ok, None),
+        Outcome::Finished(Err(e)) => (RunStatus::Failed, Some(e.to_string())),
+        Outcome::Saved(_) | Outcome::Interrupted => (RunStatus::Interrupted, None),
+    };
+    run.end_async(status, error).await;
 }
 
 /// Closes every live task this (successful) run neither started nor took over: those of earlier

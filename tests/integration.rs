@@ -37,6 +37,7 @@ mod read_element;
 mod recipes;
 mod remote;
 mod repl;
+mod report;
 mod scripts;
 mod serve;
 mod splash;

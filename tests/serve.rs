@@ -35,7 +35,7 @@ fn start(opts: ServeOptions) -> SocketAddr {
 }
 
 /// The open server: no token, overwrite on.
-fn open() -> SocketAddr {
+pub(crate) fn open() -> SocketAddr {
     static ADDR: OnceLock<SocketAddr> = OnceLock::new();
     *ADDR.get_or_init(|| {
         start(ServeOptions {
@@ -87,7 +87,7 @@ fn entry_failure(reply: &Reply, msg_start: &str) {
 }
 
 /// Runs `method` over HTTP for task `id` and answers the envelope.
-fn call(addr: SocketAddr, id: Option<&str>, method: &str, params: Value) -> Value {
+pub(crate) fn call(addr: SocketAddr, id: Option<&str>, method: &str, params: Value) -> Value {
     let mut body = json!({"method": method, "params": params});
     if let Some(id) = id {
         body["id"] = json!(id);
@@ -96,7 +96,7 @@ fn call(addr: SocketAddr, id: Option<&str>, method: &str, params: Value) -> Valu
 }
 
 /// A task started over HTTP, at fixture `page` (origin A): its id.
-fn task_at(addr: SocketAddr, page: &str) -> String {
+pub(crate) fn task_at(addr: SocketAddr, page: &str) -> String {
     let id = start_task(addr);
     let nav = call(addr, Some(&id), "go_to_url", json!({"url": url_a(page)}));
     assert_eq!(nav["ok"], true, "{nav}");

@@ -776,3 +776,29 @@ fn luacheck_is_clean_on_examples_and_lua() {
     assert!(out.status.success(), "luacheck found problems:\n{text}");
     assert!(text.contains("0 warnings / 0 errors"), "{text}");
 }
+
+/// The report's page comes from maud templates, which escape every value (issue 25): no HTML
+/// is assembled by `format!` or pushed as text in `src/report/`.
+#[test]
+fn report_html_is_never_assembled_by_hand() {
+    let mut rs = Vec::new();
+    files(&src().join("report"), "rs", &mut rs);
+    assert!(!rs.is_empty());
+    for path in rs {
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (n, line) in code_lines(&text) {
+            for bad in [
+                "format!(\"<",
+                "push_str(\"<",
+                "PreEscaped(format",
+                "PreEscaped(&",
+            ] {
+                assert!(
+                    !line.contains(bad),
+                    "{}:{n} assembles HTML by hand: {line}",
+                    path.display()
+                );
+            }
+        }
+    }
+}

@@ -326,3 +326,50 @@ fn a_splash_script_is_rerun_as_moonpilot_splash_runs_it() {
     w.wait_for("run 4 failed");
     w.stop();
 }
+
+/// Waits (20 s at most) until the file at `path` holds `text`; answers its content.
+fn file_with(path: &Path, text: &str) -> String {
+    let deadline = Instant::now() + T;
+    loop {
+        let now = std::fs::read_to_string(path).unwrap_or_default();
+        if now.contains(text) {
+            return now;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} never held {text:?}",
+            path.display()
+        );
+        crate::support::load::pause(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_report_is_rewritten_after_each_run() {
+    let _ = harness();
+    let dir = temp_dir("report");
+    let main = dir.join("script.lua");
+    let report = dir.join("watch.html");
+    let version = |word: &str, tail: &str| {
+        format!(
+            "local page = browser.start{{}}\npage:navigate{{ url = '{}' }}:unwrap()\nprint('{word}')\n{tail}",
+            url_a("basic.html")
+        )
+    };
+    std::fs::write(&main, version("version one", "")).unwrap();
+    let mut watch = Watch::start(&main, &[&format!("--report={}", report.display())]);
+    watch.wait_for("watch: run 1 · ok");
+    let first = file_with(&report, "version one");
+    assert!(first.contains("data-commands=\"2\""), "start and navigate");
+    assert!(first.contains("badge ok"));
+
+    save_by_rename(&main, &version("version two", "error('boom')\n"));
+    watch.wait_for("watch: run 2 · error");
+    let second = file_with(&report, "version two");
+    assert!(!second.contains("version one"), "the latest run only");
+    assert!(second.contains("badge failed"));
+    assert!(second.contains("script.lua:4: boom"));
+    // The second run took the task over: its `start` is not sent again, its navigate is.
+    assert!(second.contains("data-commands=\"1\""), "navigate");
+    watch.stop();
+}

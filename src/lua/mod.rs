@@ -80,6 +80,17 @@ pub fn interrupt_listener() -> Result<tokio::signal::unix::Signal, std::process:
     })
 }
 
+/// What `print(args…)` prints: each argument through `tostring`, tab-separated, as Lua's own
+/// `print`.
+fn printed(lua: &Lua, args: MultiValue) -> mlua::Result<String> {
+    let tostring: Function = lua.globals().get("tostring")?;
+    let mut parts = Vec::with_capacity(args.len());
+    for arg in args {
+        parts.push(tostring.call::<mlua::LuaString>(arg)?.to_string_lossy());
+    }
+    Ok(parts.join("\t"))
+}
+
 /// A Lua state wired to an executor.
 pub struct LuaHost {
     lua: Lua,
@@ -728,13 +739,21 @@ impl LuaHost {
     /// `print`) to `sink`, one call per `print`. Hosts that own the terminal use it.
     pub fn redirect_print(&self, sink: impl Fn(&str) + 'static) -> mlua::Result<()> {
         let print = self.lua.create_function(move |lua, args: MultiValue| {
-            let tostring: Function = lua.globals().get("tostring")?;
-            let mut parts = Vec::with_capacity(args.len());
-            for arg in args {
-                parts.push(tostring.call::<mlua::LuaString>(arg)?.to_string_lossy());
-            }
-            sink(&parts.join("\t"));
+            sink(&printed(lua, args)?);
             Ok(())
+        })?;
+        self.lua.globals().set("print", print)
+    }
+
+    /// Hands what `print` prints to `sink` too (as [`LuaHost::redirect_print`] does), then
+    /// prints it as before: a recorded run keeps its output and the terminal still sees it, in
+    /// the same order as the script's `io.write`s.
+    pub fn record_print(&self, sink: impl Fn(&str) + 'static) -> mlua::Result<()> {
+        let original: Function = self.lua.globals().get("print")?;
+        let print = self.lua.create_function(move |lua, args: MultiValue| {
+            let line = printed(lua, args)?;
+            sink(&line);
+            original.call::<()>(line)
         })?;
         self.lua.globals().set("print", print)
     }

@@ -4,4 +4,5 @@ pub mod harness;
 pub mod http;
 pub mod load;
 pub mod server;
+pub mod synthetic;
 pub mod terminal;
