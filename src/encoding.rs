@@ -1,9 +1,23 @@
 //! Standard base64 (the RFC 4648 alphabet; padded when encoding, padding optional when decoding), the one codec of the crate: CDP's screenshot, PDF,
 //! response-body and file payloads, images answered inline, staged uploads, fulfilled route
-//! bodies.
+//! bodies. Also the one alphabet of names the engine writes to disk from outside input.
 //!
 //! A leaf: it imports nothing of the crate, so the browser layer and the commands share it
 //! without importing each other.
+
+/// `name` kept to `[A-Za-z0-9._-]`, any other character replaced by `_`: a file name that needs
+/// no quoting in a path or escaping in a relative URL.
+pub fn file_name_safe(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
 
 /// Standard base64 encoding (images answered inline).
 pub fn encode_base64(bytes: &[u8]) -> String {

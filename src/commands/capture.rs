@@ -729,15 +729,8 @@ struct ImageInfo {
 /// characters; `None` when nothing is left.
 fn sanitise(name: &str) -> Option<String> {
     let base = name.rsplit(['/', '\\']).next().unwrap_or_default();
-    let clean: String = base
+    let clean: String = crate::encoding::file_name_safe(base)
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
         .take(100)
         .collect();
     let clean = clean.trim_start_matches('.').to_string();

@@ -171,17 +171,7 @@ fn beside_dir(out: &Path) -> (PathBuf, String) {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "report".into());
-    let safe: String = stem
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let name = format!("{safe}_files");
+    let name = format!("{}_files", crate::encoding::file_name_safe(&stem));
     let dir = out.parent().unwrap_or(Path::new(".")).join(&name);
     (dir, name)
 }
