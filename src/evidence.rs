@@ -69,18 +69,24 @@ impl Default for Bound {
 
 /// Writes `bytes` to `path` whole or not at all: to a hidden file beside it first (its name
 /// does not start with a number, so it is never counted as evidence), then renamed. A reader
-/// that finds `path` finds it complete.
-async fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// that finds `path` finds it complete. Blocking: the runtime's callers go through
+/// [`write_whole`].
+pub fn write_whole_blocking(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let part = path.with_file_name(format!(".{name}.part"));
-    let mut done = tokio::fs::write(&part, bytes).await;
-    if done.is_ok() {
-        done = tokio::fs::rename(&part, path).await;
-    }
+    let done = std::fs::write(&part, bytes).and_then(|()| std::fs::rename(&part, path));
     if done.is_err() {
-        let _ = tokio::fs::remove_file(&part).await;
+        let _ = std::fs::remove_file(&part);
     }
     done
+}
+
+/// [`write_whole_blocking`] on the blocking pool.
+async fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let (path, bytes) = (path.to_path_buf(), bytes.to_vec());
+    tokio::task::spawn_blocking(move || write_whole_blocking(&path, &bytes))
+        .await
+        .unwrap_or_else(|e| Err(std::io::Error::other(e)))
 }
 
 /// A file of a task directory, in the directory's order: the leading number of its name (the

@@ -135,16 +135,6 @@ pub fn run_id(started_ms: u64, pid: u32, number: u64) -> String {
     format!("{stamp}-{pid}-{number}")
 }
 
-/// Writes `bytes` to `path` whole: to a hidden file beside it, then renamed.
-pub fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    let part = path.with_file_name(format!(".{name}.part"));
-    std::fs::write(&part, bytes)?;
-    std::fs::rename(&part, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&part);
-    })
-}
-
 impl RunRecord {
     /// A run of `script` starting now, its evidence and trace where `config` puts them.
     pub fn new(script: &Path, config: &crate::EngineConfig, number: u64) -> RunRecord {
@@ -194,13 +184,13 @@ impl RunRecord {
         if !text.is_empty() {
             text.push('\n');
         }
-        write_whole(&dir.join("output.txt"), text.as_bytes())?;
+        crate::evidence::write_whole_blocking(&dir.join("output.txt"), text.as_bytes())?;
         self.save(dir)
     }
 
     fn save(&self, dir: &Path) -> std::io::Result<()> {
         let json = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
-        write_whole(&dir.join("run.json"), &json)
+        crate::evidence::write_whole_blocking(&dir.join("run.json"), &json)
     }
 
     /// Reads the run recorded in `dir`; a clear message when it is none.

@@ -337,9 +337,11 @@ pub fn write(
             source,
         })?;
     }
-    crate::runs::write_whole(out, text.as_bytes()).map_err(|source| ReportError::Write {
-        path: out.to_path_buf(),
-        source,
+    crate::evidence::write_whole_blocking(out, text.as_bytes()).map_err(|source| {
+        ReportError::Write {
+            path: out.to_path_buf(),
+            source,
+        }
     })?;
     Ok(Written {
         path: out.to_path_buf(),
