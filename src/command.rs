@@ -81,6 +81,8 @@ pub struct TaskCx {
     pub deadline: std::time::Instant,
     /// Further commands of this one (see [`Calls`]).
     pub calls: Arc<dyn Calls>,
+    /// The door the command came through: what its file and URL params may touch.
+    pub trust: Arc<crate::door::Trust>,
 }
 
 impl TaskCx {
@@ -101,6 +103,8 @@ pub struct Cx {
     pub task: Option<Arc<Task>>,
     /// The spec of the running command.
     pub spec: &'static CommandSpec,
+    /// The door the command came through: what its file and URL params may touch.
+    pub trust: Arc<crate::door::Trust>,
 }
 
 /// A handler: reads and checks its params synchronously (no context, so nothing can touch the

@@ -9,6 +9,8 @@
 //!   state machine.
 //! - [`browser`]: everything that touches chromiumoxide (launch, pump, tabs, frames, events).
 //! - [`dom`]: the snapshot model and its text rendering; [`js`]: the page-side probes.
+//! - [`door`]: each door's trust (Lua libraries, file params, URL schemes), carried by the
+//!   executor handle.
 //! - [`clock`] and [`encoding`]: leaves every layer may use (epoch milliseconds, base64).
 //! - [`lua`]: the Lua bridge used by `moonpilot run`, [`repl`] and [`watch`].
 //! - [`runs`]: recorded runs on disk; [`report`]: a run or a task as one HTML page.
@@ -21,6 +23,7 @@ pub mod command;
 pub mod commands;
 pub mod console;
 pub mod dom;
+pub mod door;
 pub mod encoding;
 pub mod engine;
 pub mod error;

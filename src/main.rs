@@ -87,6 +87,11 @@ struct HttpOpts {
     /// server keeps running).
     #[arg(long)]
     exit_on_shutdown: bool,
+    /// Let clients' file params (upload, screenshot, pdf, OCR paths) and `file:` URLs reach
+    /// any file: on a non-loopback bind (the seed protocol) and at /mcp they are confined
+    /// otherwise (see the README's "Security").
+    #[arg(long)]
+    allow_unrestricted_file_access: bool,
 }
 
 impl HttpOpts {
@@ -98,6 +103,7 @@ impl HttpOpts {
             upload_max_bytes: self.upload_max_bytes,
             upload_overwrite: !self.no_upload_overwrite,
             exit_on_shutdown: self.exit_on_shutdown,
+            unrestricted_files: self.allow_unrestricted_file_access,
             ..moonpilot::server::ServeOptions::default()
         }
     }
@@ -151,6 +157,15 @@ enum Command {
         /// The largest `timeout` a Splash request may ask, in seconds (Splash's --max-timeout).
         #[arg(long, value_name = "SECS", default_value_t = 90.0, value_parser = positive_secs)]
         splash_max_timeout: f64,
+        /// The URL schemes Splash's pages and requests may use, comma-separated (Splash's
+        /// --allowed-schemes); `file` among them opens local files.
+        #[arg(
+            long,
+            value_name = "LIST",
+            default_value = "http,https,data,ftp,sftp,ws,wss",
+            value_delimiter = ','
+        )]
+        splash_allowed_schemes: Vec<String>,
         #[command(flatten)]
         http: HttpOpts,
         #[command(flatten)]
@@ -188,6 +203,11 @@ enum Command {
         /// result carries the page's observation, so the next step needs no separate read).
         #[arg(long)]
         no_observe: bool,
+        /// Let file params (upload, screenshot, pdf, OCR paths) and `file:` URLs reach any
+        /// file, not only the client's workspace roots (or the working directory) and the state
+        /// directory.
+        #[arg(long)]
+        allow_unrestricted_file_access: bool,
         #[command(flatten)]
         browser: BrowserOpts,
     },
@@ -261,9 +281,13 @@ fn main() -> ExitCode {
             splash_port,
             splash_slots,
             splash_max_timeout,
+            splash_allowed_schemes,
             http,
             browser,
-        } => match (engine_config(browser), mcp_options(&mcp_tools, true)) {
+        } => match (
+            engine_config(browser),
+            mcp_options(&mcp_tools, true, http.allow_unrestricted_file_access),
+        ) {
             (Ok(config), Ok(mcp)) => {
                 let mut opts = http.serve_options(port);
                 opts.mcp = Some(mcp);
@@ -271,6 +295,11 @@ fn main() -> ExitCode {
                     port,
                     slots: splash_slots as usize,
                     max_timeout: splash_max_timeout,
+                    schemes: splash_allowed_schemes
+                        .iter()
+                        .map(|s| s.trim().to_ascii_lowercase())
+                        .filter(|s| !s.is_empty())
+                        .collect(),
                     ..moonpilot::splash::SplashOptions::default()
                 });
                 moonpilot::server::run(config, opts)
@@ -280,8 +309,12 @@ fn main() -> ExitCode {
         Command::Mcp {
             tools,
             no_observe,
+            allow_unrestricted_file_access,
             browser,
-        } => match (engine_config(browser), mcp_options(&tools, !no_observe)) {
+        } => match (
+            engine_config(browser),
+            mcp_options(&tools, !no_observe, allow_unrestricted_file_access),
+        ) {
             (Ok(config), Ok(mcp)) => moonpilot::mcp::host::run_stdio(config, mcp),
             (Err(code), _) | (_, Err(code)) => code,
         },
@@ -319,11 +352,16 @@ fn main() -> ExitCode {
 }
 
 /// The MCP options from `--tools`; a word that names nothing is a usage error.
-fn mcp_options(tools: &str, observe: bool) -> Result<moonpilot::mcp::McpOptions, ExitCode> {
+fn mcp_options(
+    tools: &str,
+    observe: bool,
+    unrestricted_files: bool,
+) -> Result<moonpilot::mcp::McpOptions, ExitCode> {
     match moonpilot::mcp::tools::Selection::parse(tools) {
         Ok(tools) => Ok(moonpilot::mcp::McpOptions {
             tools,
             observe_after_actions: observe,
+            unrestricted_files,
         }),
         Err(e) => {
             eprintln!("moonpilot: {e}");

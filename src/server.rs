@@ -76,6 +76,9 @@ pub struct ServeOptions {
     pub mcp: Option<crate::mcp::McpOptions>,
     /// Splash's HTTP API on a port of its own (none: not served).
     pub splash: Option<crate::splash::SplashOptions>,
+    /// `--allow-unrestricted-file-access`: off loopback, file params and `file:` URLs are not
+    /// confined (`door.rs`).
+    pub unrestricted_files: bool,
 }
 
 impl Default for ServeOptions {
@@ -90,6 +93,7 @@ impl Default for ServeOptions {
             exit_on_shutdown: false,
             mcp: None,
             splash: None,
+            unrestricted_files: false,
         }
     }
 }
@@ -221,6 +225,18 @@ pub async fn serve(
     stop: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let port = listener.local_addr()?.port();
+    // The seed's commands are held to the seed port's rules (`door.rs`); /mcp derives its
+    // own from the same engine.
+    let executor = {
+        let config = &executor.engine().config;
+        let trust = crate::door::Trust::seed(
+            !opts.bind.is_loopback(),
+            opts.unrestricted_files,
+            &config.data_dir,
+            &config.upload_dir,
+        );
+        executor.through(trust)
+    };
     let shared = Arc::new(Shared {
         executor,
         opts,

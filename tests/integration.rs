@@ -39,6 +39,7 @@ mod remote;
 mod repl;
 mod report;
 mod scripts;
+mod security;
 mod serve;
 mod splash;
 mod storage_settings;

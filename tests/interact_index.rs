@@ -227,7 +227,7 @@ fn upload_reaches_a_listening_input_by_index_selector_or_hidden_label() {
         eq(p.filesLength, 1); eq(p.accept, "image/*"); eq(p.consumed, "listened")
         eq(js("window.counts.pick"), 1); eq(js("document.getElementById('file-shown').textContent"), "picture: hello.txt")
         -- By selector: document order, hidden inputs included, nth explicit.
-        local sel = page:upload_file{ selector = "input[type=file]", nth = 2, path = d.relativePath }:unwrap()
+        local sel = page:upload_file{ selector = "input[type=file]", nth = 2, path = d.path }:unwrap()
         eq(sel.target, "selector=input[type=file]"); eq(sel.filesLength, 1)
         eq(sel.hasListeners, false); eq(sel.consumed, "noListener"); eq(sel.effective, false); has(sel.hint, "nothing listens")
         local hidden = page:upload_file{ selector = "#pick-file", contentBase64 = "dHdv", filename = "two.txt" }:unwrap()
@@ -237,12 +237,13 @@ fn upload_reaches_a_listening_input_by_index_selector_or_hidden_label() {
         eq(page:upload_file{ contentBase64 = "aGVsbG8=" }.code, "INVALID_ARGUMENT")
         eq(page:upload_file{ selector = "#file" }.code, "INVALID_ARGUMENT")
         local missing = page:upload_file{ selector = "#file", path = "nope/none.txt" }
-        eq(missing.code, "INVALID_ARGUMENT"); has(missing.msg, "/playwright/upload"); eq(missing.started, false)
+        -- A local script's relative path is the working directory's (Playwright's rule).
+        eq(missing.code, "INVALID_ARGUMENT"); has(missing.msg, "working directory"); eq(missing.started, false)
         eq(page:upload_file{ selector = "#file", path = "../escape.txt" }.code, "INVALID_ARGUMENT")
-        local nomatch = page:upload_file{ selector = "#no-such-input", path = d.relativePath }
+        local nomatch = page:upload_file{ selector = "#no-such-input", path = d.path }
         eq(nomatch.code, "ELEMENT_NOT_FOUND")
-        eq(page:upload_file{ selector = "input[type=file]", nth = 7, path = d.relativePath }.code, "ELEMENT_NOT_FOUND")
-        local notfile = page:upload_file{ index = by_id(s, "dbl"), path = d.relativePath }
+        eq(page:upload_file{ selector = "input[type=file]", nth = 7, path = d.path }.code, "ELEMENT_NOT_FOUND")
+        local notfile = page:upload_file{ index = by_id(s, "dbl"), path = d.path }
         eq(notfile.code, "ELEMENT_NOT_EDITABLE")
         eq(js("window.counts.file"), 1, "no bad call reached the input")
         -- A URL the browser downloads.

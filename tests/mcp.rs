@@ -28,23 +28,41 @@ const PLAYWRIGHT_MCP_TOOLS_CHARS: usize = 21_209;
 const TOKEN: &str = "mcp-t0ken";
 
 /// A JSON-RPC client over a child's stdin/stdout (one JSON message per line).
-struct StdioClient {
+pub(crate) struct StdioClient {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<Value>,
     next: u64,
     /// Server-to-client messages that were not the awaited answer (notifications, requests).
     seen: Vec<Value>,
+    /// The workspace roots it answers `roots/list` with (as `file://` URIs), if it offers any.
+    pub(crate) roots: Option<Vec<String>>,
+    /// The server's state directory.
+    pub(crate) state: std::path::PathBuf,
 }
 
 impl StdioClient {
-    fn start(extra: &[&str]) -> StdioClient {
+    pub(crate) fn start(extra: &[&str]) -> StdioClient {
+        StdioClient::start_in(extra, None, &[])
+    }
+
+    /// `moonpilot mcp` with `extra` args, run in `cwd` (when given) with `env` added.
+    pub(crate) fn start_in(
+        extra: &[&str],
+        cwd: Option<&std::path::Path>,
+        env: &[(&str, &str)],
+    ) -> StdioClient {
         let state = std::env::temp_dir().join(format!(
             "moonpilot-mcp-state-{}-{}",
             std::process::id(),
             TaskId::generate()
         ));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_moonpilot"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_moonpilot"));
+        if let Some(dir) = cwd {
+            command.current_dir(dir);
+        }
+        command.envs(env.iter().copied());
+        let mut child = command
             .arg("mcp")
             .arg("--state-dir")
             .arg(&state)
@@ -73,17 +91,19 @@ impl StdioClient {
             lines: rx,
             next: 1,
             seen: Vec::new(),
+            roots: None,
+            state,
         }
     }
 
-    fn send(&mut self, msg: &Value) {
+    pub(crate) fn send(&mut self, msg: &Value) {
         let stdin = self.stdin.as_mut().expect("stdin open");
         writeln!(stdin, "{msg}").unwrap();
         stdin.flush().unwrap();
     }
 
     /// Sends a request; answers its response (`result` or `error`), keeping what came before.
-    fn request(&mut self, method: &str, params: Value) -> Value {
+    pub(crate) fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.next;
         self.next += 1;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
@@ -100,6 +120,15 @@ impl StdioClient {
                 .unwrap_or_else(|_| panic!("no answer to request {id}"));
             if msg.get("id") == Some(&json!(id)) && msg.get("method").is_none() {
                 return msg;
+            }
+            if msg["method"] == "roots/list" {
+                if let Some(roots) = self.roots.clone() {
+                    let roots: Vec<Value> = roots.iter().map(|u| json!({"uri": u})).collect();
+                    let answer =
+                        json!({"jsonrpc": "2.0", "id": msg["id"], "result": {"roots": roots}});
+                    self.send(&answer);
+                    continue;
+                }
             }
             self.seen.push(msg);
         }
@@ -118,7 +147,7 @@ impl StdioClient {
         }
     }
 
-    fn initialize(&mut self, capabilities: Value) -> Value {
+    pub(crate) fn initialize(&mut self, capabilities: Value) -> Value {
         let r = self.request(
             "initialize",
             json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
@@ -128,7 +157,7 @@ impl StdioClient {
         r
     }
 
-    fn call(&mut self, tool: &str, args: Value) -> Value {
+    pub(crate) fn call(&mut self, tool: &str, args: Value) -> Value {
         let r = self.request("tools/call", json!({"name": tool, "arguments": args}));
         r.get("result")
             .cloned()
@@ -136,7 +165,7 @@ impl StdioClient {
     }
 
     /// Closes stdin and waits for the process to end.
-    fn finish(mut self) -> std::process::ExitStatus {
+    pub(crate) fn finish(mut self) -> std::process::ExitStatus {
         drop(self.stdin.take());
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
@@ -160,7 +189,7 @@ impl Drop for StdioClient {
 }
 
 /// The text of a tool result's first content block.
-fn text(result: &Value) -> String {
+pub(crate) fn text(result: &Value) -> String {
     result["content"][0]["text"]
         .as_str()
         .unwrap_or_else(|| panic!("a text block first: {result}"))
@@ -534,13 +563,13 @@ fn mcp_server(token: Option<&str>) -> SocketAddr {
     })
 }
 
-fn open_server() -> SocketAddr {
+pub(crate) fn open_server() -> SocketAddr {
     static ADDR: OnceLock<SocketAddr> = OnceLock::new();
     *ADDR.get_or_init(|| mcp_server(None))
 }
 
 /// One MCP session over Streamable HTTP.
-struct HttpSession {
+pub(crate) struct HttpSession {
     addr: SocketAddr,
     id: String,
     token: Option<&'static str>,
@@ -572,7 +601,7 @@ fn post(
 }
 
 impl HttpSession {
-    fn open(addr: SocketAddr, token: Option<&'static str>) -> HttpSession {
+    pub(crate) fn open(addr: SocketAddr, token: Option<&'static str>) -> HttpSession {
         let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {},
             "clientInfo": {"name": "moonpilot-test", "version": "1"}}});
@@ -606,7 +635,7 @@ impl HttpSession {
         }
     }
 
-    fn call(&mut self, tool: &str, args: Value) -> Value {
+    pub(crate) fn call(&mut self, tool: &str, args: Value) -> Value {
         let id = self.next;
         self.next += 1;
         let msg = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
@@ -629,7 +658,7 @@ impl HttpSession {
             })
     }
 
-    fn close(self) -> u16 {
+    pub(crate) fn close(self) -> u16 {
         let mut headers = vec![("Mcp-Session-Id", self.id.as_str())];
         let auth = self.token.map(|t| format!("Bearer {t}"));
         if let Some(a) = auth.as_deref() {

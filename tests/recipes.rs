@@ -161,21 +161,6 @@ fn closing_the_task_stops_a_lua_recipe_that_never_ends() {
 }
 
 #[test]
-fn a_lua_recipe_reaches_no_file_process_or_c_code() {
-    // run_recipe may come over HTTP from a remote agent: its scripts are confined to the engine.
-    run(r##"
-        local r = page:run_recipe{ name = "confined" }
-        eq(r.ok, true, tostring(r))
-        for _, k in ipairs({ "io", "execute", "files", "loadlib", "clock", "require", "memory" }) do
-          eq(r.data[k], true, k)
-        end
-        -- The engine is fine afterwards.
-        page:navigate{ url = A .. "/batch.html" }:unwrap()
-        eq(page:run_recipe{ name = "echo-args", vars = { who = "Ann" } }.data.greeting, "hello Ann")
-    "##);
-}
-
-#[test]
 fn a_shutdown_step_inside_a_batch_runs_to_its_end() {
     // The shutdown closes the batch's own task, which ends the batch: the shutdown itself must
     // not be cut off with it (the browser was left running, a task half closed).

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use super::support::harness::{harness, url_a};
 use super::support::http::{request, Reply};
 
-fn start(opts: SplashOptions) -> SocketAddr {
+pub(crate) fn start(opts: SplashOptions) -> SocketAddr {
     let h = harness();
     let executor = h.executor.clone();
     h.runtime.block_on(async move {

@@ -23,6 +23,7 @@ use crate::browser::breaker::{is_spurious, Gate};
 use crate::browser::tab::{Shot as TabShot, ShotArea, MAX_FULL_PAGE_HEIGHT};
 use crate::browser::task::Task;
 use crate::command::*;
+use crate::door::{normalise, Trust};
 use crate::engine::Engine;
 use crate::error::CommandError;
 use crate::js;
@@ -183,7 +184,7 @@ async fn numbered(
     Ok(dir.join(format!("{prefix}{n}{ext}")))
 }
 
-/// Where a file goes: a checked `given` path, or the task's data directory with
+/// Where a file goes: a `given` path settled by [`settle_out_path`], or the task's data directory with
 /// `<prefix>N<ext>`. Answers the path and, when it is really inside the task's data directory,
 /// its `/data/...` URL.
 async fn out_file(
@@ -194,28 +195,12 @@ async fn out_file(
     ext: &str,
 ) -> Result<(PathBuf, Option<String>), CommandError> {
     let path = match given {
-        Some(OutPath::Absolute(path)) => check_out_path(&path).await?,
-        Some(OutPath::InData(name)) => task_dir(engine, task).await?.join(name),
+        Some(OutPath::Absolute(path)) => path,
+        Some(OutPath::Relative(name)) => task_dir(engine, task).await?.join(name),
         None => numbered(engine, task, prefix, ext).await?,
     };
     let url = data_url(engine, task, &path).await;
     Ok((path, url))
-}
-
-/// `.` and `..` taken out of an absolute path, without touching the file system.
-fn normalise(path: &Path) -> PathBuf {
-    use std::path::Component;
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// `/data/<task>/<rel>` for a path really inside the task's data directory (links and `..`
@@ -250,37 +235,23 @@ async fn write_file(
         .to_string())
 }
 
-/// An output `path` param: absolute (normalised; anywhere the process may write: callers of
-/// the Lua API are local, a server in front of it gates paths itself); or a plain file name,
-/// which goes to the task's data directory (never the working directory).
+/// An output `path` param: absolute (normalised), or relative, which the door resolves when
+/// the command runs ([`settle_out_path`]): against the working directory of a local script or
+/// an MCP root, or as the seed does, a plain file name in the task's data directory.
 enum OutPath {
     Absolute(PathBuf),
-    InData(String),
+    Relative(String),
 }
 
-/// Reads an output `path` param without touching the file system: a relative one must be a
-/// plain file name (`INVALID_ARGUMENT` otherwise). The directory is checked by
-/// [`check_out_path`] when the command runs.
+/// Reads an output `path` param without touching the file system. The door's rule and the
+/// directory are checked by [`settle_out_path`] when the command runs.
 fn read_out_path(p: &mut Params) -> Result<Option<OutPath>, CommandError> {
     let Some(raw) = p.str_opt("path")? else {
         return Ok(None);
     };
     let path = PathBuf::from(&raw);
     if !path.is_absolute() {
-        let plain = path.components().count() == 1
-            && matches!(
-                path.components().next(),
-                Some(std::path::Component::Normal(_))
-            );
-        if !plain {
-            return Err(CommandError::invalid(
-                "path",
-                format!(
-                    "param `path`: `{raw}` is relative: give an absolute path, or a plain file name for the task's data directory"
-                ),
-            ));
-        }
-        return Ok(Some(OutPath::InData(raw)));
+        return Ok(Some(OutPath::Relative(raw)));
     }
     let normal = normalise(&path);
     if normal.file_name().is_none() {
@@ -290,6 +261,54 @@ fn read_out_path(p: &mut Params) -> Result<Option<OutPath>, CommandError> {
         ));
     }
     Ok(Some(OutPath::Absolute(normal)))
+}
+
+/// An output path as the door resolves and allows it (`INVALID_ARGUMENT`, nothing written,
+/// otherwise): a relative one by the door's rule, then the directory checked, then whether the
+/// door may write there (`door.rs`: the real path, symlinks resolved).
+async fn settle_out_path(
+    trust: &Trust,
+    engine: &Engine,
+    task: &Task,
+    given: Option<OutPath>,
+) -> Result<Option<OutPath>, CommandError> {
+    let absolute = match given {
+        None => return Ok(None),
+        Some(OutPath::Absolute(path)) => path,
+        Some(OutPath::Relative(raw)) => match trust.absolute(Path::new(&raw)) {
+            Some(path) => path,
+            None => {
+                let plain = Path::new(&raw).components().count() == 1
+                    && matches!(
+                        Path::new(&raw).components().next(),
+                        Some(std::path::Component::Normal(_))
+                    );
+                if !plain {
+                    return Err(CommandError::invalid(
+                        "path",
+                        format!(
+                            "param `path`: `{raw}` is relative: give an absolute path, or a plain file name for the task's data directory"
+                        ),
+                    ));
+                }
+                task_dir(engine, task).await?.join(raw)
+            }
+        },
+    };
+    if absolute.file_name().is_none() {
+        return Err(CommandError::invalid(
+            "path",
+            format!("param `path`: `{}` names no file", absolute.display()),
+        ));
+    }
+    let checked = check_out_path(&absolute).await?;
+    let allowed = trust.write("path", &checked).await?;
+    // Shown as given where the door is open; as its real path where it was resolved.
+    Ok(Some(OutPath::Absolute(if trust.confined() {
+        allowed
+    } else {
+        checked
+    })))
 }
 
 /// An absolute output path's checks (`INVALID_ARGUMENT`, nothing written): its directory
@@ -506,10 +525,7 @@ async fn take(cx: &TaskCx, shot: Shot) -> Result<Value, CommandError> {
     let requested = shot.mode.name();
     let engine = &cx.engine;
     // The output path first: a bad one is a bad argument, and nothing has run.
-    let given = match shot.path {
-        Some(OutPath::Absolute(p)) => Some(OutPath::Absolute(check_out_path(&p).await?)),
-        other => other,
-    };
+    let given = settle_out_path(&cx.trust, engine, &cx.task, shot.path).await?;
     let gate = cx.task.capture_breaker(|b| b.gate(Instant::now()));
     let half_open = matches!(gate, Gate::Closed { half_open: true });
     if let (Gate::Open { left }, false) = (gate, shot.force) {
@@ -702,6 +718,7 @@ fn pdf(p: &mut Params) -> Prepared<TaskCx> {
     let path = read_out_path(p)?;
     run(move |cx: TaskCx| async move {
         // The path first: a bad one is a bad argument, and nothing has run.
+        let path = settle_out_path(&cx.trust, &cx.engine, &cx.task, path).await?;
         let (path, url) = out_file(&cx.engine, &cx.task, path, "page-", ".pdf").await?;
         let bytes = cx.tab()?.print_pdf().await?;
         let shown = write_file(&cx.engine, &cx.task, &path, &bytes).await?;
@@ -1129,7 +1146,7 @@ async fn run_tesseract(
 
 /// Where `ocr_image`'s image comes from.
 enum OcrSource {
-    /// A file path as given (any file the process may read: Lua callers are local).
+    /// A file path as given (what the door lets it read: `door.rs`).
     File(String),
     Element(Locator),
 }
@@ -1169,8 +1186,13 @@ fn ocr_image(p: &mut Params) -> Prepared<Cx> {
     run(move |cx: Cx| async move {
         let (image, url, target) = match source {
             OcrSource::File(raw) => {
-                let path = std::path::absolute(normalise(Path::new(&raw)))
-                    .unwrap_or_else(|_| PathBuf::from(&raw));
+                // Relative by the door's rule (the seed's: the working directory), then read
+                // only where the door may read.
+                let path = cx.trust.absolute(Path::new(&raw)).unwrap_or_else(|| {
+                    std::path::absolute(normalise(Path::new(&raw)))
+                        .unwrap_or_else(|_| PathBuf::from(&raw))
+                });
+                let path = cx.trust.read("path", &path).await?;
                 if !tokio::fs::metadata(&path).await.is_ok_and(|m| m.is_file()) {
                     return Err(CommandError::invalid(
                         "path",

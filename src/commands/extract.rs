@@ -451,6 +451,9 @@ pub fn wrap_script(body: &str, form: ScriptForm) -> String {
     }
 }
 
+/// Where `bodyFile` is read from: `scripts/js` of the working directory.
+const SCRIPT_DIR: &str = "scripts/js";
+
 /// Resolves `bodyFile` inside `root`, refusing absolute paths and `..`.
 fn script_path(root: &Path, file: &str) -> Result<PathBuf, CommandError> {
     let rel = Path::new(file);
@@ -484,7 +487,7 @@ fn execute_js(p: &mut Params) -> Prepared<TaskCx> {
     p.bool_opt("retryOnSpurious")?;
     let source = match (body, body_file) {
         (Some(b), _) => Ok(b),
-        (None, Some(f)) => Err(script_path(Path::new("scripts/js"), &f)?),
+        (None, Some(f)) => Err(script_path(Path::new(SCRIPT_DIR), &f)?),
         (None, None) => {
             return Err(CommandError::invalid(
                 "body",
@@ -498,12 +501,18 @@ fn execute_js(p: &mut Params) -> Prepared<TaskCx> {
         let tab = task.tab()?;
         let raw_body = match source {
             Ok(b) => b,
-            Err(path) => tokio::fs::read_to_string(&path).await.map_err(|e| {
-                CommandError::invalid(
-                    "bodyFile",
-                    format!("param `bodyFile`: reading `{}` failed: {e}", path.display()),
-                )
-            })?,
+            Err(path) => {
+                let path = cx
+                    .trust
+                    .script_file("bodyFile", &path, Path::new(SCRIPT_DIR))
+                    .await?;
+                tokio::fs::read_to_string(&path).await.map_err(|e| {
+                    CommandError::invalid(
+                        "bodyFile",
+                        format!("param `bodyFile`: reading `{}` failed: {e}", path.display()),
+                    )
+                })?
+            }
         };
         let (body, applied) = apply_vars(&raw_body, &vars);
         let form = script_form(&body);

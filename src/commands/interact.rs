@@ -562,7 +562,8 @@ fn upload_file(p: &mut Params) -> Prepared<TaskCx> {
         let task = cx.task;
         // The target first: a selector that matches nothing stages (or downloads) nothing.
         let (target, _) = target::find(&task, &locator, Read::default()).await?;
-        let (file, staged) = stage_upload(&task, &dir, source, filename, content_type).await?;
+        let (file, staged) =
+            stage_upload(&task, &cx.trust, &dir, source, filename, content_type).await?;
         let described = match &locator {
             Locator::Index(i) => format!("index={i}"),
             Locator::Selector { css, frame, .. } => match frame {
@@ -622,6 +623,7 @@ fn upload_file(p: &mut Params) -> Prepared<TaskCx> {
 /// upload directory. Answers the absolute path and the receipt's file fields.
 async fn stage_upload(
     task: &crate::browser::task::Task,
+    trust: &crate::door::Trust,
     dir: &std::path::Path,
     source: Source,
     filename: Option<String>,
@@ -633,18 +635,27 @@ async fn stage_upload(
     let own = dir.join(task.id.to_string());
     match source {
         Source::Path(path) => {
-            let resolved = staging::resolve(dir, &path)?;
+            // A relative path resolves by the door's rule (the working directory of a local
+            // script, an MCP root), or as the seed does (in the staging directory); then the
+            // door says whether it may be read.
+            let resolved = match trust.absolute(std::path::Path::new(&path)) {
+                Some(absolute) => absolute,
+                None => staging::resolve(dir, &path)?,
+            };
+            let resolved = trust.read("path", &resolved).await?;
             let meta = tokio::fs::metadata(&resolved)
                 .await
                 .ok()
                 .filter(|m| m.is_file());
             let Some(meta) = meta else {
+                let hint = if *trust.relative() == crate::door::Relative::Seed {
+                    "; stage it first (POST it to /playwright/upload, or pass contentBase64) and pass back path or relativePath"
+                } else {
+                    " (a relative path is taken from the working directory)"
+                };
                 return Err(CommandError::invalid(
                     "path",
-                    format!(
-                        "param `path`: no such file `{}`; stage it first (POST it to /playwright/upload, or pass contentBase64) and pass back path or relativePath",
-                        resolved.display()
-                    ),
+                    format!("param `path`: no such file `{}`{hint}", resolved.display()),
                 ));
             };
             let abs = std::path::absolute(&resolved).unwrap_or(resolved);

@@ -227,6 +227,10 @@ fn new_tab(p: &mut Params) -> Prepared<TaskCx> {
         None => None,
     };
     run(move |cx: TaskCx| async move {
+        if let Some(url) = &url {
+            // Before a tab opens: the door decides which schemes open.
+            cx.trust.url("url", url).await?;
+        }
         let task = cx.task;
         let before = task.tabs().0.len();
         let tab = Arc::new(task.new_tab().await?);

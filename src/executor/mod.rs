@@ -27,6 +27,7 @@ use tokio::sync::SemaphorePermit;
 
 use crate::browser::task::{Task, TaskId};
 use crate::command::{CommandFuture, CommandSpec, Cx, Group, Handler, Lane, TaskCx};
+use crate::door::Trust;
 use crate::engine::Engine;
 use crate::error::CommandError;
 use crate::protocol::{ErrorCode, Params, Receipt};
@@ -143,6 +144,8 @@ impl Retries {
 #[derive(Clone)]
 pub struct Executor {
     engine: Arc<Engine>,
+    /// The door its commands come through (a local script's unless [`Executor::through`]).
+    trust: Arc<Trust>,
     /// What runs a recipe's script (`run_recipe` of a Lua recipe).
     recipes: Arc<dyn RecipeHost>,
 }
@@ -163,7 +166,26 @@ impl Executor {
     /// An executor over `engine` whose recipe scripts run in `recipes` (the Lua bridge's:
     /// `lua::recipe_host()`).
     pub fn new(engine: Arc<Engine>, recipes: Arc<dyn RecipeHost>) -> Executor {
-        Executor { engine, recipes }
+        Executor {
+            engine,
+            recipes,
+            trust: Arc::new(Trust::local()),
+        }
+    }
+
+    /// The same executor for commands that come through another door: every command it runs,
+    /// and every command of a script or batch it starts, is held to `trust`'s rules.
+    pub fn through(&self, trust: Trust) -> Executor {
+        Executor {
+            engine: self.engine.clone(),
+            recipes: self.recipes.clone(),
+            trust: Arc::new(trust),
+        }
+    }
+
+    /// The door its commands come through.
+    pub fn trust(&self) -> &Arc<Trust> {
+        &self.trust
     }
 
     /// The engine.
@@ -497,6 +519,7 @@ impl Executor {
                     spec,
                     deadline,
                     calls: nested::Nested::handle(self, task.id, call.within, lane_held),
+                    trust: self.trust.clone(),
                 })
             }),
             // Unreachable: a task command without its task was answered by `find_task`.
@@ -510,6 +533,7 @@ impl Executor {
                     task_id: call.task_id,
                     task: task.cloned(),
                     spec,
+                    trust: self.trust.clone(),
                 })
             }),
         }));

@@ -9,6 +9,7 @@
 pub mod convert;
 pub mod journal;
 pub mod recipe;
+pub mod sandbox;
 pub mod splash;
 pub mod stubs;
 
@@ -374,7 +375,11 @@ impl LuaHost {
         args: BTreeMap<String, String>,
         hook: Option<Rc<dyn Hook>>,
     ) -> mlua::Result<LuaHost> {
-        let lua = Lua::new();
+        // The door the executor serves decides the language a script gets (`door.rs`).
+        let lua = match executor.trust().libraries() {
+            crate::door::Libraries::Full => Lua::new(),
+            crate::door::Libraries::Sandbox => sandbox::new_state()?,
+        };
         lua.set_app_data(HostData {
             executor,
             epoch: Instant::now(),
@@ -621,14 +626,15 @@ impl LuaHost {
             .set_name("=moonpilot/prelude.lua")
             .call(core)?;
         lua.globals().set("browser", browser.clone())?;
-        let preload: Table = lua.globals().get::<Table>("package")?.get("preload")?;
-        preload.set(
+        sandbox::preload(
+            &lua,
             "moonpilot",
-            lua.create_function(move |_, ()| Ok(browser.clone()))?,
+            lua.create_function(move |_, _: LuaValue| Ok(browser.clone()))?,
         )?;
-        preload.set(
+        sandbox::preload(
+            &lua,
             "moonpilot.human",
-            lua.create_function(|lua, ()| {
+            lua.create_function(|lua, _: LuaValue| {
                 lua.load(HUMAN_LUA)
                     .set_name("=moonpilot/human.lua")
                     .eval::<LuaValue>()
@@ -637,33 +643,28 @@ impl LuaHost {
         Ok(LuaHost { lua })
     }
 
-    /// Confines the state to the engine, for a Lua recipe (`run_recipe` may come over HTTP from a
-    /// remote agent): no `io`, no `os` but its clock functions (`time`, `clock`, `date`,
-    /// `difftime`), no `dofile`/`loadfile`, no binary or C code (`package.loadlib`, the C
-    /// searchers; mlua's safe mode already refuses both), and at most `memory` bytes of Lua
-    /// memory. `require` still finds Lua modules on `package.path`.
+    /// Bounds the state's Lua memory to `memory` bytes (a recipe's, a script sent over a
+    /// door). What a script may reach is decided when the state is built, by its door
+    /// (`sandbox.rs`).
     pub fn confine(&self, memory: usize) -> mlua::Result<()> {
-        let lua = &self.lua;
-        let g = lua.globals();
-        g.set("io", LuaValue::Nil)?;
-        g.set("dofile", LuaValue::Nil)?;
-        g.set("loadfile", LuaValue::Nil)?;
-        let os: Table = g.get("os")?;
-        let clock = lua.create_table()?;
-        for key in ["time", "clock", "date", "difftime"] {
-            clock.set(key, os.get::<LuaValue>(key)?)?;
-        }
-        g.set("os", clock)?;
-        let package: Table = g.get("package")?;
-        package.set("loadlib", LuaValue::Nil)?;
-        package.set("cpath", "")?;
-        let searchers: Table = package.get("searchers")?;
-        // preload and the Lua-file searcher stay; the C and all-in-one searchers go.
-        while searchers.raw_len() > 2 {
-            searchers.raw_remove(searchers.raw_len())?;
-        }
-        lua.set_memory_limit(memory)?;
+        self.lua.set_memory_limit(memory)?;
         Ok(())
+    }
+
+    /// Whether the state is the sandbox of scripts sent by others.
+    pub fn sandboxed(&self) -> bool {
+        sandbox::is_sandboxed(&self.lua)
+    }
+
+    /// A chunk of `source` named `name`: text only in the sandbox (a binary chunk is a known
+    /// path to memory corruption).
+    fn chunk<'a>(&'a self, source: &'a str, name: String) -> mlua::chunk::Chunk<'a> {
+        let chunk = self.lua.load(source).set_name(name);
+        if self.sandboxed() {
+            chunk.set_mode(mlua::chunk::ChunkMode::Text)
+        } else {
+            chunk
+        }
     }
 
     /// Records every file `require` loads from `package.path` (for watch mode), by a searcher in
@@ -776,7 +777,7 @@ impl LuaHost {
     /// script are found by `require` wherever it is run from.
     pub async fn run_source(&self, path: &Path, source: &str) -> mlua::Result<()> {
         let name = self.prepare_script(path)?;
-        self.lua.load(source).set_name(name).exec_async().await
+        self.chunk(source, name).exec_async().await
     }
 
     /// Runs `source` as the script at `path` (see [`LuaHost::run_source`]) and answers its
@@ -787,19 +788,25 @@ impl LuaHost {
         source: &str,
     ) -> mlua::Result<serde_json::Value> {
         let name = self.prepare_script(path)?;
-        let values: MultiValue = self.lua.load(source).set_name(name).eval_async().await?;
+        let values: MultiValue = self.chunk(source, name).eval_async().await?;
         let first = values.into_iter().next().unwrap_or(LuaValue::Nil);
         convert::lua_to_json(&first, "the script's return value").map_err(mlua::Error::runtime)
     }
 
     /// `arg`, `package.path` and the chunk name for running the script at `path`.
     fn prepare_script(&self, path: &Path) -> mlua::Result<String> {
-        let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        // A script sent by others is not told where the engine runs.
+        let absolute = if self.sandboxed() {
+            path.to_path_buf()
+        } else {
+            std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+        };
         let arg = self.lua.create_table()?;
         arg.raw_set(0, absolute.display().to_string())?;
         self.lua.globals().set("arg", arg)?;
-        if let Some(dir) = absolute.parent() {
-            let package: Table = self.lua.globals().get("package")?;
+        // (The sandbox has no `package`: its `require` reads no file.)
+        let package: Option<Table> = self.lua.globals().get("package")?;
+        if let (Some(dir), Some(package)) = (absolute.parent(), package) {
             let path: String = package.get("path")?;
             let dir = dir.display();
             package.set("path", format!("{dir}/?.lua;{dir}/?/init.lua;{path}"))?;
@@ -813,10 +820,6 @@ impl LuaHost {
 
     /// Runs a chunk of source and returns its values. Must be awaited inside a `LocalSet`.
     pub async fn eval(&self, source: &str, name: &str) -> mlua::Result<MultiValue> {
-        self.lua
-            .load(source)
-            .set_name(format!("={name}"))
-            .eval_async()
-            .await
+        self.chunk(source, format!("={name}")).eval_async().await
     }
 }

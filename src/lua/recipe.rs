@@ -12,7 +12,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use futures::future::LocalBoxFuture;
@@ -39,11 +39,49 @@ pub fn recipe_host() -> Arc<dyn RecipeHost> {
     Arc::new(LuaRecipes)
 }
 
+/// Most script threads alive at once. A script stuck in one C call (a pattern match that
+/// backtracks for hours) cannot be stopped from outside; its request answers by its bound and
+/// the thread ends when the call does. Past this many, new scripts are refused instead of
+/// piling up threads.
+const MAX_LIVE_SCRIPTS: usize = 32;
+/// The native stack of a script thread: Lua allows 200 nested C calls, and a call through a
+/// Rust callback (`print` → `__tostring` → `print` …) takes more than the default 2 MiB holds
+/// at that depth in a debug build. Only the pages touched are used.
+const SCRIPT_STACK: usize = 64 * 1024 * 1024;
+
+/// Script threads alive now.
+static LIVE_SCRIPTS: AtomicUsize = AtomicUsize::new(0);
+
+/// One live script thread, counted while it lives.
+struct Live;
+
+impl Live {
+    fn enter() -> Result<Live, String> {
+        let n = LIVE_SCRIPTS.fetch_add(1, Ordering::SeqCst);
+        if n >= MAX_LIVE_SCRIPTS {
+            LIVE_SCRIPTS.fetch_sub(1, Ordering::SeqCst);
+            return Err(format!(
+                "{n} scripts are still running (at most {MAX_LIVE_SCRIPTS}): try again when one has ended"
+            ));
+        }
+        Ok(Live)
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        LIVE_SCRIPTS.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 impl RecipeHost for LuaRecipes {
     fn start(&self, executor: Executor, script: Script) -> Result<(), String> {
+        let live = Live::enter()?;
         std::thread::Builder::new()
             .name("moonpilot-recipe".into())
+            .stack_size(SCRIPT_STACK)
             .spawn(move || {
+                let _live = live;
                 let printed = Rc::new(RefCell::new(Vec::new()));
                 let Script {
                     task,

@@ -57,6 +57,9 @@ pub struct McpOptions {
     /// observation with the result (as `@playwright/mcp` gives its snapshot), so the next step
     /// needs no separate read.
     pub observe_after_actions: bool,
+    /// `--allow-unrestricted-file-access`: file params and `file:` URLs reach any file, not
+    /// only the client's workspace roots and the state directory.
+    pub unrestricted_files: bool,
 }
 
 impl Default for McpOptions {
@@ -64,9 +67,13 @@ impl Default for McpOptions {
         McpOptions {
             tools: Selection::default(),
             observe_after_actions: true,
+            unrestricted_files: false,
         }
     }
 }
+
+/// How long a session waits for the client's `roots/list` answer.
+const ROOTS_WAIT: Duration = Duration::from_secs(5);
 
 /// One MCP session: a cheap clone handle (the HTTP transport clones its handler).
 #[derive(Clone)]
@@ -75,7 +82,14 @@ pub struct Session {
 }
 
 struct Inner {
+    /// The executor, held to MCP's rules with the working directory as the only root (the
+    /// session's engine work; a call runs through [`Session::trusted`]).
     executor: Executor,
+    /// `--allow-unrestricted-file-access`.
+    unrestricted: bool,
+    /// The client's workspace roots, once asked (`None`: ask at the next call; a
+    /// `notifications/roots/list_changed` clears them).
+    roots: Mutex<Option<Vec<PathBuf>>>,
     selection: Selection,
     observe: bool,
     /// The tool list, built once.
@@ -97,6 +111,42 @@ impl Drop for Inner {
             rt.spawn(async move {
                 close_task(&executor, id).await;
             });
+        }
+    }
+}
+
+/// MCP's rules over `executor`'s engine: `roots`, and the engine's data and upload
+/// directories.
+fn mcp_trust(executor: &Executor, roots: &[PathBuf], unrestricted: bool) -> crate::door::Trust {
+    let config = &executor.engine().config;
+    let engine = [config.data_dir.clone(), config.upload_dir.clone()];
+    crate::door::Trust::mcp(roots, unrestricted, &engine)
+}
+
+/// The client's workspace roots as directories (none when it offers no roots, or does not
+/// answer within [`ROOTS_WAIT`]). Roots are deprecated by SEP-2577, but the clients of
+/// 2025-11-25 (and @playwright/mcp's rule this follows) use them.
+#[allow(deprecated)]
+async fn client_roots(peer: &Peer<RoleServer>) -> Vec<PathBuf> {
+    let offers = peer
+        .peer_info()
+        .is_some_and(|info| info.capabilities.roots.is_some());
+    if !offers {
+        return Vec::new();
+    }
+    match tokio::time::timeout(ROOTS_WAIT, peer.list_roots()).await {
+        Ok(Ok(list)) => list
+            .roots
+            .iter()
+            .filter_map(|root| url::Url::parse(&root.uri).ok()?.to_file_path().ok())
+            .collect(),
+        Ok(Err(e)) => {
+            tracing::debug!("mcp: roots/list failed: {e}");
+            Vec::new()
+        }
+        Err(_) => {
+            tracing::debug!("mcp: roots/list got no answer in time");
+            Vec::new()
         }
     }
 }
@@ -186,9 +236,12 @@ impl Session {
 
     /// A session over `executor` offering `options`.
     pub fn new(executor: Executor, options: &McpOptions) -> Session {
+        let executor = executor.through(mcp_trust(&executor, &[], options.unrestricted_files));
         Session {
             inner: Arc::new(Inner {
                 executor,
+                unrestricted: options.unrestricted_files,
+                roots: Mutex::new(None),
                 selection: options.tools.clone(),
                 observe: options.observe_after_actions,
                 tools: tools::tools(&options.tools),
@@ -196,6 +249,25 @@ impl Session {
                 opened: Mutex::new(None),
             }),
         }
+    }
+
+    /// The executor a call of this session runs on: held to MCP's file rule with the client's
+    /// workspace roots (asked once, again after the client says they changed), or the working
+    /// directory when the client offers none.
+    async fn trusted(&self, peer: &Peer<RoleServer>) -> Executor {
+        let known = self.inner.roots.lock().ok().and_then(|r| r.clone());
+        let roots = match known {
+            Some(roots) => roots,
+            None => {
+                let roots = client_roots(peer).await;
+                if let Ok(mut slot) = self.inner.roots.lock() {
+                    *slot = Some(roots.clone());
+                }
+                roots
+            }
+        };
+        let executor = &self.inner.executor;
+        executor.through(mcp_trust(executor, &roots, self.inner.unrestricted))
     }
 
     /// The session's task, if it opened one.
@@ -257,7 +329,8 @@ impl Session {
         } else {
             None
         };
-        let work = self.inner.executor.execute(task, method, params);
+        let executor = self.trusted(&context.peer).await;
+        let work = executor.execute(task, method, params);
         let progress = if long { Progress::of(context) } else { None };
         let ticker = async {
             let Some(p) = progress.as_ref() else {
@@ -656,7 +729,8 @@ impl Session {
         bound: Duration,
         context: &RequestContext<RoleServer>,
     ) -> LuaRun {
-        let executor = &self.inner.executor;
+        // The plan's commands, and the script's own state, are held to this door's rules.
+        let executor = &self.trusted(&context.peer).await;
         let mut run = LuaRun::default();
         let started = executor.start_script(ScriptSource {
             task,
@@ -952,6 +1026,16 @@ impl ServerHandler for Session {
         // A session holds a task: the stateful lifecycle (2026-07-28 has no session and forbids
         // the elicitation human input uses).
         std::borrow::Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+    }
+
+    async fn on_roots_list_changed(
+        &self,
+        _context: rmcp::service::NotificationContext<RoleServer>,
+    ) {
+        // Asked again at the next call.
+        if let Ok(mut roots) = self.inner.roots.lock() {
+            *roots = None;
+        }
     }
 
     #[allow(deprecated)] // See get_info.

@@ -379,7 +379,7 @@ pub fn check(
             }
         }
         _ => {
-            check_render(&mut args, wait)?;
+            check_render(&mut args, wait, &opts.schemes)?;
             args.insert("timeout".into(), json!(timeout));
             args.insert("wait".into(), json!(wait));
             args.insert("endpoint__".into(), json!(endpoint.name()));
@@ -397,7 +397,11 @@ pub fn check(
 }
 
 /// The render endpoints' own arguments, put in the types their script takes.
-fn check_render(args: &mut Map<String, Value>, wait: f64) -> Result<(), SplashError> {
+fn check_render(
+    args: &mut Map<String, Value>,
+    wait: f64,
+    schemes: &[String],
+) -> Result<(), SplashError> {
     for name in [
         "images",
         "render_all",
@@ -420,6 +424,26 @@ fn check_render(args: &mut Map<String, Value>, wait: f64) -> Result<(), SplashEr
     match args.get("url") {
         Some(Value::String(u)) if !u.trim().is_empty() => {}
         _ => return Err(required("url")),
+    }
+    // As Splash: a URL whose scheme is not allowed is a bad option, before anything loads.
+    for name in ["url", "baseurl"] {
+        if let Some(Value::String(u)) = args.get(name) {
+            let scheme = u
+                .split_once(':')
+                .map(|(s, _)| s.trim().to_ascii_lowercase())
+                .unwrap_or_default();
+            if !schemes.iter().any(|s| s.eq_ignore_ascii_case(&scheme)) {
+                return Err(bad(
+                    name,
+                    format!(
+                        "URL scheme is not allowed: `{scheme}:` (allowed: {}; {} widens it)",
+                        schemes.join(", "),
+                        crate::door::SPLASH_SCHEMES_FLAG
+                    ),
+                    json!({"type": "bad_url"}),
+                ));
+            }
+        }
     }
     let render_all = args.get("render_all") == Some(&json!(1));
     if render_all && wait == 0.0 {

@@ -38,6 +38,8 @@ pub async fn serve(
     opts: SplashOptions,
     stop: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    // Every command of every request, and of its script, is held to the Splash port's rules.
+    let executor = executor.through(crate::door::Trust::splash(&opts.schemes));
     let shared = Arc::new(Shared {
         executor,
         slots: tokio::sync::Semaphore::new(opts.slots.max(1)),

@@ -35,6 +35,9 @@ pub struct SplashOptions {
     /// The server's `--token`: then a request needs `Authorization: Bearer T` or HTTP basic
     /// auth with T as its password (scrapy-splash's `SPLASH_PASS`).
     pub token: Option<String>,
+    /// The URL schemes its pages and requests may use (Splash's `--allowed-schemes`; default
+    /// [`crate::door::SPLASH_SCHEMES`]).
+    pub schemes: Vec<String>,
 }
 
 impl Default for SplashOptions {
@@ -45,6 +48,10 @@ impl Default for SplashOptions {
             queue: 200,
             max_timeout: 90.0,
             token: None,
+            schemes: crate::door::SPLASH_SCHEMES
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
         }
     }
 }

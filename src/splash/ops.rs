@@ -37,6 +37,14 @@ pub async fn answer(executor: &Executor, task: TaskId, method: &str, params: Val
             "finished" => return Ok(finished(&live, &params)),
             _ => {}
         }
+        // A URL fetched outside a navigation (autoload, http_get / http_post) is held to the
+        // door's schemes as a page's is.
+        let op = name.trim_start_matches(PREFIX);
+        if matches!(op, "fetch" | "http") {
+            if let Some(url) = params["url"].as_str() {
+                executor.trust().url("url", url).await.map_err(|e| e.msg)?;
+            }
+        }
         let _lane = live.lane.lock().await;
         let tab = live.tab().map_err(|e| e.msg)?;
         match name.trim_start_matches(PREFIX) {
