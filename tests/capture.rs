@@ -82,11 +82,12 @@ fn screenshot_bad_input_is_invalid_argument_and_writes_nothing() {
         local r = page:screenshot{ path = "/no/such/dir/x.png" }
         eq(r.code, "INVALID_ARGUMENT"); eq(r.started, false); has(r.msg, "path"); has(r.msg, "/no/such/dir")
         eq(exists("/no/such/dir/x.png"), false)
-        -- A relative path is a plain file name in the task's data dir, never the working dir.
-        local named = page:screenshot{ path = "named.png" }:unwrap()
-        has(named.path, "/named.png"); has(named.url, "/named.png"); eq(exists("named.png"), false)
-        eq(page:screenshot{ path = "../x.png" }.code, "INVALID_ARGUMENT")
-        eq(page:screenshot{ path = "sub/x.png" }.code, "INVALID_ARGUMENT")
+        -- A local script's relative path is the working directory's, as Playwright's is.
+        local name = "moonpilot-named-" .. tostring(os.time()) .. ".png"
+        local named = page:screenshot{ path = name }:unwrap()
+        has(named.path, "/" .. name); eq(named.url, nil); eq(exists(name), true)
+        os.remove(name)
+        eq(page:screenshot{ path = "no-such-sub/x.png" }.code, "INVALID_ARGUMENT")
         local d = page:screenshot{ path = "/tmp" }
         eq(d.code, "INVALID_ARGUMENT"); has(d.msg, "directory")
         local partial = page:screenshot{ clipX = 0, clipY = 0, clipWidth = 10 }

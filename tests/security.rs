@@ -90,6 +90,9 @@ impl Scene {
     /// Nothing outside changed and nothing leaked: no marker, no secret in `answer`, no
     /// sign of an escape.
     fn assert_contained(&self, door: &str, escape: &str, answer: &str) {
+        // What each door answered, for the record (`-- --nocapture`).
+        let short: String = answer.chars().take(200).collect();
+        eprintln!("{door} | {escape} | {short}");
         assert!(
             !self.marker().exists(),
             "{door}: `{escape}` created a file outside: {answer}"

@@ -648,10 +648,10 @@ async fn stage_upload(
                 .ok()
                 .filter(|m| m.is_file());
             let Some(meta) = meta else {
-                let hint = if *trust.relative() == crate::door::Relative::Seed {
-                    "; stage it first (POST it to /playwright/upload, or pass contentBase64) and pass back path or relativePath"
-                } else {
-                    " (a relative path is taken from the working directory)"
+                let hint = match trust.relative() {
+                    crate::door::Relative::Seed => "; stage it first (POST it to /playwright/upload, or pass contentBase64) and pass back path or relativePath".to_string(),
+                    crate::door::Relative::WorkingDir => " (a relative path is taken from the working directory)".to_string(),
+                    crate::door::Relative::Dir(dir) => format!(" (a relative path is taken from `{}`)", dir.display()),
                 };
                 return Err(CommandError::invalid(
                     "path",
