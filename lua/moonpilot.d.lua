@@ -56,6 +56,27 @@ function Job:done() end
 ---Stops the coroutine at its next wait (a command in flight is not answered to it).
 function Job:cancel() end
 
+---`require("json")` (in every script): `local json = require("json") ---@type moonpilot.json`.
+---@class moonpilot.json
+local json = {}
+
+---JSON text of `value`: keys 1..n make an array, string keys an object (keys in order), an
+---empty table an object unless marked by `json.as_array`.
+---@param value any
+---@return string
+function json.encode(value) end
+
+---The value of JSON `text` (null is nil; its arrays stay arrays when encoded again).
+---@param text string
+---@return any
+function json.decode(text) end
+
+---Marks `t` as an array (so an empty one encodes as `[]`) and answers it.
+---@generic T: table
+---@param t T
+---@return T
+function json.as_array(t) end
+
 ---One task: its own tabs in the shared browser. Every command that needs a task is a method.
 ---@class moonpilot.Task
 ---@field id integer the task id

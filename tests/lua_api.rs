@@ -116,3 +116,29 @@ fn spawn_and_parallel_share_the_engine() {
         browser.sleep(1)
     "#);
 }
+
+#[test]
+fn json_writes_out_a_scrape_without_the_page() {
+    // Issue 36 §6: `require("json")` in a local script, the shapes of the bridge, arrays kept.
+    lua(r#"
+        local json = require("json")
+        page:navigate{ url = A .. "/many_links.html" }:unwrap()
+        local s = page:get_browser_state{}:unwrap()
+        local links = {}
+        for _, el in ipairs(s.elements) do
+          if el.tag == "A" then links[#links + 1] = { index = el.index, text = el.text } end
+        end
+        assert(#links > 2, "links on the page")
+        local text = json.encode({ url = s.url, links = links, none = json.as_array({}), empty = {} })
+        has(text, '"none":[]'); has(text, '"empty":{}'); has(text, '"links":[{')
+        local back = json.decode(text)
+        eq(#back.links, #links); eq(back.links[1].text, links[1].text); eq(back.url, s.url)
+        eq(json.encode(back.none), "[]", "a decoded empty array stays one")
+        eq(json.encode({ b = 1, a = 2 }), '{"a":2,"b":1}', "keys in order")
+        local ok, err = pcall(json.decode, "{broken")
+        eq(ok, false); has(tostring(err), "json.decode")
+        local ok2, err2 = pcall(json.encode, { 1, a = 2 })
+        eq(ok2, false); has(tostring(err2), "mixes")
+        eq(require("json"), json, "one module")
+    "#);
+}

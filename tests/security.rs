@@ -243,6 +243,12 @@ fn hostile_scripts_stay_in_mcp_over_http() {
     assert_eq!(r["isError"], true, "{r}");
     let t = session.call("run_lua", json!({"script": "return 1 + 1"}));
     assert_eq!(t["structuredContent"]["value"], 2, "{t}");
+    // What the door documents stays: the modules a plan may require.
+    let t = session.call(
+        "run_lua",
+        json!({"script": "return require('json').encode({ require('moonpilot') == browser, type(require('moonpilot.human')) })"}),
+    );
+    assert_eq!(t["structuredContent"]["value"], "[true,\"table\"]", "{t}");
     session.close();
 }
 

@@ -36,10 +36,21 @@ pub fn json_to_lua(lua: &Lua, value: &Value) -> mlua::Result<LuaValue> {
 
 /// Converts a Lua value to JSON; `path` names the place for error messages (`params.url`).
 pub fn lua_to_json(value: &LuaValue, path: &str) -> Result<Value, String> {
-    lua_to_json_depth(value, path, 0)
+    lua_to_json_depth(value, path, 0, None)
 }
 
-fn lua_to_json_depth(value: &LuaValue, path: &str, depth: usize) -> Result<Value, String> {
+/// [`lua_to_json`], where an empty table that is a key of `arrays` (a weak set: `json.as_array`)
+/// is an empty array rather than an empty object.
+pub fn lua_to_json_marked(value: &LuaValue, path: &str, arrays: &Table) -> Result<Value, String> {
+    lua_to_json_depth(value, path, 0, Some(arrays))
+}
+
+fn lua_to_json_depth(
+    value: &LuaValue,
+    path: &str,
+    depth: usize,
+    arrays: Option<&Table>,
+) -> Result<Value, String> {
     if depth > 64 {
         return Err(format!(
             "`{path}` is nested too deeply (or refers to itself)"
@@ -56,7 +67,7 @@ fn lua_to_json_depth(value: &LuaValue, path: &str, depth: usize) -> Result<Value
             Ok(text) => Ok(Value::String(text.to_string())),
             Err(_) => Err(format!("`{path}` is not valid UTF-8")),
         },
-        LuaValue::Table(t) => table_to_json(t, path, depth),
+        LuaValue::Table(t) => table_to_json(t, path, depth, arrays),
         other => Err(format!(
             "`{path}` is a {}, which has no JSON form",
             other.type_name()
@@ -64,7 +75,12 @@ fn lua_to_json_depth(value: &LuaValue, path: &str, depth: usize) -> Result<Value
     }
 }
 
-fn table_to_json(t: &Table, path: &str, depth: usize) -> Result<Value, String> {
+fn table_to_json(
+    t: &Table,
+    path: &str,
+    depth: usize,
+    arrays: Option<&Table>,
+) -> Result<Value, String> {
     let mut ints: Vec<(i64, Value)> = Vec::new();
     let mut map = Map::new();
     let mut first_string_key: Option<String> = None;
@@ -79,19 +95,19 @@ fn table_to_json(t: &Table, path: &str, depth: usize) -> Result<Value, String> {
                     .to_string();
                 let child = format!("{path}.{key}");
                 first_string_key.get_or_insert_with(|| key.clone());
-                map.insert(key, lua_to_json_depth(&v, &child, depth + 1)?);
+                map.insert(key, lua_to_json_depth(&v, &child, depth + 1, arrays)?);
             }
             LuaValue::Integer(i) => {
                 let child = format!("{path}[{i}]");
                 first_int_key.get_or_insert(i);
-                ints.push((i, lua_to_json_depth(&v, &child, depth + 1)?));
+                ints.push((i, lua_to_json_depth(&v, &child, depth + 1, arrays)?));
             }
             LuaValue::Number(n) if n.fract() == 0.0 && n.abs() < 9e15 => {
                 let i = n as i64;
                 first_int_key.get_or_insert(i);
                 ints.push((
                     i,
-                    lua_to_json_depth(&v, &format!("{path}[{i}]"), depth + 1)?,
+                    lua_to_json_depth(&v, &format!("{path}[{i}]"), depth + 1, arrays)?,
                 ));
             }
             other => {
@@ -102,7 +118,14 @@ fn table_to_json(t: &Table, path: &str, depth: usize) -> Result<Value, String> {
             }
         }
     }
+    let marked = || {
+        arrays.is_some_and(|a| {
+            a.raw_get::<bool>(LuaValue::Table(t.clone()))
+                .unwrap_or(false)
+        })
+    };
     match (ints.is_empty(), map.is_empty()) {
+        (true, true) if marked() => Ok(Value::Array(Vec::new())),
         (true, _) => Ok(Value::Object(map)),
         (false, true) => {
             ints.sort_by_key(|(i, _)| *i);

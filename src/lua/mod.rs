@@ -8,6 +8,7 @@
 
 pub mod convert;
 pub mod journal;
+pub mod json;
 pub mod recipe;
 pub mod sandbox;
 pub mod splash;
@@ -630,6 +631,11 @@ impl LuaHost {
             &lua,
             "moonpilot",
             lua.create_function(move |_, _: LuaValue| Ok(browser.clone()))?,
+        )?;
+        sandbox::preload(
+            &lua,
+            "json",
+            lua.create_function(|lua, _: LuaValue| json::module(lua))?,
         )?;
         sandbox::preload(
             &lua,
