@@ -28,8 +28,9 @@ pub struct CommandError {
     /// Set when the command refused before anything reached the browser (a capture circuit
     /// that is open): the receipt then says `started:false`, whatever the code.
     pub not_started: bool,
-    /// When set, the receipt's retryability instead of the code's default (for a failure that
-    /// did not start): `Some(ms)` retryable after `ms`, `None` not retryable. A batch none of
+    /// When set, the receipt's retryability instead of the code's default: `Some(ms)`
+    /// retryable after `ms` (only for a failure that did not start), `None` not retryable
+    /// (always: no resend can help). A batch none of
     /// whose steps started answers as its first failed step did.
     pub retry_as: Option<Option<u64>>,
 }

@@ -291,6 +291,18 @@ impl Session<'_> {
                 return Ok(Outcome::Finished(Ok(())));
             }
         };
+        // A script that does not parse runs nothing: say so first, without resuming anything
+        // (the journal is left as the last run left it, for the save that fixes it).
+        let name = format!("@{}", self.script.display());
+        if let Err(e) = mlua::Lua::new()
+            .load(source.as_str())
+            .set_name(name)
+            .into_function()
+        {
+            println!("error: {}", short_error(&e));
+            println!("watch: run {number} · error · the script does not parse: nothing ran");
+            return Ok(Outcome::Finished(Err(e)));
+        }
         let resume = self
             .journal
             .borrow_mut()

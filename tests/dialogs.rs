@@ -28,6 +28,8 @@ fn each_dialog_is_answered_and_recorded_with_a_new_seq() {
         eq(result(), "after alert", "the alert did not block the page")
         local first = page:get_dialog{}:unwrap().dialog
         eq(first.type, "alert"); eq(first.message, "hello"); eq(first.seq, 1)
+        -- Its one line says what the dialog said.
+        has(tostring(page:get_dialog{}), 'dialog.message="hello"')
         assert(first.timestamp > 1.7e12, "epoch ms")
         -- Reading is not consuming: the same record again.
         eq(page:get_js_dialog{}:unwrap().dialog.seq, 1)

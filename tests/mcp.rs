@@ -361,6 +361,20 @@ fn mcp_over_stdio_lists_tools_runs_a_checkout_and_answers_failures_as_tool_error
             "{r}"
         );
     }
+    // The message helps: a command left out of the list says how to reach it, a near miss gets
+    // the nearest listed names.
+    let r = c.request(
+        "tools/call",
+        json!({"name": "input_text_by_selector", "arguments": {}}),
+    );
+    let msg = r["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("--tools all") && msg.contains("run_lua"),
+        "{r}"
+    );
+    let r = c.request("tools/call", json!({"name": "navigat", "arguments": {}}));
+    let msg = r["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("mean `navigate`"), "{r}");
 
     // An image result: the PNG itself, with its MIME type.
     let shot = c.call("screenshot", json!({}));

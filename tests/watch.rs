@@ -263,11 +263,26 @@ fn a_checkpoint_keeps_a_rerun_from_resending_what_came_before_it() {
     watch.wait_for("watch: run 3 · ok");
     assert_eq!(harness().fixtures.count(&key), 1);
 
+    // A syntax error below it: the error comes first, nothing is resumed or sent.
+    save_by_rename(&main, &checkpoint_script("v1", "page:navigate{ url = "));
+    let (error, _) = watch.wait_for("error:");
+    assert!(error.contains("script.lua:"), "{error}");
+    let (summary, _) = watch.wait_for("watch: run 4 ·");
+    assert!(summary.contains("does not parse"), "{summary}");
+    assert!(
+        !watch
+            .seen
+            .iter()
+            .any(|l| l.contains("resuming") && l.contains("run 4")),
+        "{:?}",
+        watch.seen
+    );
+
     // Changed above it: everything runs live again, the POST included.
     save_by_rename(&main, &checkpoint_script("v2", &below));
-    let (line, _) = watch.wait_for("watch: run 4");
+    let (line, _) = watch.wait_for("watch: run 5");
     assert!(!line.contains("resuming"), "{line}");
-    watch.wait_for("watch: run 4 · ok");
+    watch.wait_for("watch: run 5 · ok");
     assert_eq!(harness().fixtures.count(&key), 2);
     watch.stop();
 }

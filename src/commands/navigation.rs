@@ -123,15 +123,17 @@ async fn network_error(
     };
     let page_url = tab.url().await.unwrap_or_default();
     let error_page = page_url.starts_with("chrome-error://");
+    let permanent = permanent_net_error(code);
+    let hint = match (code, permanent) {
+        ("ERR_ABORTED", _) => "the navigation was replaced or cancelled (no content, a download, a redirect or another navigation); the previous page stays",
+        (_, Some(why)) => why,
+        _ => "the browser could not reach the site: check the address, the server, a proxy or VPN",
+    };
     let mut details = json!({
         "netError": code,
         "networkErrorPage": error_page,
         "urlRequested": url,
-        "hint": if code == "ERR_ABORTED" {
-            "the navigation was replaced or cancelled (no content, a download, a redirect or another navigation); the previous page stays"
-        } else {
-            "the browser could not reach the site: check the address, the server, a proxy or VPN"
-        },
+        "hint": hint,
     });
     if error_page {
         details["errorPageUrl"] = json!(page_url);
@@ -147,11 +149,31 @@ async fn network_error(
         (false, 204) => " (the server answered 204 No Content)".to_string(),
         _ => String::new(),
     };
-    CommandError::new(
+    let e = CommandError::new(
         ErrorCode::NetworkError,
         format!("loading `{url}` failed with {error}{why}"),
     )
-    .with_details(details)
+    .with_details(details);
+    if permanent.is_some() {
+        // The browser refuses it whatever the network does: no resend can help.
+        e.retrying_as(None)
+    } else {
+        e
+    }
+}
+
+/// Why a network error of Chromium's is the same on every attempt (the browser's own
+/// refusal, not the network's), or `None` when a resend may help.
+fn permanent_net_error(code: &str) -> Option<&'static str> {
+    Some(match code {
+        "ERR_UNSAFE_PORT" => "Chromium refuses this port (it is on its list of unsafe ports, such as 6000, 6665-6669 and 10080): no resend can help; serve the site on another port",
+        "ERR_UNKNOWN_URL_SCHEME" | "ERR_DISALLOWED_URL_SCHEME" => "Chromium does not open URLs of this scheme: no resend can help",
+        "ERR_INVALID_URL" => "Chromium cannot parse this URL: no resend can help; check the address",
+        "ERR_BLOCKED_BY_CLIENT" | "ERR_BLOCKED_BY_ADMINISTRATOR" => "the browser's own rules block this URL: no resend can help",
+        "ERR_BLOCKED_BY_RESPONSE" => "the site's headers forbid loading it this way (a frame or cross-origin policy): no resend can help",
+        "ERR_INVALID_REDIRECT" | "ERR_UNSAFE_REDIRECT" => "the site redirects to an address the browser refuses: no resend can help",
+        _ => return None,
+    })
 }
 
 async fn history_step(cx: TaskCx, delta: i64, what: &'static str) -> Result<Value, CommandError> {

@@ -93,7 +93,21 @@ fn check_params(call: &Call<'_>, params: &Params) -> Result<(), Answered> {
         return Ok(());
     };
     let param = e.param.clone();
-    let mut receipt = call.refused(e.code, e.msg, e.details.map(|d| *d));
+    let mut msg = e.msg;
+    // A missing param that the caller sent under a near name (`uri` for `url`): say so.
+    if let Some(missing) = param.as_deref().filter(|m| params.raw().get(*m).is_none()) {
+        let sent = params.raw().keys().filter(|k| call.spec.param(k).is_none());
+        for key in sent {
+            if crate::registry::suggest_among(key, [missing]).contains(&missing) {
+                msg.push_str(&format!(
+                    "; `{key}` is not a parameter of `{}`: did you mean `{missing}`?",
+                    call.spec.name
+                ));
+                break;
+            }
+        }
+    }
+    let mut receipt = call.refused(e.code, msg, e.details.map(|d| *d));
     if let Some(param) = param {
         receipt.add_data_field("param", json!(param));
     }
@@ -295,6 +309,7 @@ impl Executor {
         let owned_task = self.find_task(call)?;
         let task = owned_task.as_ref();
         check_params(call, &params)?;
+        self.read_early(call, &params)?;
         // Held until the receipt is complete: a revival, the page context and the capture of
         // this command happen inside it.
         let lane = self.lane(call, task).await?;
@@ -320,6 +335,29 @@ impl Executor {
         retries.report(&mut receipt);
         receipt.elapsed_ms = ms_since(call.t0);
         Ok(receipt)
+    }
+
+    /// The handler's synchronous half run once on a copy of the params before the lane and
+    /// the previous command's evidence are awaited, so a bad argument only the handler can see
+    /// (a URL without a scheme) is answered at once, not after them. Pure: the work it returns
+    /// is dropped unrun; a panic is left for the real read to report.
+    fn read_early(&self, call: &Call<'_>, params: &Params) -> Result<(), Answered> {
+        let mut copy = params.clone();
+        let read = std::panic::catch_unwind(AssertUnwindSafe(|| match call.spec.handler {
+            Handler::Task(read) => read(&mut copy).err(),
+            Handler::Engine(read) => read(&mut copy).err(),
+        }));
+        match read {
+            Ok(Some(e)) => Err(Box::new(self.failed(
+                call.method,
+                call.spec,
+                &copy,
+                e,
+                false,
+                call.t0,
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// Admission: overload is answered at once, never queued (nothing ran, resending later is

@@ -115,10 +115,12 @@ impl Executor {
             started,
             0.0,
         );
-        match e.retry_as.filter(|_| !started) {
-            Some(Some(ms)) => receipt.set_retryable(ms),
+        // A failure may make itself retryable only if it did not start; it may always say that
+        // no resend can help (a port the browser refuses).
+        match e.retry_as {
+            Some(Some(ms)) if !started => receipt.set_retryable(ms),
             Some(None) => receipt.set_not_retryable(),
-            None => {}
+            _ => {}
         }
         if started && !spec.retry_safe {
             // The command began and may have acted (clicked, typed, submitted): resending is

@@ -311,34 +311,50 @@ fn describe(result: &Table) -> mlua::Result<String> {
     };
     if ok {
         if let Ok(LuaValue::Table(data)) = result.get::<LuaValue>("data") {
-            let mut fields: Vec<(String, String)> = Vec::new();
+            let mut fields = scalar_fields(&data, "");
+            // Then the fields of nested objects (`dialog.message`), until there are six.
+            let mut nested: Vec<(String, String)> = Vec::new();
             for pair in data.pairs::<LuaValue, LuaValue>() {
-                let Ok((LuaValue::String(k), v)) = pair else {
-                    continue;
-                };
-                let Ok(key) = k.to_str().map(|s| s.to_string()) else {
-                    continue;
-                };
-                let text = match v {
-                    LuaValue::String(s) => {
-                        let s = s.to_string_lossy();
-                        let short: String = s.chars().take(60).collect();
-                        format!("{short:?}")
+                if let Ok((LuaValue::String(k), LuaValue::Table(inner))) = pair {
+                    if inner.raw_len() == 0 {
+                        nested.extend(scalar_fields(&inner, &format!("{}.", k.to_string_lossy())));
                     }
-                    LuaValue::Integer(i) => i.to_string(),
-                    LuaValue::Number(n) => n.to_string(),
-                    LuaValue::Boolean(b) => b.to_string(),
-                    _ => continue,
-                };
-                fields.push((key, text));
+                }
             }
             fields.sort();
-            for (k, v) in fields.into_iter().take(6) {
+            nested.sort();
+            for (k, v) in fields.into_iter().chain(nested).take(6) {
                 line.push_str(&format!(" {k}={v}"));
             }
         }
     }
     Ok(line)
+}
+
+/// The string, number and boolean fields of `table`, as `prefix` + key and a short text.
+fn scalar_fields(table: &Table, prefix: &str) -> Vec<(String, String)> {
+    let mut fields = Vec::new();
+    for pair in table.pairs::<LuaValue, LuaValue>() {
+        let Ok((LuaValue::String(k), v)) = pair else {
+            continue;
+        };
+        let Ok(key) = k.to_str().map(|s| s.to_string()) else {
+            continue;
+        };
+        let text = match v {
+            LuaValue::String(s) => {
+                let s = s.to_string_lossy();
+                let short: String = s.chars().take(60).collect();
+                format!("{short:?}")
+            }
+            LuaValue::Integer(i) => i.to_string(),
+            LuaValue::Number(n) => n.to_string(),
+            LuaValue::Boolean(b) => b.to_string(),
+            _ => continue,
+        };
+        fields.push((format!("{prefix}{key}"), text));
+    }
+    fields
 }
 
 impl LuaHost {

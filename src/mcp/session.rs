@@ -270,6 +270,35 @@ impl Session {
         executor.through(mcp_trust(executor, &roots, self.inner.unrestricted))
     }
 
+    /// The message for a tool this session does not list: a command left out of `--tools`
+    /// says how to reach it; another name gets the listed tools nearest to it.
+    fn unknown_tool(&self, name: &str) -> String {
+        let registry = crate::commands::registry();
+        if let Some(spec) = registry.lookup(name) {
+            let how = if spec.needs_task() {
+                format!("or call it from run_lua (`page:{name}{{…}}`)")
+            } else {
+                format!("or call it from run_lua (`browser.call(\"{name}\", {{…}})`)")
+            };
+            return format!(
+                "Unknown tool: {name}. `{name}` is a moonpilot command this server does not list: start it with `--tools all` (or add `{name}` to --tools), {how}"
+            );
+        }
+        let listed = registry
+            .all()
+            .iter()
+            .filter(|s| self.inner.selection.includes(s))
+            .map(|s| s.name)
+            .chain(std::iter::once(RUN_LUA));
+        let near = crate::registry::suggest_among(name, listed);
+        if near.is_empty() {
+            format!("Unknown tool: {name} (tools/list names the tools)")
+        } else {
+            let near: Vec<String> = near.iter().map(|n| format!("`{n}`")).collect();
+            format!("Unknown tool: {name}. Did you mean {}?", near.join(", "))
+        }
+    }
+
     /// The session's task, if it opened one.
     pub fn task(&self) -> Option<TaskId> {
         self.inner.opened.lock().ok().and_then(|t| *t)
@@ -366,7 +395,7 @@ impl Session {
             .filter(|s| self.inner.selection.includes(s))
         else {
             return Err(McpError::invalid_params(
-                format!("Unknown tool: {name}"),
+                self.unknown_tool(&name),
                 Some(json!({"tool": name})),
             ));
         };

@@ -215,10 +215,15 @@ async fn by_index(task: &Task, index: u32) -> Result<Target, CommandError> {
     };
     let Some(element) = snap.element(index).cloned() else {
         let n = snap.elements.len();
+        let age = snap.created.elapsed().as_secs_f64();
+        if n == 0 {
+            return Err(stale(format!(
+                "index out of range: {index} (the snapshot from {age:.1} s ago has no indexed element: nothing on the page was interactive then; re-read with get_browser_state once the page shows what to act on, or use a *_by_selector or *_by_text command)"
+            )));
+        }
         return Err(stale(format!(
-            "index out of range: {index} (the snapshot from {:.1} s ago has {n} elements, legal range 0..{}, in {} frame(s); re-read with get_browser_state)",
-            snap.created.elapsed().as_secs_f64(),
-            n.saturating_sub(1),
+            "index out of range: {index} (the snapshot from {age:.1} s ago has {n} elements, legal range 0..={}, in {} frame(s); re-read with get_browser_state)",
+            n - 1,
             snap.frames.len()
         )));
     };
