@@ -12,6 +12,8 @@
 //! - [`clock`] and [`encoding`]: leaves every layer may use (epoch milliseconds, base64).
 //! - [`lua`]: the Lua bridge used by `moonpilot run`, [`repl`] and [`watch`].
 //! - [`runs`]: recorded runs on disk; [`report`]: a run or a task as one HTML page.
+//! - [`server`], [`mcp`] and [`splash`]: the HTTP doors; [`http_guard`]: which origins, hosts
+//!   and bodies they answer.
 
 #![warn(missing_docs)]
 
@@ -26,6 +28,7 @@ pub mod engine;
 pub mod error;
 pub mod evidence;
 pub mod executor;
+pub mod http_guard;
 pub mod human;
 pub mod jobs;
 pub mod js;
