@@ -35,6 +35,9 @@ pub struct SplashOptions {
     /// The server's `--token`: then a request needs `Authorization: Bearer T` or HTTP basic
     /// auth with T as its password (scrapy-splash's `SPLASH_PASS`).
     pub token: Option<String>,
+    /// The server's `--allowed-hosts` and `--allowed-origins`: the `Host` and `Origin` values
+    /// answered beyond loopback and the bound address (`http_guard`).
+    pub allowed: crate::http_guard::AllowLists,
 }
 
 impl Default for SplashOptions {
@@ -45,6 +48,7 @@ impl Default for SplashOptions {
             queue: 200,
             max_timeout: 90.0,
             token: None,
+            allowed: crate::http_guard::AllowLists::default(),
         }
     }
 }
