@@ -796,7 +796,8 @@ const ATTEMPTS_JS: &str = r#"async () => {
 #[test]
 fn a_page_on_a_foreign_origin_can_neither_read_nor_drive_any_door() {
     let mut config = test_config();
-    config.launch.chromium = Some(evil_chromium());
+    let wrapper = evil_chromium();
+    config.launch.chromium = Some(wrapper.clone());
     let fixture_a = harness().fixtures.a.clone();
     let evil_page = format!("{}/basic.html", fixture_a.replace("127.0.0.1", "evil.test"));
     let key = unique("browser");
@@ -909,4 +910,5 @@ fn a_page_on_a_foreign_origin_can_neither_read_nor_drive_any_door() {
         );
         ex.execute(None, "shutdown", json!({})).await;
     });
+    let _ = std::fs::remove_file(wrapper);
 }
