@@ -14,6 +14,8 @@
 //! - [`clock`] and [`encoding`]: leaves every layer may use (epoch milliseconds, base64).
 //! - [`lua`]: the Lua bridge used by `moonpilot run`, [`repl`] and [`watch`].
 //! - [`runs`]: recorded runs on disk; [`report`]: a run or a task as one HTML page.
+//! - [`server`], [`mcp`] and [`splash`]: the HTTP doors; [`door::http`]: which origins, hosts
+//!   and bodies they answer.
 
 #![warn(missing_docs)]
 

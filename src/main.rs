@@ -77,6 +77,14 @@ struct HttpOpts {
     /// Require `Authorization: Bearer T` on every request.
     #[arg(long, value_name = "T")]
     token: Option<String>,
+    /// Also answer requests whose `Host` header names HOST (`name`, `name:port`, or `*` for
+    /// any; comma-separated or repeated); loopback names and the bound address always are.
+    #[arg(long, value_name = "HOST", value_delimiter = ',')]
+    allowed_hosts: Vec<String>,
+    /// Also answer requests from web pages of ORIGIN (`http://host:port`, `:*` for any port,
+    /// `null`, or `*` for any; comma-separated or repeated); loopback origins always are.
+    #[arg(long, value_name = "ORIGIN", value_delimiter = ',')]
+    allowed_origins: Vec<String>,
     /// The largest staged upload, in bytes (0 = no cap of its own; a body stays under 256 MiB).
     #[arg(long, value_name = "BYTES", default_value_t = moonpilot::server::MAX_UPLOAD)]
     upload_max_bytes: u64,
@@ -100,6 +108,10 @@ impl HttpOpts {
             bind: self.bind,
             port,
             token: self.token,
+            allowed: moonpilot::door::http::AllowLists {
+                hosts: self.allowed_hosts,
+                origins: self.allowed_origins,
+            },
             upload_max_bytes: self.upload_max_bytes,
             upload_overwrite: !self.no_upload_overwrite,
             exit_on_shutdown: self.exit_on_shutdown,

@@ -15,6 +15,14 @@
 //! answer is a JSON object (unknown paths too) except the files of `/data`.
 //! Whichever HTTP crate is used stays inside this file and `splash/http.rs` (Splash's API, on
 //! a listener of its own).
+//!
+//! Every request, `/mcp` included, first passes the door's guard (`door::http`, issue 42 §1):
+//! a `Host` that is not loopback, the bound address or `--allowed-hosts` is refused 403 (DNS
+//! rebinding), so is an `Origin` that is not loopback or `--allowed-origins` (without `Origin`,
+//! a browser's `Sec-Fetch-Site` and `Referer` tell whose page sent it); then the token;
+//! then `POST /playwright/command` and `POST /mcp` take `application/json` only (415), so a web
+//! page cannot reach them with a CORS "simple" request. CORS headers echo an allowed origin,
+//! never `*`.
 
 use std::collections::HashMap;
 use std::future::{Future, IntoFuture};
@@ -35,6 +43,7 @@ use serde_json::{json, Value};
 
 use crate::browser::task::TaskId;
 use crate::commands::staging;
+use crate::door::http::{self as guard, AllowLists, Refusal};
 use crate::protocol::envelope;
 use crate::{ErrorCode, Executor, Receipt};
 
@@ -79,6 +88,10 @@ pub struct ServeOptions {
     /// `--allow-unrestricted-file-access`: off loopback, file params and `file:` URLs are not
     /// confined (`door.rs`).
     pub unrestricted_files: bool,
+    /// The `Host` and `Origin` values answered beyond loopback and the bound address
+    /// (`--allowed-hosts`, `--allowed-origins`), on every door of this server: the seed
+    /// protocol, `/mcp` and the Splash port.
+    pub allowed: AllowLists,
 }
 
 impl Default for ServeOptions {
@@ -94,14 +107,16 @@ impl Default for ServeOptions {
             mcp: None,
             splash: None,
             unrestricted_files: false,
+            allowed: AllowLists::default(),
         }
     }
 }
 
 impl ServeOptions {
-    /// Refuses what must not start (PROTOCOL.md §18): a non-loopback bind without a token, or
-    /// an empty token.
+    /// Refuses what must not start (PROTOCOL.md §18): a non-loopback bind without a token, an
+    /// empty token, or an allow-list entry that is not a host or an origin.
     pub fn check(&self) -> Result<(), String> {
+        self.allowed.check()?;
         if self.token.as_deref().is_some_and(|t| t.trim().is_empty()) {
             return Err("--token must not be empty".into());
         }
@@ -180,6 +195,7 @@ pub fn run(config: crate::EngineConfig, opts: ServeOptions) -> std::process::Exi
                 println!("moonpilot: serving Splash's HTTP API on http://{addr} (render.html, render.png, render.json, execute, run)");
             }
             splash.token = opts.token.clone();
+            splash.allowed = opts.allowed.clone();
             let mut stopped = splash_stopped;
             tokio::spawn(crate::splash::http::serve(
                 executor.clone(),
@@ -211,6 +227,8 @@ struct Shared {
     executor: Executor,
     opts: ServeOptions,
     port: u16,
+    /// Which hosts and origins are answered, for the listener's address.
+    door: guard::Guard,
     /// Set by a successful `shutdown` when `exit_on_shutdown`.
     stop: tokio::sync::Notify,
 }
@@ -224,7 +242,6 @@ pub async fn serve(
     opts: ServeOptions,
     stop: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let port = listener.local_addr()?.port();
     // The seed's commands are held to the seed port's rules (`door.rs`); /mcp derives its
     // own from the same engine.
     let executor = {
@@ -237,10 +254,14 @@ pub async fn serve(
         );
         executor.through(trust)
     };
+    let local = listener.local_addr()?;
+    let door = guard::Guard::new(local.ip(), &opts.allowed)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let shared = Arc::new(Shared {
         executor,
         opts,
-        port,
+        port: local.port(),
+        door,
         stop: tokio::sync::Notify::new(),
     });
     let (stopping_tx, mut stopping) = tokio::sync::watch::channel(false);
@@ -271,9 +292,7 @@ pub async fn serve(
 fn router(shared: Arc<Shared>, mcp_stop: tokio_util::sync::CancellationToken) -> Router {
     let mut app = Router::new();
     if let Some(mcp) = shared.opts.mcp.clone() {
-        let any_host = !shared.opts.bind.is_loopback();
-        let service =
-            crate::mcp::host::http_service(shared.executor.clone(), mcp, any_host, mcp_stop);
+        let service = crate::mcp::host::http_service(shared.executor.clone(), mcp, mcp_stop);
         app = app.merge(
             Router::new()
                 .nest_service("/mcp", service)
@@ -332,14 +351,22 @@ fn authorized(headers: &HeaderMap, token: &str) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// The token check (CORS preflights carry no credentials and are let through: they run
-/// nothing) and the CORS headers of the command and upload endpoints (§1).
+/// The door's guard, in order: `Host` and `Origin` ([`admit`]), CORS preflights of the command
+/// and upload endpoints (they carry no credentials and run nothing), the token, the JSON-only
+/// body of `POST /playwright/command` and `POST /mcp`. The command and upload endpoints answer
+/// CORS headers for an allowed `Origin` (echoed, with `Vary: Origin`), never `*`.
 async fn guard(State(s): State<Arc<Shared>>, req: Request, next: Next) -> Response {
-    let cors = matches!(
-        req.uri().path(),
-        "/playwright/command" | "/playwright/upload"
-    );
+    let path = req.uri().path();
+    let cors = matches!(path, "/playwright/command" | "/playwright/upload");
+    let json_only = req.method() == Method::POST
+        && (path == "/playwright/command" || path == "/mcp" || path.starts_with("/mcp/"));
     let preflight = req.method() == Method::OPTIONS;
+    // Its GETs change nothing: a link from another site's page to a report is answered.
+    let read = matches!(*req.method(), Method::GET | Method::HEAD);
+    let echo = match admit(&s.door, &req, read) {
+        Ok(echo) => echo,
+        Err(refusal) => return fail(refusal.status(), &refusal.message()),
+    };
     let mut res = match &s.opts.token {
         Some(token) if !preflight && !authorized(req.headers(), token) => {
             let mut res = fail(
@@ -355,26 +382,60 @@ async fn guard(State(s): State<Arc<Shared>>, req: Request, next: Next) -> Respon
             *res.status_mut() = StatusCode::NO_CONTENT;
             res
         }
-        _ => next.run(req).await,
+        _ => match json_only
+            .then(|| guard::json_body(header_value(req.headers(), header::CONTENT_TYPE)))
+        {
+            Some(Err(refusal)) => fail(refusal.status(), &refusal.message()),
+            _ => next.run(req).await,
+        },
     };
     if cors {
-        for (name, value) in [
-            (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
-            (
-                header::ACCESS_CONTROL_ALLOW_METHODS,
-                "GET, POST, DELETE, OPTIONS",
-            ),
-            (
-                header::ACCESS_CONTROL_ALLOW_HEADERS,
-                "Content-Type, Authorization, X-Filename",
-            ),
-            (header::ACCESS_CONTROL_MAX_AGE, "600"),
-        ] {
-            res.headers_mut()
-                .insert(name, HeaderValue::from_static(value));
+        let h = res.headers_mut();
+        h.insert(header::VARY, HeaderValue::from_static("Origin"));
+        if let Some(origin) = echo {
+            h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+            for (name, value) in [
+                (
+                    header::ACCESS_CONTROL_ALLOW_METHODS,
+                    "GET, POST, DELETE, OPTIONS",
+                ),
+                (
+                    header::ACCESS_CONTROL_ALLOW_HEADERS,
+                    "Content-Type, Authorization, X-Filename",
+                ),
+                (header::ACCESS_CONTROL_MAX_AGE, "600"),
+            ] {
+                h.insert(name, HeaderValue::from_static(value));
+            }
         }
     }
     res
+}
+
+/// A header's value as text (bytes that are not UTF-8 become U+FFFD, which no rule allows).
+fn header_value(headers: &HeaderMap, name: header::HeaderName) -> Option<&str> {
+    headers.get(name).map(|v| v.to_str().unwrap_or("\u{fffd}"))
+}
+
+/// The door's `Host` and `Origin` rule (`guard::Guard::admit`): the `Origin` to echo in
+/// CORS headers (`None`: no `Origin`), or why the request is refused. `navigations`: a GET or
+/// HEAD of a door whose GETs change nothing.
+fn admit(
+    door: &guard::Guard,
+    req: &Request,
+    navigations: bool,
+) -> Result<Option<HeaderValue>, Refusal> {
+    let mut sent = guard::Sent::read(|name| {
+        req.headers()
+            .get(name)
+            .map(|v| v.to_str().unwrap_or("\u{fffd}"))
+    });
+    // HTTP/2 carries the host in `:authority`, which the router may leave out of the headers.
+    sent.host = sent
+        .host
+        .or_else(|| req.uri().authority().map(|a| a.as_str()));
+    let echo = door.admit(&sent, navigations)?;
+    Ok(echo.and_then(|_| req.headers().get(header::ORIGIN).cloned()))
 }
 
 /// A body larger than its bound: how much was seen.

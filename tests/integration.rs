@@ -11,6 +11,7 @@ mod batch;
 mod capture;
 mod cli;
 mod dialogs;
+mod doors_http;
 mod errors;
 mod evidence;
 mod extract;

@@ -156,7 +156,7 @@ fn entry_validation_fails_in_order_with_the_seed_shape() {
             addr,
             "POST",
             "/playwright/command",
-            &[],
+            &[("Content-Type", "application/json")],
             &[0xff, 0xfe, 0x00, 0x7b],
         ),
         "request body is not valid JSON",
@@ -173,7 +173,8 @@ fn entry_validation_fails_in_order_with_the_seed_shape() {
     assert_eq!(v["ok"], false);
     assert_eq!(v["data"]["errorCode"], "UNKNOWN_METHOD");
     assert!(v["msg"].as_str().unwrap().contains("get_title"), "{v}");
-    // Unknown paths answer JSON too; CORS preflights are answered on the two endpoints.
+    // Unknown paths answer JSON too; CORS preflights are answered on the two endpoints, for
+    // loopback origins (the others: tests/doors_http.rs).
     let r = request(addr, "GET", "/nope", &[], b"");
     assert_eq!(r.status, 404);
     assert_eq!(r.json()["ok"], false);
@@ -182,19 +183,23 @@ fn entry_validation_fails_in_order_with_the_seed_shape() {
         "OPTIONS",
         "/playwright/command",
         &[
-            ("Origin", "http://example.test"),
+            ("Origin", "http://localhost:5173"),
             ("Access-Control-Request-Method", "POST"),
         ],
         b"",
     );
     assert_eq!(r.status, 204);
-    assert_eq!(r.header("access-control-allow-origin"), Some("*"));
+    assert_eq!(
+        r.header("access-control-allow-origin"),
+        Some("http://localhost:5173")
+    );
     assert!(r
         .header("access-control-allow-methods")
         .unwrap()
         .contains("POST"));
     let r = post_raw(addr, "{}");
-    assert_eq!(r.header("access-control-allow-origin"), Some("*"));
+    assert_eq!(r.header("access-control-allow-origin"), None);
+    assert_eq!(r.header("vary"), Some("Origin"));
     assert!(request(addr, "GET", "/playwright/health", &[], b"")
         .header("access-control-allow-origin")
         .is_none());
@@ -362,7 +367,10 @@ fn the_token_guards_every_request() {
         addr,
         "POST",
         "/playwright/command",
-        &[("Authorization", &bearer)],
+        &[
+            ("Authorization", &bearer),
+            ("Content-Type", "application/json"),
+        ],
         br#"{"id":1001,"method":"list_methods"}"#,
     );
     assert_eq!(ok.status, 200);
@@ -936,7 +944,10 @@ fn the_binary_serves_until_ctrl_c_or_a_shutdown() {
         addr,
         "POST",
         "/playwright/command",
-        &[("Authorization", &bearer)],
+        &[
+            ("Authorization", &bearer),
+            ("Content-Type", "application/json"),
+        ],
         br#"{"method":"shutdown"}"#,
     );
     assert_eq!(r.json()["ok"], true);

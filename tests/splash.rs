@@ -581,7 +581,7 @@ fn a_request_s_task_is_closed_after_an_error_a_timeout_and_a_client_that_left() 
     let mut s = std::net::TcpStream::connect(addr).unwrap();
     write!(
         s,
-        "POST /execute HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        "POST /execute HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     )
     .unwrap();

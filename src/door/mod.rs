@@ -5,12 +5,15 @@
 //! every command it issues). This module is the one place that answers, for a door:
 //! - which Lua libraries a script gets ([`Libraries`]);
 //! - which files a parameter may read or write ([`Trust::read`], [`Trust::write`]);
-//! - which URL schemes may open ([`Trust::url`]).
+//! - which URL schemes may open ([`Trust::url`]);
+//! - which `Host` and `Origin` values an HTTP door answers, and which bodies ([`http`]).
 //!
 //! Handlers ask it; none keeps a rule of its own. Every rule is an allow-list: a confined door
 //! names the directories a path may resolve into (after `..` and symlinks) and the schemes a URL
 //! may use; everything else is refused, and a path outside and a path that does not exist get
 //! the same answer, so nothing about which files exist leaks.
+
+pub mod http;
 
 use std::path::{Component, Path, PathBuf};
 

@@ -15,20 +15,21 @@ use crate::Executor;
 pub const HTTP_SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
 
 /// The Streamable HTTP service for `/mcp`: one [`Session`] (and task) per MCP session.
-/// `any_host`: the server listens beyond loopback (its token guards it), so the Host header is
-/// not limited to loopback names.
+/// rmcp's own `Host` and `Origin` checks are off: the seed port's guard in front of `/mcp`
+/// (`server.rs` over `door::http`) checks both, and the body's content type, by the one rule of
+/// every HTTP door (rmcp's default host list would refuse `--allowed-hosts` and the bound
+/// address, and its origin rule is not ours).
 pub fn http_service(
     executor: Executor,
     options: McpOptions,
-    any_host: bool,
     stop: tokio_util::sync::CancellationToken,
 ) -> StreamableHttpService<Session, LocalSessionManager> {
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(HTTP_SESSION_IDLE);
-    let mut config = StreamableHttpServerConfig::default().with_cancellation_token(stop);
-    if any_host {
-        config = config.disable_allowed_hosts();
-    }
+    let config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(stop)
+        .disable_allowed_hosts()
+        .disable_allowed_origins();
     StreamableHttpService::new(
         move || Ok(Session::new(executor.clone(), &options)),
         Arc::new(sessions),

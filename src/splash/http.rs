@@ -1,5 +1,13 @@
 //! The Splash HTTP server: its own listener beside the seed protocol's, the same executor.
-//! GET query arguments and POST `application/json` bodies; `/_ping`; slots and a bounded queue.
+//! GET query arguments and POST `application/json` bodies (`application/javascript` for
+//! `js_source`); `/_ping`; slots and a bounded queue.
+//!
+//! Every request first passes the guard: `Host` and `Origin` by the rule of every HTTP door
+//! (`door::http`: loopback, the bound address, `--allowed-hosts` / `--allowed-origins`; 403 in
+//! Splash's error shape; a GET runs a script, so one from another site's page is refused even
+//! as a navigation), then the token, then a POST's content type: `application/json` or
+//! `application/javascript`, neither of which a web page can send without a CORS preflight
+//! (415). The port answers no CORS headers.
 
 use std::future::{Future, IntoFuture};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -16,6 +24,7 @@ use serde_json::{json, Map, Value};
 use super::args::{self, Endpoint};
 use super::run::{self, SplashError};
 use super::SplashOptions;
+use crate::door::http::{self as guard, Refusal};
 use crate::Executor;
 
 /// The largest request body Splash's API takes (a script, its arguments).
@@ -29,6 +38,8 @@ struct Shared {
     admitted: AtomicUsize,
     /// What `save_args` kept.
     saved: std::sync::Mutex<args::SavedArgs>,
+    /// Which hosts and origins are answered, for the listener's address.
+    door: guard::Guard,
 }
 
 /// Serves Splash's API on `listener` until `stop` resolves. The engine is its host's.
@@ -40,7 +51,10 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     // Every command of every request, and of its script, is held to the Splash port's rules.
     let executor = executor.through(crate::door::Trust::splash(&opts.schemes));
+    let door = guard::Guard::new(listener.local_addr()?.ip(), &opts.allowed)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let shared = Arc::new(Shared {
+        door,
         executor,
         slots: tokio::sync::Semaphore::new(opts.slots.max(1)),
         opts,
@@ -72,22 +86,97 @@ fn error_response(e: &SplashError) -> Response {
     json_response(e.status(), &e.body())
 }
 
-/// With a token, every request needs it: `Authorization: Bearer T`, or HTTP basic auth whose
-/// password is T (what scrapy-splash sends with `SPLASH_USER` / `SPLASH_PASS`).
+/// A refusal of the guard in Splash's error shape (`{error, type, description}`).
+fn refused(refusal: &Refusal) -> Response {
+    match refusal {
+        Refusal::ContentType(given) => unsupported(given.as_deref().unwrap_or("")),
+        Refusal::Host(_) | Refusal::Origin(_) | Refusal::Site(_) => json_response(
+            refusal.status(),
+            &json!({"error": refusal.status(), "type": "Forbidden",
+            "description": refusal.message()}),
+        ),
+    }
+}
+
+/// Splash's 415 for a POST body of another content type.
+fn unsupported(received: &str) -> Response {
+    json_response(
+        415,
+        &json!({"error": 415, "type": "UnsupportedContentType",
+        "description": "Request Content-Type is not supported",
+        "info": {"supported": ["application/json", "application/javascript"], "received": received}}),
+    )
+}
+
+/// A POST's body: `application/json` or `application/javascript` (neither can come from a
+/// web page without a CORS preflight); without a content type, only an empty body (the
+/// arguments are in the query).
+fn post_body(headers: &HeaderMap) -> Result<(), Refusal> {
+    let given = headers.get(header::CONTENT_TYPE).map(|v| {
+        v.to_str()
+            .map_or_else(|_| "\u{fffd}".to_string(), str::to_string)
+    });
+    let empty = headers
+        .get(header::CONTENT_LENGTH)
+        .is_some_and(|v| v.as_bytes() == b"0")
+        || (!headers.contains_key(header::CONTENT_LENGTH)
+            && !headers.contains_key(header::TRANSFER_ENCODING));
+    match given.as_deref() {
+        None if empty => Ok(()),
+        Some(ct) if guard::essence(ct) == "application/javascript" => Ok(()),
+        other => guard::json_body(other),
+    }
+}
+
+/// `Host` and `Origin` (the rule of every door), then, with a token, the token:
+/// `Authorization: Bearer T`, or HTTP basic auth whose password is T (what scrapy-splash sends
+/// with `SPLASH_USER` / `SPLASH_PASS`); then a POST's content type.
 async fn guard(
     State(s): State<Arc<Shared>>,
     req: Request,
     next: axum::middleware::Next,
 ) -> Response {
-    let Some(token) = s.opts.token.as_deref() else {
-        return next.run(req).await;
-    };
-    let given = req
-        .headers()
+    let mut sent = guard::Sent::read(|name| {
+        req.headers()
+            .get(name)
+            .map(|v| v.to_str().unwrap_or("\u{fffd}"))
+    });
+    sent.host = sent
+        .host
+        .or_else(|| req.uri().authority().map(|a| a.as_str()));
+    // Its GETs run scripts: a navigation from another site's page is refused like the rest.
+    if let Err(refusal) = s.door.admit(&sent, false) {
+        return refused(&refusal);
+    }
+    if let Some(token) = s.opts.token.as_deref() {
+        if !token_given(req.headers(), token) {
+            let mut res = json_response(
+                401,
+                &json!({"error": 401, "type": "Unauthorized",
+                "description": "this server needs its token: Authorization: Bearer T, or basic auth with T as the password"}),
+            );
+            res.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Basic realm=\"moonpilot\""),
+            );
+            return res;
+        }
+    }
+    if req.method() == Method::POST {
+        if let Err(refusal) = post_body(req.headers()) {
+            return refused(&refusal);
+        }
+    }
+    next.run(req).await
+}
+
+/// Whether the request carries `token`: as a bearer, or as basic auth's password.
+fn token_given(headers: &HeaderMap, token: &str) -> bool {
+    let given = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    let ok = if let Some(b) = given.strip_prefix("Bearer ") {
+    if let Some(b) = given.strip_prefix("Bearer ") {
         same_secret(b.trim().as_bytes(), token.as_bytes())
     } else if let Some(b) = given.strip_prefix("Basic ") {
         crate::encoding::decode_base64(b.trim())
@@ -99,20 +188,6 @@ async fn guard(
             .unwrap_or(false)
     } else {
         false
-    };
-    if ok {
-        next.run(req).await
-    } else {
-        let mut res = json_response(
-            401,
-            &json!({"error": 401, "type": "Unauthorized",
-            "description": "this server needs its token: Authorization: Bearer T, or basic auth with T as the password"}),
-        );
-        res.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            HeaderValue::from_static("Basic realm=\"moonpilot\""),
-        );
-        res
     }
 }
 
@@ -163,11 +238,12 @@ async fn endpoint(
         first.entry(k).or_insert(Value::String(v));
     }
     let body = if method == Method::POST {
-        let ct = headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_ascii_lowercase();
+        let ct = guard::essence(
+            headers
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or(""),
+        );
         let bytes: Bytes = match axum::body::to_bytes(req.into_body(), MAX_BODY).await {
             Ok(b) => b,
             Err(_) => {
@@ -178,9 +254,9 @@ async fn endpoint(
                 )
             }
         };
-        if ct.contains("application/json") {
+        if ct == "application/json" {
             Some(bytes)
-        } else if ct.contains("application/javascript") {
+        } else if ct == "application/javascript" {
             first.insert(
                 "js_source".into(),
                 Value::String(String::from_utf8_lossy(&bytes).into()),
@@ -189,12 +265,7 @@ async fn endpoint(
         } else if bytes.is_empty() {
             None
         } else {
-            return json_response(
-                415,
-                &json!({"error": 415, "type": "UnsupportedContentType",
-                "description": "Request Content-Type is not supported",
-                "info": {"supported": ["application/json", "application/javascript"], "received": ct}}),
-            );
+            return unsupported(&ct);
         }
     } else {
         None

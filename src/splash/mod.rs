@@ -38,6 +38,9 @@ pub struct SplashOptions {
     /// The URL schemes its pages and requests may use (Splash's `--allowed-schemes`; default
     /// [`crate::door::SPLASH_SCHEMES`]).
     pub schemes: Vec<String>,
+    /// The server's `--allowed-hosts` and `--allowed-origins`: the `Host` and `Origin` values
+    /// answered beyond loopback and the bound address (`door::http`).
+    pub allowed: crate::door::http::AllowLists,
 }
 
 impl Default for SplashOptions {
@@ -52,6 +55,7 @@ impl Default for SplashOptions {
                 .iter()
                 .map(|s| s.to_string())
                 .collect(),
+            allowed: crate::door::http::AllowLists::default(),
         }
     }
 }

@@ -58,7 +58,8 @@ fn dechunk(mut raw: &[u8]) -> Vec<u8> {
     }
 }
 
-/// Sends one request and reads the whole answer (a 120 s bound on each read).
+/// Sends one request and reads the whole answer (a 120 s bound on each read). `Host` is the
+/// address unless `headers` has one.
 pub fn request(
     addr: SocketAddr,
     method: &str,
@@ -71,9 +72,13 @@ pub fn request(
         .set_read_timeout(Some(Duration::from_secs(120)))
         .unwrap();
     let mut head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
         body.len()
     );
+    // `Host` is the address, unless the test sends one of its own (a DNS-rebinding page's).
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        head.push_str(&format!("Host: {addr}\r\n"));
+    }
     for (k, v) in headers {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
