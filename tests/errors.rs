@@ -291,3 +291,32 @@ fn issue10_values_that_can_never_succeed_are_invalid_argument() {
     let r = exec(Some(id), "navigate", json!({"url": url_a("second.html")}));
     assert!(r.ok, "{:?}", r.msg);
 }
+
+#[test]
+fn errors_say_what_to_do_instead() {
+    // Issue 36 §7: each message says what the caller meant or why no resend helps.
+    crate::support::harness::lua(
+        r##"
+        -- A param sent under a near name: said, with the one meant.
+        local r = page:navigate{ uri = A .. "/basic.html" }
+        eq(r.code, "INVALID_ARGUMENT"); eq(r.started, false)
+        has(r.msg, "missing parameter `url`"); has(r.msg, "`uri` is not a parameter of `navigate`: did you mean `url`?")
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        -- A URL without a scheme is refused at once, even right after a page-changing command
+        -- whose screenshot is still being written.
+        page:navigate{ url = A .. "/second.html" }:unwrap()
+        local bare = page:navigate{ url = "example.com" }
+        eq(bare.code, "INVALID_ARGUMENT"); eq(bare.started, false)
+        assert(bare.elapsed_ms < 60, "refused before the lane and the evidence: " .. bare.elapsed_ms .. " ms")
+        -- A port the browser refuses: no resend can help.
+        local port = page:navigate{ url = "http://127.0.0.1:6000/" }
+        eq(port.code, "NETWORK_ERROR"); eq(port.retryable, false)
+        eq(port.data.netError, "ERR_UNSAFE_PORT"); has(port.data.hint, "unsafe ports")
+        -- An index on a page with nothing indexed says so, not "legal range 0..0".
+        page:navigate{ url = A .. "/empty.html" }:unwrap()
+        eq(page:get_browser_state{}:unwrap().elementCount, 0)
+        local none = page:click_element_by_index{ index = 0 }
+        eq(none.code, "STALE_ELEMENT"); has(none.msg, "no indexed element"); hasnt(none.msg, "0..0")
+    "##,
+    );
+}
