@@ -230,6 +230,9 @@ fn get_requests(p: &mut Params) -> Prepared<TaskCx> {
     })
 }
 
+/// How long a read waits for a body whose copy is under way.
+const BODY_COPY_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// `maxChars`, with `<= 0` meaning the default.
 fn max_chars(p: &mut Params) -> Result<usize, CommandError> {
     let n = p.int_opt("maxChars")?.unwrap_or(MAX_CHARS);
@@ -268,7 +271,14 @@ fn put_body(data: &mut Value, body: &str, base64: bool, max: usize, cached_len: 
 
 async fn response_json(cx: &TaskCx, r: &RequestRecord, max: usize) -> Value {
     let log = &cx.task.events.log;
-    let (cached, pending) = log.body(&r.request_id);
+    let (mut cached, mut pending) = log.body(&r.request_id);
+    // A body being copied right now (a read just after its fetch) is waited for, a bounded
+    // time, rather than answered as missing.
+    let until = std::time::Instant::now() + BODY_COPY_WAIT;
+    while pending && cached.is_none() && std::time::Instant::now() < until {
+        tokio::time::sleep(std::time::Duration::from_millis(15)).await;
+        (cached, pending) = log.body(&r.request_id);
+    }
     let now = epoch_ms();
     let mut data = json!({
         "url": r.url,
