@@ -162,3 +162,22 @@ fn hover_and_click_hovers_first_in_one_call() {
         eq(page:hover_and_click{ selector = "#sub-item" }.code, "ELEMENT_HIDDEN", "a hidden menu item is not hovered open by itself")
     "##);
 }
+
+#[test]
+fn an_element_not_there_yet_is_refused_at_once_with_the_wait_to_use() {
+    // Issue 36 §4: the spec answers 0 matches at once (`timeoutMs` is the actionability
+    // timeout); the failure names the wait that covers the element's arrival.
+    run(r##"
+        js([[setTimeout(() => { const b = document.createElement('button'); b.className = 'lazy';
+             b.textContent = 'Lazy one'; b.onclick = () => { window.counts.lazy = (window.counts.lazy || 0) + 1; };
+             document.body.appendChild(b); }, 500); true]])
+        local r = page:click_element_by_selector{ selector = ".lazy", timeoutMs = 3000 }
+        eq(r.code, "ELEMENT_NOT_FOUND"); assert(r.elapsed_ms < 450, "at once: " .. r.elapsed_ms)
+        has(r.msg, 'wait_for_element{ selector = ".lazy"'); has(r.data.hint, "not its arrival")
+        local t = page:click_element_by_text{ text = "Lazy one" }
+        eq(t.code, "ELEMENT_NOT_FOUND"); has(t.msg, 'wait_for_text{ text = "Lazy one"')
+        page:wait_for_element{ selector = ".lazy", timeoutSeconds = 3 }:unwrap()
+        page:click_element_by_selector{ selector = ".lazy" }:unwrap()
+        eq(count("lazy"), 1)
+    "##);
+}

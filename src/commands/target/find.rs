@@ -143,6 +143,22 @@ async fn by_query(
     let (frames, frame) = locate_frame(&tab, locator.frame()).await?;
     let label = locator.label();
     let in_frame = |e: CommandError| -> CommandError {
+        // Nothing matches yet: an action acts on what is there now; say how to wait for it.
+        let none = e.code == ErrorCode::ElementNotFound
+            && e.detail("matched").and_then(Value::as_u64) == Some(0);
+        let e = match locator.wait_hint().filter(|_| none) {
+            Some(wait) => {
+                let hint = format!(
+                    "nothing matches now: an action acts on what the page holds when it runs (its `timeoutMs` bounds how long a match may take to become actionable, not its arrival); wait for it first with {wait}"
+                );
+                CommandError {
+                    msg: format!("{}; {hint}", e.msg),
+                    ..e
+                }
+                .with_details(json!({"hint": hint}))
+            }
+            None => e,
+        };
         if e.code != ErrorCode::ElementNotFound || frame.is_main() {
             return e;
         }

@@ -129,6 +129,28 @@ impl Locator {
     }
 
     /// How messages name the element: `element 3`, `selector `#go``, ...
+    /// How to wait for this element to arrive (an action finds what is there now: its
+    /// `timeoutMs` bounds actionability, not arrival).
+    pub(super) fn wait_hint(&self) -> Option<String> {
+        let frame = self
+            .frame()
+            .map(|f| format!(", frame = {f:?}"))
+            .unwrap_or_default();
+        Some(match self {
+            Locator::Index(_) => return None,
+            Locator::Selector { css, .. } => {
+                format!("wait_for_element{{ selector = {css:?}{frame}, timeoutSeconds = N }}")
+            }
+            Locator::Text { text, .. } => {
+                format!("wait_for_text{{ text = {text:?}, timeoutSeconds = N }}")
+            }
+            Locator::Role { .. } | Locator::Label { .. } => {
+                "wait_for_element{ selector = \"…\", timeoutSeconds = N } (or wait_for_text)"
+                    .to_string()
+            }
+        })
+    }
+
     pub(super) fn label(&self) -> String {
         match self {
             Locator::Index(i) => format!("element {i}"),
