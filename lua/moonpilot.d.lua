@@ -1437,6 +1437,13 @@ function browser.methods(filter) end
 ---@return boolean
 function browser.strict(on) end
 
+---When on, every task command carries `strict = true`: a selector, text, role or label that
+---matches more than one element is refused (INVALID_ARGUMENT, its candidates listed) instead of
+---one being chosen. A call's own `strict` wins. Answers the previous setting.
+---@param on boolean
+---@return boolean
+function browser.strict_locators(on) end
+
 ---Yields to the runtime for `ms` milliseconds; never blocks the thread.
 ---@param ms number
 function browser.sleep(ms) end

@@ -181,3 +181,36 @@ fn an_element_not_there_yet_is_refused_at_once_with_the_wait_to_use() {
         eq(count("lazy"), 1)
     "##);
 }
+
+#[test]
+fn an_ambiguous_text_selector_or_role_is_reported_and_strict_refuses_it() {
+    // Issue 36 §3: three elements say "Upload" (a nav link, a heading, the submit button).
+    run(r##"
+        js([[document.body.insertAdjacentHTML('afterbegin',
+          '<nav><a href="#up" id="nav-up">Upload</a></nav><h2 id="h-up">Upload</h2>' +
+          '<form id="f-up" onsubmit="event.preventDefault(); window.counts.submitUp = (window.counts.submitUp || 0) + 1">' +
+          '<button id="b-up">Upload</button></form>'); true]])
+        local r = page:click_element_by_text{ text = "Upload" }:unwrap()
+        eq(r.textTargets, 3); eq(#r.candidates, 3)
+        has(r.textMatchNote, "3 elements match text `Upload`"); has(r.textMatchNote, "<a#nav-up>")
+        has(r.textMatchNote, "equally good")
+        eq(r.candidates[2].id, "h-up"); eq(r.candidates[3].tag, "button")
+        -- strict refuses, lists the candidates, and clicks nothing.
+        local s = page:click_element_by_text{ text = "Upload", strict = true }
+        eq(s.code, "INVALID_ARGUMENT"); eq(s.started, false); eq(s.data.param, "text")
+        has(s.msg, "strict: text `Upload` matches 3 elements"); has(s.msg, "<button#b-up>")
+        eq(#s.data.candidates, 3); eq(count("submitUp"), 0)
+        -- A selector's choice is listed too.
+        local two = page:click_element_by_selector{ selector = "#h-up, #nav-up" }:unwrap()
+        eq(two.matched, 2); eq(#two.candidates, 2)
+        -- For a whole script: every command carries strict, unless the call says otherwise.
+        eq(browser.strict_locators(true), false)
+        local sel = page:click_element_by_selector{ selector = "#h-up, #nav-up" }
+        eq(sel.code, "INVALID_ARGUMENT"); has(sel.msg, "matches 2 elements"); eq(sel.data.param, "selector")
+        local role = page:click_element_by_role{ role = "button", name = "Upload" }:unwrap()
+        eq(role.matched, 1); eq(count("submitUp"), 1, "one match: clicked")
+        page:click_element_by_text{ text = "Upload", strict = false }:unwrap()
+        eq(browser.strict_locators(false), true)
+        eq(page:get_title{}.data.unknownParams, nil, "strict is no unknown param")
+    "##);
+}

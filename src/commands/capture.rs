@@ -1175,6 +1175,7 @@ fn ocr_image(p: &mut Params) -> Prepared<Cx> {
             nth: None,
             frame,
             pick: target::Pick::Visible,
+            strict: false,
         }),
         (None, None, None) => {
             return Err(CommandError::invalid(

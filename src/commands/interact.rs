@@ -1124,6 +1124,7 @@ fn scroll_to_text(p: &mut Params) -> Prepared<TaskCx> {
         let locator = Locator::Text {
             text: text.clone(),
             frame: None,
+            strict: false,
         };
         loop {
             match target::find(&cx.task, &locator, Read::default()).await {

@@ -183,8 +183,13 @@ fn click_element_by_selector(p: &mut Params) -> Prepared<TaskCx> {
 fn click_element_by_text(p: &mut Params) -> Prepared<TaskCx> {
     let text = p.str_req("text")?;
     let mode = click_mode(p)?;
+    let strict = target::strict_param(p)?;
     let click = Click {
-        locator: Locator::Text { text, frame: None },
+        locator: Locator::Text {
+            text,
+            frame: None,
+            strict,
+        },
         mode,
         timeout_ms: None,
         hover_ms: None,
@@ -198,11 +203,13 @@ fn click_element_by_role(p: &mut Params) -> Prepared<TaskCx> {
     let name = p.str_opt("name")?;
     let mode = click_mode(p)?;
     let role = target::check_role(&role)?;
+    let strict = target::strict_param(p)?;
     let click = Click {
         locator: Locator::Role {
             role,
             name,
             frame: None,
+            strict,
         },
         mode,
         timeout_ms: None,
@@ -341,7 +348,11 @@ fn input_text_by_label(p: &mut Params) -> Prepared<TaskCx> {
     let label = p.str_req("label")?;
     let text = p.str_req("text")?;
     let mode = input_mode(p)?;
-    let locator = Locator::Label { label, frame: None };
+    let locator = Locator::Label {
+        label,
+        frame: None,
+        strict: target::strict_param(p)?,
+    };
     run(move |cx: TaskCx| input(cx, locator, text, mode))
 }
 

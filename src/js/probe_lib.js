@@ -744,6 +744,31 @@
   // ELEMENT_NOT_FOUND with data {matched}, or INVALID_ARGUMENT for a selector that does not
   // parse.
   const SCAN = 20;
+  // One candidate as a receipt lists it: tag, id, text (60 chars), role, href.
+  const brief = (el) => {
+    const o = { tag: el.localName };
+    if (el.id) o.id = el.id;
+    const t = collapse(el.localName === 'input' ? el.value : el.textContent).slice(0, 60);
+    if (t) o.text = t;
+    const role = el.getAttribute('role');
+    if (role) o.role = role;
+    const href = el.getAttribute('href');
+    if (href) o.href = href.slice(0, 80);
+    return o;
+  };
+  const shown = (el) => {
+    const b = brief(el);
+    return '<' + b.tag + (b.id ? '#' + b.id : '') + '>' + (b.text ? ' "' + b.text + '"' : '');
+  };
+  const MAX_CANDIDATES = 5;
+  const candidates = (els) => els.slice(0, MAX_CANDIDATES).map(brief);
+  // A strict locator that matches more than one element: refused, the candidates listed (as
+  // Playwright's strict locators refuse).
+  const ambiguous = (what, els, param, how) => ({
+    failure: fail('INVALID_ARGUMENT', 'strict: ' + what + ' matches ' + els.length + ' elements ('
+      + els.slice(0, MAX_CANDIDATES).map(shown).join(', ') + (els.length > MAX_CANDIDATES ? ', …' : '')
+      + '); ' + how, { param, strict: true, matched: els.length, candidates: candidates(els) }),
+  });
   const choose = (query) => {
     const q = query || {};
     const notFound = (msg, matched, extra) => ({
@@ -764,9 +789,15 @@
         }
         return { el: list[q.nth], info: { matched, chosenIndex: q.nth, explicitNth: true } };
       }
+      if (q.strict && matched > 1) {
+        return ambiguous('selector `' + q.css + '`', list, 'selector', 'pass nth, or a selector that matches one');
+      }
       if (q.prefer === 'document' || matched === 1) {
         const info = { matched, chosenIndex: 0 };
-        if (matched > 1) info.selectorNote = matched + ' elements match; the first in document order was used (pass nth to pick another)';
+        if (matched > 1) {
+          info.selectorNote = matched + ' elements match; the first in document order was used (pass nth to pick another)';
+          info.candidates = candidates(list);
+        }
         if (q.prefer !== 'document' && !isVisible(list[0])) {
           info.visibleMatched = 0;
           info.hiddenMatchNote = 'the only match is not visible (js fallbacks still work on hidden elements)';
@@ -799,6 +830,7 @@
       info.chosenIndex = chosen;
       info.selectorNote = matched + ' elements match; match ' + chosen + ' was used (' + why
         + ', first ' + scanned + ' scanned; pass nth to pick explicitly)';
+      info.candidates = candidates(list);
       return { el: list[chosen], info };
     }
     if (typeof q.text === 'string') {
@@ -810,13 +842,23 @@
         return false;
       };
       let best = null;
+      // Each candidate's target (its clickable ancestor, or itself), once each, in document
+      // order, with its score.
+      const targets = [];
       for (const el of cands) {
         const text = el.localName === 'input' ? collapse(el.value) : collapse(el.textContent);
         const clickable = el.closest(CLICKABLE);
         const score = [text.toLowerCase() === want ? 0 : 1, clickable ? 0 : 1, isVisible(el) ? 0 : 1, text.length];
         if (best === null || less(score, best.score)) best = { el, score, clickable, text };
+        const t = clickable || el;
+        const seen = targets.find((x) => x.el === t);
+        if (!seen) targets.push({ el: t, score });
+        else if (less(score, seen.score)) seen.score = score;
       }
       const target = best.clickable || best.el;
+      if (q.strict && targets.length > 1) {
+        return ambiguous('text `' + q.text + '`', targets.map((x) => x.el), 'text', 'use a selector or role that matches one');
+      }
       const info = {
         textMatch: best.score[0] === 0 ? 'exact' : 'contains',
         textLength: best.text.length,
@@ -824,6 +866,19 @@
         textClickable: best.clickable !== null,
       };
       const notes = [];
+      if (targets.length > 1) {
+        // Which one, and why: the best by exact text, then clickable, then visible, then the
+        // shortest text; equals by document order.
+        const same = (a, b) => !less(a, b) && !less(b, a);
+        const ties = targets.filter((x) => same(x.score, best.score)).length;
+        const why = [best.score[0] === 0 ? 'exact text' : 'contains the text', best.clickable ? 'clickable' : 'not clickable',
+          best.score[2] === 0 ? 'visible' : 'hidden'].join(', ');
+        notes.push(targets.length + ' elements match text `' + q.text + '`; ' + shown(target) + ' was used (' + why
+          + (ties > 1 ? '; the first in document order of ' + ties + ' equally good' : '; the best of them')
+          + '); pass strict=true to refuse an ambiguous text, or use a selector or role');
+        info.textTargets = targets.length;
+        info.candidates = candidates(targets.map((x) => x.el));
+      }
       if (!info.textClickable) notes.push('no clickable ancestor (a, button, [role=button], [onclick]): the text element itself was clicked');
       if (info.textMatch === 'contains') notes.push('no element has exactly this text; the best element containing it was used');
       if (notes.length > 0) info.textMatchNote = notes.join('; ');
@@ -833,12 +888,25 @@
       const list = roleAll(q.role, q.name);
       const what = 'role ' + q.role + (typeof q.name === 'string' && q.name !== '' ? ' with name `' + q.name + '`' : '');
       if (list.length === 0) return notFound('no element with ' + what, 0);
-      return { el: list[0], info: { matched: list.length, chosenIndex: 0 } };
+      if (list.length > 1 && q.strict) return ambiguous(what, list, 'role', 'give a name that matches one');
+      const info = { matched: list.length, chosenIndex: 0 };
+      if (list.length > 1) {
+        info.roleNote = list.length + ' elements have ' + what + '; the first in document order was used, '
+          + shown(list[0]) + ' (pass strict=true to refuse, or a name that matches one)';
+        info.candidates = candidates(list);
+      }
+      return { el: list[0], info };
     }
     if (typeof q.label === 'string') {
       const list = labelAll(q.label);
       if (list.length === 0) return notFound('no element with label `' + q.label + '`', 0);
-      return { el: list[0], info: { matched: list.length, chosenIndex: 0 } };
+      if (list.length > 1 && q.strict) return ambiguous('label `' + q.label + '`', list, 'label', 'use a selector that matches one');
+      const info = { matched: list.length, chosenIndex: 0 };
+      if (list.length > 1) {
+        info.labelNote = list.length + ' fields have label `' + q.label + '`; the first in document order was used, ' + shown(list[0]);
+        info.candidates = candidates(list);
+      }
+      return { el: list[0], info };
     }
     return { failure: fail('PROBE_FAILED', 'unknown query') };
   };

@@ -5,6 +5,9 @@ local core = ...
 
 local browser = {}
 local strict = false
+-- browser.strict_locators(true): every task command carries strict = true (unless the call
+-- says otherwise), so an ambiguous selector, text, role or label is refused, not chosen.
+local strict_locators = false
 
 -- Results --------------------------------------------------------------------------------
 local Result = {}
@@ -102,18 +105,24 @@ end
 -- Tasks ----------------------------------------------------------------------------------
 -- A Task is a Rust userdata holding only its id; its methods live here, one per registry
 -- command that needs a task, and are found through the userdata's __index.
+local function with_strict(params)
+  if not strict_locators or (params ~= nil and params.strict ~= nil) then return params end
+  local copy = { strict = true }
+  for k, v in pairs(params or {}) do copy[k] = v end
+  return copy
+end
 local task_methods = {}
 for _, name in ipairs(core.task_methods()) do
   task_methods[name] = function(self, params)
     check_params(name, params, 1)
-    local r, js = core.exec(self.id, name, params)
+    local r, js = core.exec(self.id, name, with_strict(params))
     return wrap(r, js, 2, self.id)
   end
 end
 task_methods.call = function(self, method, params)
   check_method("task:call", method, 1)
   check_params(method, params, 2)
-  local r, js = core.exec(self.id, method, params)
+  local r, js = core.exec(self.id, method, with_strict(params))
   return wrap(r, js, 2, self.id)
 end
 -- Bound to the unknown name by __index: the executor answers UNKNOWN_METHOD with near names.
@@ -163,6 +172,12 @@ function browser.methods(filter) return core.methods(filter) end
 function browser.strict(on)
   local previous = strict
   strict = on and true or false
+  return previous
+end
+
+function browser.strict_locators(on)
+  local previous = strict_locators
+  strict_locators = on and true or false
   return previous
 end
 

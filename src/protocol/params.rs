@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use crate::error::CommandError;
 
 /// Framework params that any command may carry and that are never reported as unknown.
-pub const FRAMEWORK_PARAMS: &[&str] = &["retryOnSpurious", "async"];
+pub const FRAMEWORK_PARAMS: &[&str] = &["retryOnSpurious", "async", "strict"];
 
 /// The seed's confusable param names (PROTOCOL.md §7): (what callers send, what is meant).
 /// Tab lists answer `index`; the tab commands take `pageIndex`.

@@ -180,7 +180,14 @@ async fn by_query(
         .map_err(|e| match e.code {
             ErrorCode::InvalidArgument => {
                 let details = e.details.as_deref().cloned();
-                let err = CommandError::invalid("selector", e.msg);
+                // A selector that does not parse, or a strict locator that matched more than
+                // one element (`text`, `role`, `label`): the probe names the param.
+                let param = e
+                    .detail("param")
+                    .and_then(Value::as_str)
+                    .unwrap_or("selector")
+                    .to_string();
+                let err = CommandError::invalid(&param, e.msg);
                 match details {
                     Some(d) => err.with_details(d),
                     None => err,

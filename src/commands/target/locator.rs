@@ -30,6 +30,8 @@ pub enum Locator {
         frame: Option<String>,
         /// How a match is chosen without `nth`.
         pick: Pick,
+        /// Refuse more than one match instead of choosing (the framework param `strict`).
+        strict: bool,
     },
     /// The element showing a text (case-insensitive substring; an exact match wins), or rather
     /// its closest clickable ancestor (JS-PROBES.md §9, text target).
@@ -38,6 +40,8 @@ pub enum Locator {
         text: String,
         /// The `frame` param; main without.
         frame: Option<String>,
+        /// Refuse more than one match instead of choosing.
+        strict: bool,
     },
     /// The first element of an ARIA role (explicit or implicit), optionally with an accessible
     /// name containing `name` (case-insensitive); hidden elements are not in the tree.
@@ -48,6 +52,8 @@ pub enum Locator {
         name: Option<String>,
         /// The `frame` param; main without.
         frame: Option<String>,
+        /// Refuse more than one match instead of choosing.
+        strict: bool,
     },
     /// The first control labelled `label` (`<label>`, aria-label, aria-labelledby; exact
     /// label texts before those that contain it).
@@ -56,6 +62,8 @@ pub enum Locator {
         label: String,
         /// The `frame` param; main without.
         frame: Option<String>,
+        /// Refuse more than one match instead of choosing.
+        strict: bool,
     },
 }
 
@@ -77,6 +85,7 @@ impl Locator {
             nth: None,
             frame: None,
             pick: Pick::Visible,
+            strict: false,
         }
     }
 
@@ -117,12 +126,17 @@ impl Locator {
     pub fn with_pick(self, pick: Pick) -> Locator {
         match self {
             Locator::Selector {
-                css, nth, frame, ..
+                css,
+                nth,
+                frame,
+                strict,
+                ..
             } => Locator::Selector {
                 css,
                 nth,
                 frame,
                 pick,
+                strict,
             },
             other => other,
         }
@@ -169,14 +183,23 @@ impl Locator {
     pub(super) fn query(&self) -> Option<Value> {
         Some(match self {
             Locator::Index(_) => return None,
-            Locator::Selector { css, nth, pick, .. } => json!({
+            Locator::Selector {
+                css,
+                nth,
+                pick,
+                strict,
+                ..
+            } => json!({
                 "css": css,
                 "nth": nth,
                 "prefer": match pick { Pick::Visible => "visible", Pick::Document => "document" },
+                "strict": strict,
             }),
-            Locator::Text { text, .. } => json!({"text": text}),
-            Locator::Role { role, name, .. } => json!({"role": role, "name": name}),
-            Locator::Label { label, .. } => json!({"label": label}),
+            Locator::Text { text, strict, .. } => json!({"text": text, "strict": strict}),
+            Locator::Role {
+                role, name, strict, ..
+            } => json!({"role": role, "name": name, "strict": strict}),
+            Locator::Label { label, strict, .. } => json!({"label": label, "strict": strict}),
         })
     }
 }
@@ -257,6 +280,7 @@ pub fn index_or_selector(p: &mut Params, cmd: &str, takes: Takes) -> Result<Loca
     } else {
         None
     };
+    let strict = strict_param(p)?;
     let nth = nth_value(nth)?;
     match (index, selector) {
         (Some(i), _) => Ok(Locator::Index(index_value(i)?)),
@@ -265,6 +289,7 @@ pub fn index_or_selector(p: &mut Params, cmd: &str, takes: Takes) -> Result<Loca
             nth,
             frame,
             pick: Pick::Visible,
+            strict,
         }),
         // The receipt's message gets the command's name in front: `<cmd>: needs ...`.
         (None, None) => Err(
@@ -284,12 +309,21 @@ pub fn selector_param(p: &mut Params, takes: Takes) -> Result<Locator, CommandEr
     } else {
         None
     };
+    let strict = strict_param(p)?;
     Ok(Locator::Selector {
         css,
         nth: nth_value(nth)?,
         frame,
         pick: Pick::Visible,
+        strict,
     })
+}
+
+/// The framework param `strict` (any command may carry it; `browser.strict_locators` sets it
+/// for a whole script): a selector, text, role or label that matches more than one element is
+/// refused, its candidates listed, instead of one being chosen (Playwright's strict locators).
+pub fn strict_param(p: &mut Params) -> Result<bool, CommandError> {
+    p.bool_or("strict", false)
 }
 
 /// The ARIA roles a role locator accepts (those of Playwright's `AriaRole`).
@@ -415,7 +449,10 @@ mod tests {
             index_or_selector(&mut p, "is_visible", Takes::NTH_FRAME).unwrap(),
             Locator::Index(2)
         );
-        assert_eq!(p.read_keys(), ["index", "selector", "nth", "frame"]);
+        assert_eq!(
+            p.read_keys(),
+            ["index", "selector", "nth", "frame", "strict"]
+        );
         let mut p = params(json!({"selector": "#a", "nth": "1", "frame": 2}));
         let loc = index_or_selector(&mut p, "x", Takes::NTH_FRAME).unwrap();
         assert_eq!(
@@ -424,7 +461,8 @@ mod tests {
                 css: "#a".into(),
                 nth: Some(1),
                 frame: Some("2".into()),
-                pick: Pick::Visible
+                pick: Pick::Visible,
+                strict: false,
             }
         );
         assert_eq!(loc.describe(), "selector #a (nth=1) (frame=2)");

@@ -54,8 +54,8 @@ pub(crate) use self::element_ops::{element_box, locator_box, shifted_box};
 pub use self::find::{count, find, find_or_recover, locate_frame};
 pub use self::input::InputMode;
 pub use self::locator::{
-    check_role, index_or_selector, index_value, selector_param, Locator, Pick, Takes, ARIA_ROLES,
-    FRAME_PARAM, INDEX_OR, NTH_PARAM, SELECTOR_OR,
+    check_role, index_or_selector, index_value, selector_param, strict_param, Locator, Pick, Takes,
+    ARIA_ROLES, FRAME_PARAM, INDEX_OR, NTH_PARAM, SELECTOR_OR,
 };
 pub use super::observe::Summary;
 use super::observe::{self, Observation, PageMark};
