@@ -436,3 +436,35 @@ fn a_runaway_regex_is_stopped_and_the_tab_keeps_working() {
         eq(page:find_text{ text = "aaa" }:unwrap().matchCount, 13, "the tab answers again")
     "#);
 }
+
+#[test]
+fn a_form_the_browser_s_validation_holds_back_says_so_and_why() {
+    // Issue 36 §5: the click's receipt says the form did not submit and why; the state line
+    // and get_form_state give the browser's message, a password's without its length.
+    lua(r##"
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        page:execute_js{ body = [[document.body.insertAdjacentHTML('beforeend',
+          '<form id="login" action="/submitted"><label>Name <input id="who" name="who" required></label>' +
+          '<label>Password <input type="password" id="pw" name="pw" minlength="8"></label>' +
+          '<button id="go">Log in</button></form>'); true]] }:unwrap()
+        page:input_text_by_selector{ selector = "#pw", text = "abc" }:unwrap()
+        local c = page:click_element_by_selector{ selector = "#go" }:unwrap()
+        eq(c.changed, false); eq(c.formBlocked, true)
+        has(c.hint, "the form did not submit"); has(c.hint, "`Name`: Please fill out this field.")
+        eq(#c.formInvalidFields, 2); eq(c.formInvalidFields[1].name, "who")
+        local pwmsg = c.formInvalidFields[2].message
+        has(pwmsg, "Please lengthen this text to 8 characters or more"); hasnt(pwmsg, "currently")
+        eq(page:get_url{}:unwrap().url, A .. "/basic.html", "nothing was submitted")
+        -- The state line says the message, not a bare `invalid`.
+        local text = page:get_browser_state{}:unwrap().text
+        has(text, "invalid='Please fill out this field.'")
+        has(text, "invalid='Please lengthen this text to 8 characters or more")
+        hasnt(text, "currently using")
+        -- get_form_state: the password's message is no secret; its value and length are.
+        local f = page:get_form_state{ selector = "#login" }:unwrap()
+        local pw
+        for _, x in ipairs(f.fields) do if x.id == "pw" then pw = x end end
+        eq(pw.value, "[redacted]"); has(pw.error, "Please lengthen this text to 8 characters")
+        hasnt(pw.error, "3"); hasnt(pw.validity.message, "3")
+    "##);
+}

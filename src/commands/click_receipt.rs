@@ -27,7 +27,38 @@ pub async fn click_receipt(task: &Task, target: &Target, clicked: Clicked) -> Va
         receipt["staleRecovered"] = json!(true);
         receipt["staleNote"] = json!("the index's path no longer led to its element; the one element with the same tag and text was clicked");
     }
+    if receipt["urlAfter"] == receipt["urlBefore"] {
+        form_blocked(target, &mut receipt).await;
+    }
     receipt
+}
+
+/// When the clicked element submits a form that the browser's own validation holds back (the
+/// page stayed): `formBlocked`, the fields and their messages, and a hint that says so instead
+/// of "the click may have been ignored".
+async fn form_blocked(target: &Target, receipt: &mut Value) {
+    let Ok(Some(block)) = target.act::<Option<Value>>("form_block", json!({})).await else {
+        return;
+    };
+    let fields: Vec<String> = block["fields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|f| {
+            let name = f["label"]
+                .as_str()
+                .filter(|l| !l.is_empty())
+                .or_else(|| f["name"].as_str())
+                .unwrap_or("a field");
+            format!("`{name}`: {}", f["message"].as_str().unwrap_or("invalid"))
+        })
+        .collect();
+    receipt["formBlocked"] = json!(true);
+    receipt["formInvalidFields"] = block["fields"].clone();
+    receipt["hint"] = json!(format!(
+        "the form did not submit: the browser's validation held it back ({}); fill those fields, then click again",
+        fields.join("; ")
+    ));
 }
 
 /// The technique fields of a click (COMMANDS.md "Click modes"): `mode`, and `fallbackReason`

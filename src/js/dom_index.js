@@ -517,9 +517,9 @@
         const f = fields.get(el);
         const err = f ? f.err : lib.fieldError(el, lib.fieldItem(el));
         if (err.invalid) {
-          // A password's browser message may tell its length: only the page's own text is said.
-          a.invalid = err.error !== null && !(type === 'password' && err.from === null)
-            ? capAttr(err.error) : '';
+          // A password's browser message is said without what it tells of the value (its length).
+          const said = type === 'password' && err.from === null ? lib.passwordMessage(err.error) : err.error;
+          a.invalid = said !== null && said !== '' ? capAttr(said) : '';
         }
       } else if (ariaTrue(el, 'aria-required')) {
         a.required = '';

@@ -15,7 +15,10 @@
   //   file_input    → the file input itself (an element, not an envelope: Tab::element_object):
   //                   the element, a label's control, or the first file input inside it;
   //   file_readback → {filesLength, value (≤ 200), disabled, accept, names} of that input;
-  //   js_dblclick   → §9 JS click twice (detail 1 and 2), then `dblclick` → {tag}.
+  //   js_dblclick   → §9 JS click twice (detail 1 and 2), then `dblclick` → {tag};
+  //   form_block    → null, or when the element submits a form that the browser's validation
+  //                   holds back: {form, fields: [{tag, name, label, message}]} (≤ 5; reading
+  //                   validity fires no event).
   // Ops without a target:
   //   scroll        {pages, down} → scrolls the page;
   //   focused       → {tag, id, className (≤ 80), placeholder, isBody, type, password, frames,
@@ -245,7 +248,30 @@
     return lib.ok({ tag: el.localName });
   };
 
+  // The form a click on `el` would submit, and its controls that hold it back.
+  const formBlock = () => {
+    const submitter = el.closest('button, input[type=submit], input[type=image]');
+    if (!submitter) return lib.ok(null);
+    const type = String(submitter.type || '').toLowerCase();
+    if (!(type === 'submit' || type === 'image')) return lib.ok(null);
+    const form = submitter.form;
+    if (!form || form.noValidate || submitter.formNoValidate) return lib.ok(null);
+    const fields = [];
+    for (const c of Array.from(form.elements)) {
+      if (!c.willValidate || !c.validity || c.validity.valid) continue;
+      const label = (c.labels && c.labels.length ? lib.collapse(c.labels[0].textContent) : '')
+        || c.getAttribute('aria-label') || c.getAttribute('placeholder') || '';
+      const message = lib.isPassword(c) ? lib.passwordMessage(c.validationMessage) : String(c.validationMessage || '');
+      fields.push({ tag: c.localName, name: c.getAttribute('name') || c.getAttribute('id') || null,
+        label: label.slice(0, 80), message: message.slice(0, 200) });
+      if (fields.length >= 5) break;
+    }
+    if (fields.length === 0) return lib.ok(null);
+    return lib.ok({ form: form.getAttribute('id') || form.getAttribute('name') || form.getAttribute('action') || null, fields });
+  };
+
   switch (opts.op) {
+    case 'form_block': return formBlock();
     case 'js_dblclick': return jsDoubleClick();
     case 'check_state': return checkState();
     case 'focus': return focus();

@@ -86,13 +86,13 @@
     const password = tag === 'input' && String(el.type).toLowerCase() === 'password';
     const found = lib.fieldError(el, item);
     const invalid = found.invalid;
-    // A password's browser message may tell its length: only the page's own error text is said.
-    const error = password && found.from === null && found.error !== null ? '[redacted]' : found.error;
+    // A password's browser message is said without what it tells of the value (its length).
+    const error = password && found.from === null ? lib.passwordMessage(found.error) : found.error;
     let value = 'value' in el ? (el.value === undefined || el.value === null ? null : String(el.value)) : null;
     let valueFrom = 'dom';
     if (password) {
       value = '[redacted]';
-      if (validity) validity.message = validity.message ? '[redacted]' : null;
+      if (validity) validity.message = lib.passwordMessage(validity.message);
     } else if (value === '' || value === null) {
       const shown = displayValue(el);
       if (shown !== null) {

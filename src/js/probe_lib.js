@@ -977,11 +977,18 @@
     return { invalid, error, from };
   };
 
+  // A browser's validation message about a password field, without what it says of the value:
+  // Chromium's "Please lengthen this text to 8 characters or more (you are currently using 3
+  // characters)" keeps its rule and drops the count of what was typed.
+  const passwordMessage = (msg) => (msg === null || msg === undefined ? msg
+    : String(msg).replace(/\s*\([^()]*\d[^()]*\)/g, '').trim());
+
   const lib = Object.freeze({
     ok, fail, resolver, identity, sameIdentity, locate, collapse, classOf, textOf, summary,
     rectOf, hasBox, viewport, fullyInView, scrollToCenter, contains, deepHit, clickPoint,
     typeOf, fillKind, isPassword, liveValue, readBack, nativeSet, pageMark, pathOf, isVisible,
     selectAll, choose, count, roleOf, accessibleName, labelsOf, labelsFor, fieldItem, fieldError,
+    passwordMessage,
   });
   return (args) => {
     try {
