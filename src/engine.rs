@@ -25,6 +25,9 @@ pub struct EngineConfig {
     /// Where `upload_file` stages inline and downloaded content and resolves relative paths:
     /// `upload/` of the state directory (`evidence::upload_dir`).
     pub upload_dir: PathBuf,
+    /// Where the files its pages download go, a directory per task (`downloads/` of the
+    /// state directory: `evidence::download_dir`).
+    pub download_dir: PathBuf,
     /// How much evidence is kept (newest files per task, total size); the rest is deleted
     /// after each write.
     pub evidence: crate::evidence::Bound,
@@ -94,6 +97,7 @@ impl EngineConfig {
             script_dirs,
             data_dir: crate::evidence::data_dir(state),
             upload_dir: crate::evidence::upload_dir(state),
+            download_dir: crate::evidence::download_dir(state),
             trace_dir: Some(crate::evidence::trace_dir(state)),
             ..EngineConfig::default()
         }
@@ -115,6 +119,7 @@ impl Default for EngineConfig {
             launch: LaunchConfig::default(),
             data_dir: crate::evidence::data_dir(&state),
             upload_dir: crate::evidence::upload_dir(&state),
+            download_dir: crate::evidence::download_dir(&state),
             evidence: crate::evidence::Bound::default(),
             lane_wait: Duration::from_millis(5000),
             command_timeout: Duration::from_millis(90_000),
@@ -336,6 +341,7 @@ impl Engine {
         }
         let mut launch = self.config.launch.clone();
         launch.headful = !headless;
+        launch.download_dir = Some(self.config.download_dir.clone());
         let res = {
             // Cleared on drop, so a start whose future is dropped mid-launch does not leave a
             // "launching" block behind.

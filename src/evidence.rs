@@ -41,6 +41,11 @@ pub fn upload_dir(state: &Path) -> PathBuf {
     state.join("upload")
 }
 
+/// The download directory under a state directory (a directory per task).
+pub fn download_dir(state: &Path) -> PathBuf {
+    state.join("downloads")
+}
+
 /// The trace directory under a state directory.
 pub fn trace_dir(state: &Path) -> PathBuf {
     state.join("logs").join("trace")

@@ -58,6 +58,8 @@ pub const MAX_UPLOAD: u64 = 50 * 1024 * 1024;
 const DRAIN_MAX: usize = 256 * 1024 * 1024;
 /// How long draining an oversized body may take.
 const DRAIN_TIME: Duration = Duration::from_secs(10);
+/// How long `/downloads` waits for a download in progress.
+const DOWNLOAD_WAIT: Duration = Duration::from_secs(60);
 /// How long `/data` waits for a task's evidence being written.
 const EVIDENCE_WAIT: Duration = Duration::from_secs(10);
 /// How long requests in flight may take to finish once the server is told to stop.
@@ -306,6 +308,7 @@ fn router(shared: Arc<Shared>, mcp_stop: tokio_util::sync::CancellationToken) ->
         .route("/playwright/config", any(config))
         .route("/playwright/tasks", any(tasks))
         .route("/data/{*path}", any(data_file))
+        .route("/downloads/{*path}", any(download_file))
         .route("/report/{task}", any(task_report))
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(shared.clone(), guard))
@@ -858,14 +861,54 @@ async fn data_file(
             return fail(404, &format!("no such file: /data/{rel}"));
         }
     }
-    let bytes = tokio::fs::read(&path).await;
+    file_answer(&path, &format!("/data/{rel}")).await
+}
+
+/// `GET /downloads/<task>/<file>`: a file a task's page downloaded (a receipt's `downloads`
+/// name them); one still downloading is waited for, a bounded time.
+async fn download_file(
+    State(s): State<Arc<Shared>>,
+    method: Method,
+    axum::extract::Path(rel): axum::extract::Path<String>,
+) -> Response {
+    if method != Method::GET && method != Method::HEAD {
+        return fail(200, "/downloads only answers GET");
+    }
+    let root = s.executor.engine().config.download_dir.clone();
+    // The browser's own directory of files in progress is not served.
+    let path =
+        data_path(&root, &rel).filter(|_| !rel.starts_with(crate::browser::downloads::INCOMING));
+    let Some(path) = path else {
+        return fail(404, &format!("no such file: /downloads/{rel}"));
+    };
+    let done =
+        |path: PathBuf| async move { tokio::fs::metadata(&path).await.is_ok_and(|m| m.is_file()) };
+    if !done(path.clone()).await {
+        let task = rel
+            .split('/')
+            .next()
+            .and_then(|t| t.parse::<u64>().ok())
+            .and_then(|id| s.executor.engine().task(TaskId(id)));
+        if let Some(task) = task {
+            task.downloads_settled(0, DOWNLOAD_WAIT).await;
+        }
+        if !done(path.clone()).await {
+            return fail(404, &format!("no such file: /downloads/{rel}"));
+        }
+    }
+    file_answer(&path, &format!("/downloads/{rel}")).await
+}
+
+/// A file of the state directory as an answer (its type by its extension, never sniffed).
+async fn file_answer(path: &Path, shown: &str) -> Response {
+    let bytes = tokio::fs::read(path).await;
     match bytes {
         Ok(bytes) => {
             let mut res = Response::new(Body::from(bytes));
             let h = res.headers_mut();
             h.insert(
                 header::CONTENT_TYPE,
-                HeaderValue::from_static(content_type_of(&path)),
+                HeaderValue::from_static(content_type_of(path)),
             );
             h.insert(
                 header::X_CONTENT_TYPE_OPTIONS,
@@ -873,7 +916,7 @@ async fn data_file(
             );
             res
         }
-        Err(e) => fail(404, &format!("cannot read /data/{rel}: {e}")),
+        Err(e) => fail(404, &format!("cannot read {shown}: {e}")),
     }
 }
 

@@ -462,3 +462,32 @@ fn a_state_read_reuses_the_last_capture_only_while_the_page_is_unchanged() {
     "##,
     );
 }
+
+#[test]
+fn downloads_land_in_the_task_s_directory_and_the_click_says_so() {
+    // Issue 36 §1: never ~/Downloads; the click's receipt names each file, its path and size.
+    lua_files(
+        r##"
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        page:execute_js{ body = [[document.body.insertAdjacentHTML('beforeend',
+          '<a id="dl" href="/download?name=report.csv&bytes=300">Report</a>' +
+          '<a id="big" href="/download?name=report.csv&bytes=2000000">Big report</a>'); true]] }:unwrap()
+        local c = page:click_element_by_selector{ selector = "#dl" }:unwrap()
+        eq(c.changed, true); eq(c.downloadsStarted, 1); eq(c.hint, nil, "no 'may have been ignored'")
+        local d = c.downloads[1]
+        eq(d.fileName, "report.csv"); eq(d.state, "completed"); eq(d.size, 300)
+        has(d.path, "/downloads/" .. page.id .. "/report.csv"); eq(exists(d.path), true)
+        has(d.downloadUrl, "/downloads/" .. page.id .. "/report.csv")
+        -- The same name again is not overwritten.
+        local again = page:click_element_by_selector{ selector = "#dl" }:unwrap()
+        eq(again.downloads[1].fileName, "report-1.csv"); eq(exists(again.downloads[1].path), true)
+        -- A big one: wait_files waits for it.
+        local big = page:click_element_by_selector{ selector = "#big" }:unwrap()
+        eq(big.downloadsStarted, 1)
+        local r = page:click_element_by_selector{ selector = "#big" }
+        eq(r:wait_files(), true)
+        eq(r.data.downloads[1].state, "completed"); eq(r.data.downloads[1].size, 2000000)
+        eq(exists(r.data.downloads[1].path), true)
+    "##,
+    );
+}

@@ -1180,3 +1180,40 @@ fn batches_jobs_and_recipes_over_http() {
     assert!(listed["data"]["count"].as_u64().unwrap() >= 4, "{listed}");
     call(addr, Some(&id), "close", json!({}));
 }
+
+#[test]
+fn a_download_is_served_from_its_receipt_s_url() {
+    // Issue 36 §1, over HTTP: the receipt's downloadUrl answers the file once it is complete.
+    let addr = open();
+    let id = task_at(addr, "basic.html");
+    let inject = "document.body.insertAdjacentHTML('beforeend', '<a id=\"dl\" href=\"/download?name=%E6%8A%A5%E5%91%8A.csv&bytes=500\">Report</a>'); true";
+    call(addr, Some(&id), "execute_js", json!({"body": inject}));
+    let c = call(
+        addr,
+        Some(&id),
+        "click_element_by_selector",
+        json!({"selector": "#dl"}),
+    );
+    assert_eq!(c["ok"], true, "{c}");
+    let d = &c["data"]["downloads"][0];
+    assert_eq!(d["fileName"], "报告.csv", "{c}");
+    let url = d["downloadUrl"].as_str().unwrap().to_string();
+    let path: String = url
+        .split('/')
+        .map(|seg| {
+            percent_encoding::utf8_percent_encode(seg, percent_encoding::NON_ALPHANUMERIC)
+                .to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("/");
+    let got = request(addr, "GET", &path, &[], b"");
+    assert_eq!(got.status, 200, "{}", String::from_utf8_lossy(&got.body));
+    assert_eq!(got.body.len(), 500);
+    assert!(got.body.starts_with(b"id,name"));
+    // Nothing else of the download directory is served.
+    let incoming = request(addr, "GET", "/downloads/.incoming/x", &[], b"");
+    assert_eq!(incoming.status, 404);
+    let escape = request(addr, "GET", "/downloads/../data/x", &[], b"");
+    assert_ne!(escape.status, 200);
+    call(addr, Some(&id), "close", json!({}));
+}

@@ -9,6 +9,7 @@
 
 pub mod breaker;
 pub mod cdp_error;
+pub mod downloads;
 pub mod endpoint;
 pub mod events;
 pub mod mux;
@@ -53,6 +54,9 @@ pub struct LaunchConfig {
     /// How long a tab's page may take to answer one CDP command before the command counts as
     /// unanswered (`None`: chromiumoxide's own 30 s). Tests shorten it.
     pub page_answer_timeout: Option<Duration>,
+    /// Where a launched browser's downloads go (`downloads/` of the state directory); `None`:
+    /// the browser's own default.
+    pub download_dir: Option<PathBuf>,
 }
 
 /// How long an endpoint may keep a connection waiting for a browser by default.
@@ -125,6 +129,11 @@ pub struct Browser {
     pub answer_bound: Duration,
     /// `Browser.getVersion` protocol version.
     pub protocol_version: String,
+    /// Where its pages' downloads go (a browser we launched: the engine's download
+    /// directory; an attached one keeps its own, on its machine).
+    download_dir: std::sync::OnceLock<PathBuf>,
+    /// Set once the default browser context sends its downloads there.
+    downloads_on: OnceCell<()>,
 }
 
 /// How long a popup is held for the task that owns its opener before the browser lets it run
@@ -415,7 +424,56 @@ impl Browser {
     pub async fn start(config: &LaunchConfig) -> Result<Arc<Browser>, StartError> {
         match &config.cdp_url {
             Some(url) => Browser::connect(url, config).await,
-            None => Browser::launch(config).await,
+            None => {
+                let browser = Browser::launch(config).await?;
+                if let Some(dir) = &config.download_dir {
+                    let _ = browser.download_dir.set(dir.clone());
+                }
+                Ok(browser)
+            }
+        }
+    }
+
+    /// Where its pages' downloads go, when it sends them somewhere of the engine's.
+    pub fn download_dir(&self) -> Option<&Path> {
+        self.download_dir.get().map(PathBuf::as_path)
+    }
+
+    /// Sends the downloads of browser context `context` (the default one when `None`, once)
+    /// to the download directory, each under its guid until its task moves it, with events on
+    /// the raw connection (`downloads.rs`). Nothing for a browser without one.
+    pub async fn allow_downloads(&self, context: Option<&str>) -> Result<(), CommandError> {
+        let Some(root) = self.download_dir() else {
+            return Ok(());
+        };
+        let apply = |context: Option<String>| async move {
+            let incoming = root.join(downloads::INCOMING);
+            if context.is_none() {
+                downloads::sweep(root).await;
+            }
+            tokio::fs::create_dir_all(&incoming).await.map_err(|e| {
+                CommandError::failed(format!("cannot create `{}`: {e}", incoming.display()))
+            })?;
+            let mut params = json!({
+                "behavior": "allowAndName",
+                "downloadPath": incoming.display().to_string(),
+                "eventsEnabled": true,
+            });
+            if let Some(c) = context {
+                params["browserContextId"] = json!(c);
+            }
+            let raw = self.raw().await?;
+            raw.call(None, "Browser.setDownloadBehavior", params)
+                .await
+                .map(drop)
+        };
+        match context {
+            None => self
+                .downloads_on
+                .get_or_try_init(|| apply(None))
+                .await
+                .map(drop),
+            Some(c) => apply(Some(c.to_string())).await,
         }
     }
 
@@ -733,6 +791,8 @@ impl Browser {
             product,
             protocol_version,
             answer_bound,
+            download_dir: std::sync::OnceLock::new(),
+            downloads_on: OnceCell::new(),
         })
     }
 

@@ -79,6 +79,8 @@ pub struct RawConnection {
     alive: watch::Receiver<bool>,
     /// Target ids whose renderer crashed (`Target.targetCrashed`, once target discovery is on).
     crashes: tokio::sync::broadcast::Sender<String>,
+    /// Downloads beginning and progressing (see [`RawConnection::downloads`]).
+    downloads: tokio::sync::broadcast::Sender<DownloadEvent>,
     /// Page targets opened by another page (popups) and targets that went away.
     targets: tokio::sync::broadcast::Sender<TargetEvent>,
     /// Events of attached sessions that recorders follow (see [`SessionEvent`]).
@@ -103,6 +105,17 @@ pub struct SessionEvent {
     /// The CDP event name.
     pub method: String,
     /// Its params.
+    pub params: Value,
+}
+
+/// A download's `Browser.downloadWillBegin` (`begins`: its `frameId`, `guid`, `url`,
+/// `suggestedFilename`) or `Browser.downloadProgress` (`guid`, `receivedBytes`, `totalBytes`,
+/// `state`: inProgress, completed or canceled).
+#[derive(Debug, Clone)]
+pub struct DownloadEvent {
+    /// Whether it is the beginning.
+    pub begins: bool,
+    /// The event's params.
     pub params: Value,
 }
 
@@ -186,6 +199,8 @@ impl RawConnection {
         let reader_pending = pending.clone();
         let (crashes, _) = tokio::sync::broadcast::channel(16);
         let crash_tx = crashes.clone();
+        let (downloads, _) = tokio::sync::broadcast::channel(256);
+        let download_tx = downloads.clone();
         let (targets, _) = tokio::sync::broadcast::channel(256);
         let target_tx = targets.clone();
         let (session_events, _) = tokio::sync::broadcast::channel(1024);
@@ -258,6 +273,14 @@ impl RawConnection {
                             .map(str::to_string)
                     };
                     match value.get("method").and_then(Value::as_str) {
+                        // Downloads of the browser's pages (once `Browser.setDownloadBehavior`
+                        // asked for their events on this connection).
+                        Some(m @ ("Browser.downloadWillBegin" | "Browser.downloadProgress")) => {
+                            let _ = download_tx.send(DownloadEvent {
+                                begins: m == "Browser.downloadWillBegin",
+                                params: value.get("params").cloned().unwrap_or(Value::Null),
+                            });
+                        }
                         Some("Target.targetCrashed") => {
                             if let Some(t) = target("targetId") {
                                 let _ = crash_tx.send(t);
@@ -333,6 +356,7 @@ impl RawConnection {
             outgoing,
             alive,
             crashes,
+            downloads,
             targets,
             session_events,
             sinks,
@@ -426,6 +450,12 @@ impl RawConnection {
     /// Crashed target ids from now on (see [`RawConnection::discover_targets`]).
     pub fn crashes(&self) -> tokio::sync::broadcast::Receiver<String> {
         self.crashes.subscribe()
+    }
+
+    /// Downloads beginning and progressing, from now on (after `Browser.setDownloadBehavior`
+    /// with `eventsEnabled` on this connection).
+    pub fn downloads(&self) -> tokio::sync::broadcast::Receiver<DownloadEvent> {
+        self.downloads.subscribe()
     }
 
     /// Pages opened by pages, and targets that went away, from now on.

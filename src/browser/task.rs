@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tokio::sync::watch;
 
+use super::downloads::{self, Download};
 use super::events::TabEvents;
 use super::raw::{RawConnection, TargetEvent};
 use super::settings::{Setting, Settings};
@@ -286,6 +287,8 @@ struct TaskState {
     settings: Settings,
     /// Bumped on each settings change, so a tab joining meanwhile is brought up to date.
     settings_gen: u64,
+    /// The downloads its pages began, oldest first (`downloads.rs`).
+    downloads: Vec<Download>,
 }
 
 /// A browser context that is disposed when this drops (on the browser's runtime).
@@ -333,18 +336,26 @@ impl Task {
         isolated: bool,
     ) -> Result<Arc<Task>, CommandError> {
         let events = TabEvents::default();
-        // Subscribed before the first tab exists, so no popup of its pages goes unseen.
-        let targets = match browser.raw().await {
-            Ok(conn) => Some(conn.targets()),
+        // Subscribed before the first tab exists, so no popup or download of its pages goes
+        // unseen.
+        let (targets, downloads) = match browser.raw().await {
+            Ok(conn) => (Some(conn.targets()), Some(conn.downloads())),
             Err(e) => {
                 tracing::warn!("popups of task {id} are not adopted: {}", e.msg);
-                None
+                (None, None)
             }
         };
         let context = match isolated {
             true => Some(browser.create_context().await?),
             false => None,
         };
+        // Its downloads go to the state directory (a browser we launched), not ~/Downloads.
+        if let Err(e) = browser.allow_downloads(context.as_deref()).await {
+            tracing::warn!(
+                "downloads of task {id} keep the browser's default: {}",
+                e.msg
+            );
+        }
         // Disposed if this open fails or is dropped before the task owns the context.
         let mut pending = context.clone().map(|c| DisposeOnDrop {
             browser: browser.clone(),
@@ -373,7 +384,89 @@ impl Task {
             task.browser
                 .spawn(adopt_popups(Arc::downgrade(&task), targets));
         }
+        if let (Some(events), Some(root)) = (downloads, task.browser.download_dir()) {
+            let dir = root.join(task.id.to_string());
+            let incoming = root.join(downloads::INCOMING);
+            task.browser.spawn(downloads::follow(
+                Arc::downgrade(&task),
+                dir,
+                incoming,
+                events,
+            ));
+        }
         Ok(task)
+    }
+
+    /// Whether `frame` (a frame id) is one of this task's pages or of their frames.
+    pub async fn owns_frame(&self, frame: &str) -> bool {
+        let (tabs, _) = self.tabs();
+        if tabs.iter().any(|t| t.target_id() == frame) {
+            return true;
+        }
+        for tab in tabs {
+            if let Ok(frames) = tab.frames(false).await {
+                if frames.iter().any(|f| f.frame_id == frame) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// A file name for a new download in `dir`: `wanted`, or `stem-N.ext` when a file of the
+    /// directory or a download still in progress has that name.
+    pub fn reserve_download_name(&self, wanted: &str, dir: &std::path::Path) -> String {
+        self.state(|s| {
+            let taken = |n: &str| {
+                dir.join(n).exists()
+                    || s.downloads
+                        .iter()
+                        .any(|d| d.path.file_name().is_some_and(|f| f == n))
+            };
+            downloads::unique_name(wanted, &taken)
+        })
+    }
+
+    /// Records a download that began in one of its pages.
+    pub fn add_download(&self, download: Download) {
+        self.state(|s| s.downloads.push(download));
+    }
+
+    /// The download the browser calls `guid`, if it is this task's.
+    pub fn download(&self, guid: &str) -> Option<Download> {
+        self.state(|s| s.downloads.iter().find(|d| d.guid == guid).cloned())
+    }
+
+    /// Changes the download `guid` (progress, completion).
+    pub fn update_download(&self, guid: &str, change: impl FnOnce(&mut Download)) {
+        self.state(|s| {
+            if let Some(d) = s.downloads.iter_mut().find(|d| d.guid == guid) {
+                change(d);
+            }
+        });
+    }
+
+    /// How many downloads its pages have begun.
+    pub fn downloads_begun(&self) -> usize {
+        self.state(|s| s.downloads.len())
+    }
+
+    /// Its downloads from the `from`-th on (those an action began).
+    pub fn downloads_since(&self, from: usize) -> Vec<Download> {
+        self.state(|s| s.downloads.iter().skip(from).cloned().collect())
+    }
+
+    /// Waits, at most `bound`, until none of its downloads from the `from`-th on is in
+    /// progress; answers them as they are then.
+    pub async fn downloads_settled(&self, from: usize, bound: Duration) -> Vec<Download> {
+        let until = Instant::now() + bound;
+        loop {
+            let now = self.downloads_since(from);
+            if !now.iter().any(Download::in_progress) || Instant::now() >= until {
+                return now;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
     fn state<T>(&self, f: impl FnOnce(&mut TaskState) -> T) -> T {

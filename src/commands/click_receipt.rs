@@ -27,11 +27,33 @@ pub async fn click_receipt(task: &Task, target: &Target, clicked: Clicked) -> Va
         receipt["staleRecovered"] = json!(true);
         receipt["staleNote"] = json!("the index's path no longer led to its element; the one element with the same tag and text was clicked");
     }
-    if receipt["urlAfter"] == receipt["urlBefore"] {
+    if after.downloads() > clicked.before.downloads() {
+        // What the click downloaded: each file a moment to finish, so the receipt can say where
+        // it is and how big (`wait_files` waits longer).
+        let begun = task
+            .downloads_settled(clicked.before.downloads(), DOWNLOAD_WAIT)
+            .await;
+        let listed: Vec<serde_json::Value> = begun
+            .iter()
+            .map(|d| {
+                let mut v = d.to_json();
+                if let Some(name) = d.path.file_name() {
+                    v["downloadUrl"] =
+                        json!(format!("/downloads/{}/{}", task.id, name.to_string_lossy()));
+                }
+                v
+            })
+            .collect();
+        receipt["downloads"] = json!(listed);
+        receipt["downloadsPending"] = json!(begun.iter().any(|d| d.in_progress()));
+    } else if receipt["urlAfter"] == receipt["urlBefore"] {
         form_blocked(target, &mut receipt).await;
     }
     receipt
 }
+
+/// How long a click's receipt waits for the downloads it began to finish.
+const DOWNLOAD_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// When the clicked element submits a form that the browser's own validation holds back (the
 /// page stayed): `formBlocked`, the fields and their messages, and a hint that says so instead

@@ -69,6 +69,15 @@ pub struct Observation {
     text_length: Option<i64>,
     fingerprint: Option<String>,
     probe_error: Option<String>,
+    /// How many downloads the task's pages had begun.
+    downloads: usize,
+}
+
+impl Observation {
+    /// How many downloads the task's pages had begun when it was taken.
+    pub fn downloads(&self) -> usize {
+        self.downloads
+    }
 }
 
 /// The observation of a page mark taken in `frame` of `tab` (a failed mark is an
@@ -81,6 +90,7 @@ pub async fn observation_in(
     mark: Result<PageMark, CommandError>,
 ) -> Observation {
     let tab_count = task.tabs().0.len();
+    let downloads = task.downloads_begun();
     let main = frame.is_main();
     let mark = mark.unwrap_or_else(|e| PageMark {
         probe_error: Some(e.msg),
@@ -107,6 +117,7 @@ pub async fn observation_in(
         text_length,
         fingerprint,
         probe_error,
+        downloads,
     }
 }
 
@@ -122,6 +133,7 @@ fn differs(before: &Observation, after: &Observation) -> bool {
     before.url != after.url
         || before.tab_count != after.tab_count
         || before.frame_url != after.frame_url
+        || before.downloads != after.downloads
         || matches!((&before.fingerprint, &after.fingerprint), (Some(a), Some(b)) if a != b)
 }
 
@@ -191,6 +203,9 @@ pub fn compare(
     if recovered {
         r["probeRecovered"] = json!(true);
     }
+    if after.downloads > before.downloads {
+        r["downloadsStarted"] = json!(after.downloads - before.downloads);
+    }
     if !trustworthy {
         r["probeNote"] = json!("the page was unreadable after the action (navigating or blank); `changed` may be incomplete");
         if let Some(e) = &after.probe_error {
@@ -218,6 +233,7 @@ mod tests {
             text_length: Some(text_length),
             fingerprint: Some(fingerprint.into()),
             probe_error: None,
+            downloads: 0,
         }
     }
 

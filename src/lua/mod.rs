@@ -508,6 +508,28 @@ impl LuaHost {
             })?,
         )?;
         core.set(
+            "wait_downloads",
+            lua.create_async_function(|lua, id: LuaValue| async move {
+                // The task's downloads once none is in progress (two minutes at most), by path.
+                let out = lua.create_table()?;
+                let Ok(Some(task_id)) = task_id_from(&id) else {
+                    return Ok(out);
+                };
+                let task = lua
+                    .app_data_ref::<HostData>()
+                    .and_then(|h| h.executor.engine().task(task_id));
+                let Some(task) = task else {
+                    return Ok(out);
+                };
+                let all = task.downloads_settled(0, Duration::from_secs(120)).await;
+                for d in all {
+                    let v = convert::json_to_lua(&lua, &d.to_json())?;
+                    out.set(d.path.display().to_string(), v)?;
+                }
+                Ok(out)
+            })?,
+        )?;
+        core.set(
             "task_alive",
             lua.create_function(|lua, id: LuaValue| {
                 let Ok(Some(task_id)) = task_id_from(&id) else {

@@ -50,9 +50,26 @@ Result.__index = {
   -- The files the receipt names (`screenshot_path`, `state_file`) are written in the
   -- background (`data.files_pending`); this waits until they are on disk. Answers true, or
   -- false and why (also set as `data.screenshot_error`).
+  -- Downloads a receipt names (`data.downloads`, `downloadsPending`) are waited for too
+  -- (at most two minutes): each entry then says its final state, path and size.
   wait_files = function(self)
     local d = self.data
-    if type(d) ~= "table" or not d.files_pending then return true end
+    if type(d) ~= "table" then return true end
+    if d.downloadsPending and type(d.downloads) == "table" then
+      local now = core.wait_downloads(task_of[self])
+      for _, entry in ipairs(d.downloads) do
+        local done = now[entry.path]
+        if done then for k, v in pairs(done) do entry[k] = v end end
+      end
+      d.downloadsPending = nil
+      for _, entry in ipairs(d.downloads) do
+        if entry.state ~= "completed" then
+          local why = "download " .. tostring(entry.fileName) .. " is " .. tostring(entry.state)
+          if not d.files_pending then return false, why end
+        end
+      end
+    end
+    if not d.files_pending then return true end
     local err = core.wait_files(task_of[self], math.tointeger(d.seq))
     d.files_pending = nil
     if err then

@@ -43,6 +43,7 @@ pub fn test_config() -> EngineConfig {
         script_dirs: vec![root.join("scripts"), root.join("tests/fixtures/scripts")],
         trace_dir: Some(data.join("trace")),
         upload_dir: data.join("upload"),
+        download_dir: data.join("downloads"),
         data_dir: data,
         ..EngineConfig::default()
     }

@@ -329,6 +329,26 @@ async fn route(
                 String::new(),
             )
         }
+        "/download" => {
+            // A file the browser saves (`?name=` its suggested name, `?bytes=` its size).
+            let name = q
+                .get("name")
+                .cloned()
+                .unwrap_or_else(|| "report.csv".into());
+            let n: usize = q.get("bytes").and_then(|b| b.parse().ok()).unwrap_or(64);
+            let body: Vec<u8> = b"id,name\n1,moonpilot\n"
+                .iter()
+                .copied()
+                .cycle()
+                .take(n)
+                .collect();
+            (
+                200,
+                "text/csv",
+                body,
+                format!("Content-Disposition: attachment; filename=\"{name}\"\r\n"),
+            )
+        }
         "/table" => {
             let rows: usize = q.get("rows").and_then(|r| r.parse().ok()).unwrap_or(4000);
             (200, html, table_page(rows).into_bytes(), String::new())

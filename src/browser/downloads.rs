@@ -1,0 +1,258 @@
+//! Downloads: every file a task's pages download goes to `downloads/<task>/` of the state
+//! directory, never to Chromium's default `~/Downloads`.
+//!
+//! The browser saves each download under its guid in `downloads/.incoming/`
+//! (`Browser.setDownloadBehavior` `allowAndName`, per browser context, with events on the raw
+//! connection); each task follows the events ([`follow`]), takes the downloads that begin in
+//! one of its frames, names each one after the file name the site suggested (made safe, and
+//! unique in the task's directory: `report.csv`, `report-1.csv`, …), and moves the file there
+//! once it is complete. A task's records ([`Download`]) are what a receipt reports
+//! (`downloads`, `downloadsStarted`) and what `wait_files` waits for. Directories of tasks
+//! older than [`KEEP_FOR`] are removed when a browser starts.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::raw::DownloadEvent;
+use super::task::Task;
+
+/// Where the browser writes downloads in progress, under the download directory.
+pub const INCOMING: &str = ".incoming";
+/// How long a task's downloads are kept (its directory is removed after this when a browser
+/// starts).
+pub const KEEP_FOR: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// One download of a task.
+#[derive(Debug, Clone)]
+pub struct Download {
+    /// The browser's id for it.
+    pub guid: String,
+    /// Where it came from.
+    pub url: String,
+    /// The file name the site suggested.
+    pub suggested: String,
+    /// Where it is (once complete) in the task's download directory.
+    pub path: PathBuf,
+    /// `inProgress`, `completed` or `canceled`.
+    pub state: String,
+    /// Bytes received so far.
+    pub received: u64,
+    /// Bytes expected (0 when the site did not say).
+    pub total: u64,
+    /// When it began, epoch ms.
+    pub started_at: u64,
+    /// When it completed or was canceled, epoch ms.
+    pub finished_at: Option<u64>,
+    /// Why the file could not be moved to `path`, if it could not.
+    pub error: Option<String>,
+}
+
+impl Download {
+    /// Whether it is still going.
+    pub fn in_progress(&self) -> bool {
+        self.state == "inProgress"
+    }
+
+    /// The receipt's view of it.
+    pub fn to_json(&self) -> Value {
+        let mut v = json!({
+            "fileName": self.path.file_name().map(|n| n.to_string_lossy().to_string()),
+            "suggestedFilename": self.suggested,
+            "path": self.path.display().to_string(),
+            "url": self.url,
+            "state": self.state,
+            "receivedBytes": self.received,
+            "totalBytes": self.total,
+            "startedAt": self.started_at,
+        });
+        if self.state == "completed" {
+            v["size"] = json!(self.received);
+        }
+        if let Some(t) = self.finished_at {
+            v["finishedAt"] = json!(t);
+        }
+        if let Some(e) = &self.error {
+            v["error"] = json!(e);
+        }
+        v
+    }
+}
+
+/// A file name from a site made safe for the file system: its base name, without control
+/// characters and `< > : " / \ | ? *`, without leading dots, at most 120 characters;
+/// `download` when nothing is left.
+pub fn safe_name(name: &str) -> String {
+    let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    let cleaned: String = base
+        .chars()
+        .filter(|c| !c.is_control() && !"<>:\"/\\|?*".contains(*c))
+        .collect();
+    let trimmed = cleaned.trim().trim_start_matches('.').trim().to_string();
+    if trimmed.is_empty() {
+        return "download".to_string();
+    }
+    trimmed.chars().take(120).collect()
+}
+
+/// `name`, or `stem-1.ext`, `stem-2.ext`, … : the first not in `taken`.
+pub fn unique_name(name: &str, taken: &dyn Fn(&str) -> bool) -> String {
+    if !taken(name) {
+        return name.to_string();
+    }
+    let (stem, ext) = match name.rfind('.') {
+        Some(i) if i > 0 => (&name[..i], &name[i..]),
+        _ => (name, ""),
+    };
+    (1..)
+        .map(|n| format!("{stem}-{n}{ext}"))
+        .find(|candidate| !taken(candidate))
+        .unwrap_or_else(|| name.to_string())
+}
+
+/// Follows the browser's download events for `task` until it is gone: takes those that begin
+/// in its frames, and moves each finished file into its directory `dir`.
+pub async fn follow(
+    task: Weak<Task>,
+    dir: PathBuf,
+    incoming: PathBuf,
+    mut events: tokio::sync::broadcast::Receiver<DownloadEvent>,
+) {
+    use tokio::sync::broadcast::error::RecvError;
+    loop {
+        let event = match events.recv().await {
+            Ok(e) => e,
+            Err(RecvError::Lagged(n)) => {
+                tracing::warn!("{n} download events were missed");
+                continue;
+            }
+            Err(RecvError::Closed) => return,
+        };
+        let Some(task) = task.upgrade() else {
+            return;
+        };
+        if event.begins {
+            begin(&task, &dir, &event.params).await;
+        } else {
+            progress(&task, &incoming, &event.params).await;
+        }
+    }
+}
+
+async fn begin(task: &Arc<Task>, dir: &Path, p: &Value) {
+    let text = |k: &str| p[k].as_str().unwrap_or_default().to_string();
+    let frame = text("frameId");
+    if !task.owns_frame(&frame).await {
+        return;
+    }
+    let suggested = text("suggestedFilename");
+    let wanted = safe_name(&suggested);
+    let name = task.reserve_download_name(&wanted, dir);
+    task.add_download(Download {
+        guid: text("guid"),
+        url: text("url"),
+        suggested,
+        path: dir.join(name),
+        state: "inProgress".into(),
+        received: 0,
+        total: 0,
+        started_at: crate::clock::epoch_ms(),
+        finished_at: None,
+        error: None,
+    });
+}
+
+async fn progress(task: &Arc<Task>, incoming: &Path, p: &Value) {
+    let guid = p["guid"].as_str().unwrap_or_default();
+    let state = p["state"].as_str().unwrap_or("inProgress").to_string();
+    let received = p["receivedBytes"].as_u64().unwrap_or(0);
+    let total = p["totalBytes"].as_u64().unwrap_or(0);
+    let Some(record) = task.download(guid) else {
+        return;
+    };
+    let mut error = None;
+    if state == "completed" {
+        // The browser's file, named by its guid, to its place in the task's directory.
+        let from = incoming.join(guid);
+        let moved = async {
+            if let Some(parent) = record.path.parent() {
+                tokio::fs::create_dir_all(parent).await?;
+            }
+            tokio::fs::rename(&from, &record.path).await
+        }
+        .await;
+        if let Err(e) = moved {
+            error = Some(format!(
+                "the file could not be moved from `{}`: {e}",
+                from.display()
+            ));
+        }
+    }
+    let done = state != "inProgress";
+    task.update_download(guid, |d| {
+        d.received = received;
+        d.total = total;
+        d.state = state;
+        if done {
+            d.finished_at = Some(crate::clock::epoch_ms());
+        }
+        if error.is_some() {
+            d.error = error;
+        }
+    });
+}
+
+/// Removes task directories of `root` untouched for [`KEEP_FOR`], and files left in
+/// [`INCOMING`] by a browser that stopped mid-download. Best effort.
+pub async fn sweep(root: &Path) {
+    let Ok(mut entries) = tokio::fs::read_dir(root).await else {
+        return;
+    };
+    let now = std::time::SystemTime::now();
+    let old = |m: &std::fs::Metadata| {
+        m.modified()
+            .ok()
+            .and_then(|t| now.duration_since(t).ok())
+            .is_some_and(|age| age > KEEP_FOR)
+    };
+    while let Ok(Some(entry)) = entries.next_entry().await {
+        let path = entry.path();
+        let Ok(meta) = entry.metadata().await else {
+            continue;
+        };
+        if path.file_name().is_some_and(|n| n == INCOMING) {
+            if let Ok(mut left) = tokio::fs::read_dir(&path).await {
+                while let Ok(Some(f)) = left.next_entry().await {
+                    if f.metadata().await.is_ok_and(|m| old(&m) || m.len() == 0) {
+                        let _ = tokio::fs::remove_file(f.path()).await;
+                    }
+                }
+            }
+            continue;
+        }
+        if meta.is_dir() && old(&meta) {
+            let _ = tokio::fs::remove_dir_all(&path).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_safe_and_unique() {
+        assert_eq!(safe_name("../../etc/passwd"), "passwd");
+        assert_eq!(safe_name("..\\evil.exe"), "evil.exe");
+        assert_eq!(safe_name(".hidden"), "hidden");
+        assert_eq!(safe_name("报告.csv"), "报告.csv");
+        assert_eq!(safe_name("a:b*c?.txt"), "abc.txt");
+        assert_eq!(safe_name(""), "download");
+        let taken = |n: &str| n == "report.csv" || n == "report-1.csv";
+        assert_eq!(unique_name("report.csv", &taken), "report-2.csv");
+        assert_eq!(unique_name("new.csv", &taken), "new.csv");
+        assert_eq!(unique_name("README", &|n: &str| n == "README"), "README-1");
+    }
+}
