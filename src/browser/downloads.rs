@@ -3,7 +3,7 @@
 //!
 //! The browser saves each download under its guid in `downloads/.incoming/`
 //! (`Browser.setDownloadBehavior` `allowAndName`, per browser context, with events on the raw
-//! connection); each task follows the events ([`follow`]), takes the downloads that begin in
+//! connection); each task follows the events (`task.rs`), takes the downloads that begin in
 //! one of its frames, names each one after the file name the site suggested (made safe, and
 //! unique in the task's directory: `report.csv`, `report-1.csv`, …), and moves the file there
 //! once it is complete. A task's records ([`Download`]) are what a receipt reports
@@ -11,13 +11,9 @@
 //! older than [`KEEP_FOR`] are removed when a browser starts.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-
-use super::raw::DownloadEvent;
-use super::task::Task;
 
 /// Where the browser writes downloads in progress, under the download directory.
 pub const INCOMING: &str = ".incoming";
@@ -110,98 +106,6 @@ pub fn unique_name(name: &str, taken: &dyn Fn(&str) -> bool) -> String {
         .map(|n| format!("{stem}-{n}{ext}"))
         .find(|candidate| !taken(candidate))
         .unwrap_or_else(|| name.to_string())
-}
-
-/// Follows the browser's download events for `task` until it is gone: takes those that begin
-/// in its frames, and moves each finished file into its directory `dir`.
-pub async fn follow(
-    task: Weak<Task>,
-    dir: PathBuf,
-    incoming: PathBuf,
-    mut events: tokio::sync::broadcast::Receiver<DownloadEvent>,
-) {
-    use tokio::sync::broadcast::error::RecvError;
-    loop {
-        let event = match events.recv().await {
-            Ok(e) => e,
-            Err(RecvError::Lagged(n)) => {
-                tracing::warn!("{n} download events were missed");
-                continue;
-            }
-            Err(RecvError::Closed) => return,
-        };
-        let Some(task) = task.upgrade() else {
-            return;
-        };
-        if event.begins {
-            begin(&task, &dir, &event.params).await;
-        } else {
-            progress(&task, &incoming, &event.params).await;
-        }
-    }
-}
-
-async fn begin(task: &Arc<Task>, dir: &Path, p: &Value) {
-    let text = |k: &str| p[k].as_str().unwrap_or_default().to_string();
-    let frame = text("frameId");
-    if !task.owns_frame(&frame).await {
-        return;
-    }
-    let suggested = text("suggestedFilename");
-    let wanted = safe_name(&suggested);
-    let name = task.reserve_download_name(&wanted, dir);
-    task.add_download(Download {
-        guid: text("guid"),
-        url: text("url"),
-        suggested,
-        path: dir.join(name),
-        state: "inProgress".into(),
-        received: 0,
-        total: 0,
-        started_at: crate::clock::epoch_ms(),
-        finished_at: None,
-        error: None,
-    });
-}
-
-async fn progress(task: &Arc<Task>, incoming: &Path, p: &Value) {
-    let guid = p["guid"].as_str().unwrap_or_default();
-    let state = p["state"].as_str().unwrap_or("inProgress").to_string();
-    let received = p["receivedBytes"].as_u64().unwrap_or(0);
-    let total = p["totalBytes"].as_u64().unwrap_or(0);
-    let Some(record) = task.download(guid) else {
-        return;
-    };
-    let mut error = None;
-    if state == "completed" {
-        // The browser's file, named by its guid, to its place in the task's directory.
-        let from = incoming.join(guid);
-        let moved = async {
-            if let Some(parent) = record.path.parent() {
-                tokio::fs::create_dir_all(parent).await?;
-            }
-            tokio::fs::rename(&from, &record.path).await
-        }
-        .await;
-        if let Err(e) = moved {
-            error = Some(format!(
-                "the file could not be moved from `{}`: {e}",
-                from.display()
-            ));
-        }
-    }
-    let done = state != "inProgress";
-    task.update_download(guid, |d| {
-        d.received = received;
-        d.total = total;
-        d.state = state;
-        if done {
-            d.finished_at = Some(crate::clock::epoch_ms());
-        }
-        if error.is_some() {
-            d.error = error;
-        }
-    });
 }
 
 /// Removes task directories of `root` untouched for [`KEEP_FOR`], and files left in

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde_json::{json, Value};
 use tokio::sync::watch;
 
 use super::downloads::{self, Download};
@@ -387,7 +387,7 @@ impl Task {
         if let (Some(events), Some(root)) = (downloads, task.browser.download_dir()) {
             let dir = root.join(task.id.to_string());
             let incoming = root.join(downloads::INCOMING);
-            task.browser.spawn(downloads::follow(
+            task.browser.spawn(follow_downloads(
                 Arc::downgrade(&task),
                 dir,
                 incoming,
@@ -916,4 +916,98 @@ impl Task {
             .new_tab(self.events.clone(), self.context.as_deref())
             .await
     }
+}
+
+// ---- downloads (`downloads.rs`) ----
+
+/// Follows the browser's download events for `task` until it is gone: takes those that begin
+/// in its frames, and moves each finished file into its directory `dir`.
+async fn follow_downloads(
+    task: std::sync::Weak<Task>,
+    dir: std::path::PathBuf,
+    incoming: std::path::PathBuf,
+    mut events: tokio::sync::broadcast::Receiver<super::raw::DownloadEvent>,
+) {
+    use tokio::sync::broadcast::error::RecvError;
+    loop {
+        let event = match events.recv().await {
+            Ok(e) => e,
+            Err(RecvError::Lagged(n)) => {
+                tracing::warn!("{n} download events were missed");
+                continue;
+            }
+            Err(RecvError::Closed) => return,
+        };
+        let Some(task) = task.upgrade() else {
+            return;
+        };
+        if event.begins {
+            begin_download(&task, &dir, &event.params).await;
+        } else {
+            download_progress(&task, &incoming, &event.params).await;
+        }
+    }
+}
+
+async fn begin_download(task: &Arc<Task>, dir: &std::path::Path, p: &Value) {
+    let text = |k: &str| p[k].as_str().unwrap_or_default().to_string();
+    let frame = text("frameId");
+    if !task.owns_frame(&frame).await {
+        return;
+    }
+    let suggested = text("suggestedFilename");
+    let wanted = downloads::safe_name(&suggested);
+    let name = task.reserve_download_name(&wanted, dir);
+    task.add_download(Download {
+        guid: text("guid"),
+        url: text("url"),
+        suggested,
+        path: dir.join(name),
+        state: "inProgress".into(),
+        received: 0,
+        total: 0,
+        started_at: crate::clock::epoch_ms(),
+        finished_at: None,
+        error: None,
+    });
+}
+
+async fn download_progress(task: &Arc<Task>, incoming: &std::path::Path, p: &Value) {
+    let guid = p["guid"].as_str().unwrap_or_default();
+    let state = p["state"].as_str().unwrap_or("inProgress").to_string();
+    let received = p["receivedBytes"].as_u64().unwrap_or(0);
+    let total = p["totalBytes"].as_u64().unwrap_or(0);
+    let Some(record) = task.download(guid) else {
+        return;
+    };
+    let mut error = None;
+    if state == "completed" {
+        // The browser's file, named by its guid, to its place in the task's directory.
+        let from = incoming.join(guid);
+        let moved = async {
+            if let Some(parent) = record.path.parent() {
+                tokio::fs::create_dir_all(parent).await?;
+            }
+            tokio::fs::rename(&from, &record.path).await
+        }
+        .await;
+        if let Err(e) = moved {
+            error = Some(format!(
+                "the file could not be moved from `{}`: {e}",
+                from.display()
+            ));
+        }
+    }
+    let done = state != "inProgress";
+    task.update_download(guid, |d| {
+        d.received = received;
+        d.total = total;
+        d.state = state;
+        if done {
+            d.finished_at = Some(crate::clock::epoch_ms());
+        }
+        if error.is_some() {
+            d.error = error;
+        }
+    });
 }
