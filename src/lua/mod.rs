@@ -391,7 +391,10 @@ impl LuaHost {
         core.set(
             "exec",
             lua.create_async_function(
-                |lua, (id, method, params): (LuaValue, String, LuaValue)| async move {
+                |lua, (id, method, params): (LuaValue, mlua::LuaString, LuaValue)| async move {
+                    // A name that is not UTF-8 names no command: UNKNOWN_METHOD, not a
+                    // conversion error.
+                    let method = method.to_string_lossy();
                     let executor = match lua.app_data_ref::<HostData>() {
                         Some(h) => h.executor.clone(),
                         None => return Err(mlua::Error::runtime("moonpilot: the engine is gone")),
@@ -498,8 +501,8 @@ impl LuaHost {
         )?;
         core.set(
             "methods",
-            lua.create_function(|_, filter: Option<String>| {
-                let filter = filter.map(|f| f.to_lowercase());
+            lua.create_function(|_, filter: Option<mlua::LuaString>| {
+                let filter = filter.map(|f| f.to_string_lossy().to_lowercase());
                 Ok(crate::commands::registry()
                     .all()
                     .iter()
