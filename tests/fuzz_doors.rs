@@ -39,3 +39,18 @@ has(e.msg, "browser.methods", "names the function")
 eq(#browser.methods("\xff"), 0, "invalid UTF-8 matches nothing")
 "#);
 }
+
+/// `browser.sleep(math.huge)` (and Splash's `splash:wait(1e308)`) did not sleep at all: a
+/// duration `Duration` cannot hold was skipped instead of capped at a day.
+#[test]
+fn regression_a_sleep_longer_than_duration_holds_still_sleeps() {
+    lua(r#"
+local forever = browser.spawn(function() browser.sleep(math.huge) end)
+local long = browser.spawn(function() browser.sleep(1e308) end)
+browser.sleep(300)
+eq(forever:done(), false, "math.huge still sleeping")
+eq(long:done(), false, "1e308 still sleeping")
+forever:cancel()
+long:cancel()
+"#);
+}

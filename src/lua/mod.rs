@@ -535,10 +535,15 @@ impl LuaHost {
                     return Ok(());
                 }
                 // (still yielding, so a polling loop cannot starve the other coroutines)
-                // `try_from` refuses what Duration cannot hold; a day is plenty for a sleep.
-                if let Ok(d) = Duration::try_from_secs_f64(ms / 1000.0) {
-                    tokio::time::sleep(d.min(Duration::from_secs(86_400))).await;
-                }
+                // `try_from` refuses what Duration cannot hold: past it (`math.huge`, 1e308) is
+                // a day too, which is plenty for a sleep; below zero, no sleep.
+                let day = Duration::from_secs(86_400);
+                let d = match Duration::try_from_secs_f64(ms / 1000.0) {
+                    Ok(d) => d.min(day),
+                    Err(_) if ms > 0.0 => day,
+                    Err(_) => Duration::ZERO,
+                };
+                tokio::time::sleep(d).await;
                 Ok(())
             })?,
         )?;
