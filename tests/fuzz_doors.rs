@@ -1,7 +1,14 @@
 //! Hostile input at every door (issue 35 §5): what hostile input found, each pinned by a
 //! regression test.
 
-use super::support::harness::lua;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use moonpilot::splash::SplashOptions;
+use serde_json::json;
+
+use super::support::harness::{harness, lua};
+use super::support::http::request;
 
 /// `core.exec` took the method as a Rust `String`: a name that is not UTF-8 raised mlua's
 /// conversion error (a plain string) instead of answering. It names no command.
@@ -53,4 +60,55 @@ eq(long:done(), false, "1e308 still sleeping")
 forever:cancel()
 long:cancel()
 "#);
+}
+
+/// A Splash script that returned a table containing itself was copied by `plain` (splash.lua)
+/// until the Lua stack overflowed: seconds of work and "stack overflow" for a message.
+#[test]
+fn regression_a_splash_result_that_contains_itself_is_refused_at_once() {
+    static ADDR: std::sync::OnceLock<SocketAddr> = std::sync::OnceLock::new();
+    let addr = *ADDR.get_or_init(|| {
+        let h = harness();
+        let executor = h.executor.clone();
+        h.runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let opts = SplashOptions {
+                port: 0,
+                max_timeout: 20.0,
+                ..SplashOptions::default()
+            };
+            tokio::spawn(moonpilot::splash::http::serve(
+                executor,
+                listener,
+                opts,
+                std::future::pending(),
+            ));
+            addr
+        })
+    });
+    for script in [
+        "function main(splash) local t = {} t.t = t return t end",
+        "function main(splash) local t = {} t[1] = t return {list = t} end",
+        "function main(splash) local d = {} local c = d for i = 1, 100000 do c[1] = {} c = c[1] end return d end",
+    ] {
+        let body = json!({"lua_source": script, "timeout": 10}).to_string();
+        let t0 = Instant::now();
+        let r = request(
+            addr,
+            "POST",
+            "/execute",
+            &[("Content-Type", "application/json")],
+            body.as_bytes(),
+        );
+        let took = t0.elapsed();
+        let v = r.json();
+        assert_eq!(r.status, 400, "{script}: {v}");
+        assert_eq!(v["type"], "ScriptError", "{v}");
+        let error = v["info"]["error"].as_str().unwrap_or_default();
+        assert!(error.contains("nested too deeply"), "{script}: {v}");
+        assert!(!error.contains("stack overflow"), "{script}: {v}");
+        // A task's start and close included.
+        assert!(took < Duration::from_secs(5), "{script}: {took:?}");
+    }
 }
