@@ -4,11 +4,13 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use moonpilot::mcp::McpOptions;
+use moonpilot::server::{serve, ServeOptions};
 use moonpilot::splash::SplashOptions;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::support::harness::{harness, lua};
-use super::support::http::request;
+use super::support::http::{mcp_post, request, Reply};
 
 /// `core.exec` took the method as a Rust `String`: a name that is not UTF-8 raised mlua's
 /// conversion error (a plain string) instead of answering. It names no command.
@@ -60,6 +62,72 @@ eq(long:done(), false, "1e308 still sleeping")
 forever:cancel()
 long:cancel()
 "#);
+}
+
+/// An MCP server on the shared engine.
+fn shared_mcp() -> SocketAddr {
+    static ADDR: std::sync::OnceLock<SocketAddr> = std::sync::OnceLock::new();
+    *ADDR.get_or_init(|| {
+        let h = harness();
+        let executor = h.executor.clone();
+        let opts = ServeOptions {
+            port: 0,
+            mcp: Some(McpOptions::default()),
+            ..ServeOptions::default()
+        };
+        h.runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            tokio::spawn(serve(executor, listener, opts, std::future::pending()));
+            addr
+        })
+    })
+}
+
+/// rmcp refused bodies that are no JSON or no JSON-RPC message, a wrong `Accept` and an unknown
+/// session in plain text; they are JSON-RPC errors without an id now, with rmcp's status.
+#[test]
+fn regression_mcp_refusals_are_json_rpc_errors() {
+    let addr = shared_mcp();
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    let refusal = |r: Reply| -> (u16, i64, String) {
+        let v = r.json();
+        assert_eq!(r.header("content-type"), Some("application/json"), "{v}");
+        assert_eq!(v["jsonrpc"], "2.0", "{v}");
+        assert_eq!(v["id"], Value::Null, "{v}");
+        let msg = v["error"]["message"].as_str().unwrap().to_string();
+        (r.status, v["error"]["code"].as_i64().unwrap(), msg)
+    };
+    let (status, code, msg) = refusal(request(addr, "POST", "/mcp", &headers, b"{\"jsonrpc\":"));
+    assert_eq!((status, code), (415, -32700), "{msg}");
+    assert!(msg.contains("EOF while parsing"), "{msg}");
+    let (status, code, msg) = refusal(request(addr, "POST", "/mcp", &headers, b"[1, 2]"));
+    assert_eq!((status, code), (415, -32600), "{msg}");
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string();
+    let no_sse = [headers[0], ("Accept", "application/json")];
+    let (status, code, msg) = refusal(request(addr, "POST", "/mcp", &no_sse, ping.as_bytes()));
+    assert_eq!((status, code), (406, -32000), "{msg}");
+    assert!(msg.starts_with("Not Acceptable"), "{msg}");
+    let gone = [
+        headers[0],
+        headers[1],
+        ("Mcp-Session-Id", "no-such-session"),
+    ];
+    let (status, code, msg) = refusal(request(addr, "POST", "/mcp", &gone, ping.as_bytes()));
+    assert_eq!((status, code), (404, -32001), "{msg}");
+    let (status, code, msg) = refusal(request(addr, "POST", "/mcp", &headers, ping.as_bytes()));
+    assert_eq!((status, code), (400, -32000), "no session: {msg}");
+    // What the SDK answers as JSON-RPC already is left alone: an initialize opens a session.
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let r = mcp_post(addr, None, None, &init);
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let session = r.header("mcp-session-id").expect("a session").to_string();
+    let closed = request(addr, "DELETE", "/mcp", &[("Mcp-Session-Id", &session)], b"");
+    assert!(matches!(closed.status, 200 | 204), "{}", closed.status);
 }
 
 /// A Splash script that returned a table containing itself was copied by `plain` (splash.lua)
