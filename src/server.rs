@@ -298,7 +298,8 @@ fn router(shared: Arc<Shared>, mcp_stop: tokio_util::sync::CancellationToken) ->
         app = app.merge(
             Router::new()
                 .nest_service("/mcp", service)
-                .layer(axum::middleware::from_fn(delete_answer)),
+                .layer(axum::middleware::from_fn(delete_answer))
+                .layer(axum::middleware::from_fn(typed_refusal)),
         );
     }
     app.route("/playwright/command", any(command))
@@ -324,6 +325,48 @@ async fn delete_answer(req: Request, next: Next) -> Response {
         *res.status_mut() = StatusCode::NO_CONTENT;
     }
     res
+}
+
+/// The SDK refuses a message no session sees (a body that is no JSON or no JSON-RPC message, a
+/// wrong `Accept` or `Content-Type`, an unknown session, a body too large) in plain text. MCP's
+/// transport lets that answer carry "a JSON-RPC error response that has no id", which is what a
+/// client can branch on: the same status and headers, the SDK's sentence as the error's message,
+/// the codes of the TypeScript SDK (-32700 unparsable JSON, -32600 JSON that is no JSON-RPC
+/// message, -32001 no such session, -32000 the rest; -32603 for a 5xx).
+async fn typed_refusal(req: Request, next: Next) -> Response {
+    let res = next.run(req).await;
+    let status = res.status();
+    let typed = res
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| {
+            ct.starts_with("application/json") || ct.starts_with("text/event-stream")
+        });
+    if typed || !(status.is_client_error() || status.is_server_error()) {
+        return res;
+    }
+    let (mut parts, body) = res.into_parts();
+    // One sentence of the SDK's.
+    let text = axum::body::to_bytes(body, 64 * 1024)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+        .unwrap_or_default();
+    let code = match status.as_u16() {
+        // serde_json's syntax errors name where they are; "unrecognized JSON-RPC message" does not.
+        415 if text.starts_with("fail to deserialize") && text.contains(" at line ") => -32700,
+        415 if text.starts_with("fail to deserialize") => -32600,
+        404 => -32001,
+        s if s >= 500 => -32603,
+        _ => -32000,
+    };
+    let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": text}});
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    Response::from_parts(parts, Body::from(body.to_string()))
 }
 
 fn json_response(status: u16, body: &Value) -> Response {

@@ -17,6 +17,7 @@ mod evidence;
 mod extract;
 mod faults;
 mod frames;
+mod fuzz_doors;
 mod hostile;
 mod human;
 mod interact;

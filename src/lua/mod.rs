@@ -413,7 +413,10 @@ impl LuaHost {
         core.set(
             "exec",
             lua.create_async_function(
-                |lua, (id, method, params): (LuaValue, String, LuaValue)| async move {
+                |lua, (id, method, params): (LuaValue, mlua::LuaString, LuaValue)| async move {
+                    // A name that is not UTF-8 names no command: UNKNOWN_METHOD, not a
+                    // conversion error.
+                    let method = method.to_string_lossy();
                     let executor = match lua.app_data_ref::<HostData>() {
                         Some(h) => h.executor.clone(),
                         None => return Err(mlua::Error::runtime("moonpilot: the engine is gone")),
@@ -542,8 +545,8 @@ impl LuaHost {
         )?;
         core.set(
             "methods",
-            lua.create_function(|_, filter: Option<String>| {
-                let filter = filter.map(|f| f.to_lowercase());
+            lua.create_function(|_, filter: Option<mlua::LuaString>| {
+                let filter = filter.map(|f| f.to_string_lossy().to_lowercase());
                 Ok(crate::commands::registry()
                     .all()
                     .iter()
@@ -576,10 +579,15 @@ impl LuaHost {
                     return Ok(());
                 }
                 // (still yielding, so a polling loop cannot starve the other coroutines)
-                // `try_from` refuses what Duration cannot hold; a day is plenty for a sleep.
-                if let Ok(d) = Duration::try_from_secs_f64(ms / 1000.0) {
-                    tokio::time::sleep(d.min(Duration::from_secs(86_400))).await;
-                }
+                // `try_from` refuses what Duration cannot hold: past it (`math.huge`, 1e308) is
+                // a day too, which is plenty for a sleep; below zero, no sleep.
+                let day = Duration::from_secs(86_400);
+                let d = match Duration::try_from_secs_f64(ms / 1000.0) {
+                    Ok(d) => d.min(day),
+                    Err(_) if ms > 0.0 => day,
+                    Err(_) => Duration::ZERO,
+                };
+                tokio::time::sleep(d).await;
                 Ok(())
             })?,
         )?;

@@ -159,7 +159,9 @@ function browser.start(opts)
       where = position(2) }, Error), 2)
   end
   local params, id = {}, nil
-  for k, v in pairs(opts or {}) do
+  -- Read raw, as every other params table is (lua/convert.rs): a __pairs that errors or never
+  -- ends is not run.
+  for k, v in next, opts or {} do
     if k == "id" then id = v else params[k] = v end
   end
   -- A live `id` is taken over (the engine answers with that task; watch mode records it).
@@ -184,7 +186,12 @@ function browser.call(method, params)
   return wrap(r, js, 2)
 end
 
-function browser.methods(filter) return core.methods(filter) end
+function browser.methods(filter)
+  if filter ~= nil and type(filter) ~= "string" then
+    bad_argument("browser.methods", 1, "a filter (string)", filter)
+  end
+  return core.methods(filter)
+end
 
 function browser.strict(on)
   local previous = strict

@@ -1493,13 +1493,17 @@ local splash = setmetatable({}, {
   __newindex = set_attribute,
 })
 
--- Binary values inside a table are base64 strings in the JSON result (Splash's rule).
-local function plain(v)
+-- Binary values inside a table are base64 strings in the JSON result (Splash's rule). Below the
+-- depth the JSON conversion takes (64), a table is left as it is, for that conversion to refuse
+-- (a table that contains itself was copied until the Lua stack overflowed: seconds, and
+-- "stack overflow" for a message).
+local function plain(v, depth)
+  depth = depth or 0
   if is_binary(v) then return v.base64 end
-  if type(v) ~= "table" then return v end
+  if type(v) ~= "table" or depth > 64 then return v end
   if ARRAY[v] and next(v) == nil then return EMPTY_ARRAY end
   local out = {}
-  for k, x in pairs(v) do out[k] = plain(x) end
+  for k, x in pairs(v) do out[k] = plain(x, depth + 1) end
   return out
 end
 
