@@ -403,9 +403,19 @@ fn authorized(headers: &HeaderMap, token: &str) -> bool {
 /// CORS headers for an allowed `Origin` (echoed, with `Vary: Origin`), never `*`.
 async fn guard(State(s): State<Arc<Shared>>, req: Request, next: Next) -> Response {
     let path = req.uri().path();
+    // `/mcp` refuses in MCP's own shape: a JSON-RPC error with no id (see `typed_refusal`).
+    let mcp = path == "/mcp" || path.starts_with("/mcp/");
+    let fail = |status: u16, msg: &str| {
+        if mcp {
+            let body =
+                json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32000, "message": msg}});
+            json_response(status, &body)
+        } else {
+            fail(status, msg)
+        }
+    };
     let cors = matches!(path, "/playwright/command" | "/playwright/upload");
-    let json_only = req.method() == Method::POST
-        && (path == "/playwright/command" || path == "/mcp" || path.starts_with("/mcp/"));
+    let json_only = req.method() == Method::POST && (path == "/playwright/command" || mcp);
     let preflight = req.method() == Method::OPTIONS;
     // Its GETs change nothing: a link from another site's page to a report is answered.
     let read = matches!(*req.method(), Method::GET | Method::HEAD);

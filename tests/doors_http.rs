@@ -17,7 +17,7 @@ use moonpilot::mcp::McpOptions;
 use moonpilot::server::{serve, ServeOptions};
 use moonpilot::splash::SplashOptions;
 use moonpilot::{Engine, Executor};
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::support::harness::{harness, private, state_dir, test_config, url_a};
 use super::support::http::{request, Reply};
@@ -237,6 +237,15 @@ fn refused(call: &Call, r: &Reply, status: u16, flag: &str) {
     let v = r.json();
     assert_eq!(r.status, status, "{}: {v}", call.what);
     let msg = match call.port {
+        // `/mcp` in MCP's own shape: a JSON-RPC error with no id.
+        Port::Seed if call.path.starts_with("/mcp") => {
+            assert_eq!(v["jsonrpc"], "2.0", "{}: {v}", call.what);
+            assert_eq!(v["id"], Value::Null, "{}: {v}", call.what);
+            v["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        }
         Port::Seed => {
             assert_eq!(v["ok"], false, "{}: {v}", call.what);
             assert_eq!(v["code"], 0, "{}: {v}", call.what);
@@ -413,7 +422,16 @@ fn json_endpoints_take_application_json_only() {
             let r = request(addr, "POST", &call.path, &headers, &call.body);
             assert_eq!(r.status, 415, "{} with {ct:?}", call.what);
             let v = r.json();
-            if call.port == Port::Seed {
+            if call.path.starts_with("/mcp") {
+                assert_eq!(v["error"]["code"], -32000, "{v}");
+                assert!(
+                    v["error"]["message"]
+                        .as_str()
+                        .unwrap()
+                        .contains("application/json"),
+                    "{v}"
+                );
+            } else if call.port == Port::Seed {
                 assert_eq!(v["ok"], false);
                 assert!(
                     v["msg"].as_str().unwrap().contains("application/json"),
