@@ -51,9 +51,17 @@ const HIGHLIGHTS: &[&str] = &[
     "clickPoint",
 ];
 
+tokio::task_local! {
+    /// Where in a script the command being sent was written (`file:line`): a Lua host sets it
+    /// around its call, and the command's trace line carries it (`at`), for the report.
+    pub static SCRIPT_AT: Arc<str>;
+}
+
 struct Record {
     seq: u64,
     ts: u64,
+    /// The script line that sent it, if a script did.
+    at: Option<Arc<str>>,
     /// The recorded run the command belongs to, if any.
     run: Option<Arc<str>>,
     task: Option<TaskId>,
@@ -145,6 +153,7 @@ impl Tracer {
         let record = Record {
             seq: self.seq.fetch_add(1, Ordering::Relaxed) + 1,
             ts: epoch_ms(),
+            at: SCRIPT_AT.try_with(Arc::clone).ok(),
             run: self.run.lock().ok().and_then(|r| r.clone()),
             task,
             method: method.to_string(),
@@ -333,6 +342,9 @@ fn line_of(r: Record) -> Value {
     });
     if let (Some(run), Some(obj)) = (r.run, line.as_object_mut()) {
         obj.insert("run".into(), json!(&*run));
+    }
+    if let (Some(at), Some(obj)) = (r.at, line.as_object_mut()) {
+        obj.insert("at".into(), json!(&*at));
     }
     line
 }

@@ -90,7 +90,7 @@ fn stale_and_out_of_range_indices_never_click_something_else() {
         has(none.msg, "get_browser_state")
         page:get_browser_state{}:unwrap()
         local far = page:click_element_by_index{ index = 99 }
-        eq(far.code, "STALE_ELEMENT"); has(far.msg, "index out of range: 99"); has(far.msg, "legal range 0..1")
+        eq(far.code, "STALE_ELEMENT"); has(far.msg, "index out of range: 99"); has(far.msg, "legal range 0..=1")
         js("document.getElementById('btn').remove()")
         local gone = page:click_element_by_index{ index = 1 }
         eq(gone.code, "STALE_ELEMENT"); has(gone.msg, "no longer in the page")

@@ -95,6 +95,11 @@ fn a_failing_run_reads_back_in_the_browser() {
     let failures = lines.iter().filter(|l| l["ok"] == false).count();
     assert_eq!(lines.len(), 7, "start, navigate, 2 inputs, state, 2 clicks");
     assert_eq!(failures, 1);
+    // Each line says the script line that sent it (issue 36 §8).
+    for (i, line) in [1, 2, 3, 4, 6, 7, 9].iter().enumerate() {
+        let at = lines[i]["at"].as_str().unwrap_or_default();
+        assert!(at.ends_with(&format!("flow.lua:{line}")), "{}", lines[i]);
+    }
     let click = lines
         .iter()
         .find(|l| l["result"]["clickPoint"].is_array())
@@ -130,6 +135,11 @@ fn a_failing_run_reads_back_in_the_browser() {
         eq(js("document.querySelector('#error .error-link').dataset.step"), "7")
         has(js("document.querySelector('#error .source').textContent"), "#missing-button")
 
+        -- Each row, collapsed, says what the step acted on and the script line that sent it.
+        eq(js("document.querySelector('#step-7 .row .target').textContent"), "selector #missing-button")
+        has(js("document.querySelector('#step-7 .row .at').textContent"), "flow.lua:9")
+        eq(js("document.querySelector('#step-2 .row .target').textContent"), "{url}")
+        has(js("document.querySelector('#step-5 .row .at').textContent"), "flow.lua:6")
         -- The failed step's row: its details open with the error text and a screenshot.
         eq(js("document.querySelector('.step.failed').id"), "step-7")
         eq(js("document.querySelector('.step.failed .detail').hidden"), true)
@@ -182,6 +192,7 @@ fn a_failing_run_reads_back_in_the_browser() {
         "##,
         page = page.display().to_string(),
         commands = lines.len(),
+        url = url_a("form.html"),
     );
     lua(&snippet);
     let _ = std::fs::remove_dir_all(state);

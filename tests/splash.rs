@@ -1544,7 +1544,16 @@ function main(splash, args)
       body = response.body and tostring(response.body) or nil}
   end)
   assert(splash:go(args.url))
-  splash:wait(0.5)
+  -- The page's fetch, however loaded the machine (5 s at most).
+  local function fetched()
+    for _, s in ipairs(seen) do if s.url:find("/echo", 1, true) then return true end end
+    return false
+  end
+  for _ = 1, 50 do
+    if fetched() then break end
+    splash:wait(0.1)
+  end
+  splash:wait(0.2)
   return seen
 end
 "##;

@@ -82,6 +82,23 @@ pub fn interrupt_listener() -> Result<tokio::signal::unix::Signal, std::process:
     })
 }
 
+/// The innermost frame of a script file (a chunk named `@path`, not the bridge's own
+/// `=…` chunks) as `path:line`.
+fn script_position(lua: &Lua) -> Option<std::sync::Arc<str>> {
+    for level in 1..64 {
+        let frame = lua.inspect_stack(level, |d| {
+            let source = d.source().source.map(|s| s.into_owned());
+            (source, d.current_line())
+        })?;
+        if let (Some(source), Some(line)) = frame {
+            if let Some(path) = source.strip_prefix('@') {
+                return Some(format!("{path}:{line}").into());
+            }
+        }
+    }
+    None
+}
+
 /// What `print(args…)` prints: each argument through `tostring`, tab-separated, as Lua's own
 /// `print`.
 fn printed(lua: &Lua, args: MultiValue) -> mlua::Result<String> {
@@ -417,6 +434,9 @@ impl LuaHost {
                     // A name that is not UTF-8 names no command: UNKNOWN_METHOD, not a
                     // conversion error.
                     let method = method.to_string_lossy();
+                    // The script line that sent it, for its trace line (read while the
+                    // caller's frames are still on the stack).
+                    let at = script_position(&lua);
                     let executor = match lua.app_data_ref::<HostData>() {
                         Some(h) => h.executor.clone(),
                         None => return Err(mlua::Error::runtime("moonpilot: the engine is gone")),
@@ -438,9 +458,14 @@ impl LuaHost {
                                 match convert::lua_to_json(&params, "params") {
                                     Ok(json) => {
                                         let opened = opens(&method);
-                                        let r =
-                                            send(&lua, &executor, task_id, &method, opened, json)
-                                                .await;
+                                        let sent =
+                                            send(&lua, &executor, task_id, &method, opened, json);
+                                        let r = match at {
+                                            Some(at) => {
+                                                crate::trace::SCRIPT_AT.scope(at, sent).await
+                                            }
+                                            None => sent.await,
+                                        };
                                         if let (true, true, Some(id), Some(h)) = (
                                             opened == Opens::HumanRequest,
                                             r.ok,

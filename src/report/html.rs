@@ -271,6 +271,8 @@ fn step_row(s: &Step) -> Markup {
                 span.time title=(crate::trace::iso_utc(s.ts)) { (clock(s.ts)) }
                 span.lane-tag .(format!("lane-{}", s.lane % 8)) { (lane_label(&s.task)) }
                 span.method { (s.method) }
+                @if let Some(target) = &s.target { span.target title=(target) { (target) } }
+                @if let Some(at) = &s.at { span.at title="the script line that sent it" { (at) } }
                 span.status { @if s.ok { "ok" } @else { (s.code.as_deref().unwrap_or("failed")) } }
                 span.dur { (ms(s.duration_ms)) }
                 span.msg { (s.msg.as_deref().unwrap_or("")) }

@@ -178,6 +178,54 @@ pub struct Step {
     pub click_point: Option<[f64; 2]>,
     /// A state read's observation text.
     pub observation: Option<Observation>,
+    /// The script line that sent it (`file:line`), when a script did.
+    pub at: Option<String>,
+    /// What it acted on, from its params (`selector #go`, `index 7`, `text "Log in"`, a URL).
+    pub target: Option<String>,
+}
+
+/// The target of a command as its params name it: index, selector, text, role and name,
+/// label, or URL; `None` for a command that names none.
+pub fn target_of(params: &Value) -> Option<String> {
+    let text = |k: &str| {
+        params
+            .get(k)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
+    let short = |s: &str| -> String {
+        let cut: String = s.chars().take(80).collect();
+        if cut.len() < s.len() {
+            format!("{cut}…")
+        } else {
+            cut
+        }
+    };
+    if let Some(i) = params
+        .get("index")
+        .filter(|v| v.is_number() || v.is_string())
+    {
+        return Some(format!(
+            "index {}",
+            i.as_str().map_or_else(|| i.to_string(), str::to_string)
+        ));
+    }
+    if let Some(s) = text("selector") {
+        return Some(format!("selector {}", short(s)));
+    }
+    if let Some(r) = text("role") {
+        return Some(match text("name") {
+            Some(n) => format!("role {r} \"{}\"", short(n)),
+            None => format!("role {r}"),
+        });
+    }
+    if let Some(l) = text("label") {
+        return Some(format!("label \"{}\"", short(l)));
+    }
+    if let Some(t) = text("text").filter(|_| params.get("selector").is_none()) {
+        return Some(format!("text \"{}\"", short(t)));
+    }
+    text("url").map(|u| short(u))
 }
 
 /// A step's screenshot.
@@ -434,6 +482,8 @@ fn steps_of(lines: &[Value], data_dir: &Path) -> Vec<Step> {
                     screenshot,
                     click_point,
                     observation,
+                    at: l["at"].as_str().map(str::to_string),
+                    target: target_of(&l["request"]),
                 }
             })
             .collect();
