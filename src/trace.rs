@@ -371,6 +371,7 @@ mod tests {
         line_of(Record {
             seq: 1,
             ts: 0,
+            at: None,
             run: None,
             task: Some(TaskId(5)),
             method: method.into(),

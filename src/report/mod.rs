@@ -225,7 +225,7 @@ pub fn target_of(params: &Value) -> Option<String> {
     if let Some(t) = text("text").filter(|_| params.get("selector").is_none()) {
         return Some(format!("text \"{}\"", short(t)));
     }
-    text("url").map(|u| short(u))
+    text("url").map(short)
 }
 
 /// A step's screenshot.
