@@ -19,7 +19,7 @@ use crate::engine::Engine;
 use crate::error::CommandError;
 use crate::protocol::{Params, Receipt};
 
-mod param;
+pub mod param;
 pub use param::{array, boolean, int, number, object, string, Kind, ParamSpec, Secrecy};
 
 /// The future a handler returns once its params are read.

@@ -217,7 +217,7 @@ impl Engine {
         &self,
         task: Option<TaskId>,
         method: &str,
-        declared: &'static [crate::command::ParamSpec],
+        declared: &'static [crate::command::param::ParamSpec],
         params: serde_json::Value,
         receipt: &crate::Receipt,
     ) {

@@ -20,7 +20,7 @@ use serde_json::{json, Map, Value};
 
 use crate::browser::task::TaskId;
 use crate::clock::epoch_ms;
-use crate::command::{ParamSpec, Secrecy};
+use crate::command::param::{ParamSpec, Secrecy};
 use crate::protocol::Receipt;
 
 const QUEUE: usize = 10_000;

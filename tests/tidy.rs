@@ -464,6 +464,18 @@ struct Graph {
 
 impl Graph {
     fn of_src() -> Graph {
+        Graph::build(true)
+    }
+
+    /// The graph as a reader sees it: a path names the file of the module it is written
+    /// through (`crate::command::ParamSpec` is `command.rs`, whatever that file re-exports),
+    /// except a folder's own `mod.rs` / module file re-exporting one of its files to a user
+    /// inside that folder, which is the module's wiring.
+    fn as_written() -> Graph {
+        Graph::build(false)
+    }
+
+    fn build(follow_exports: bool) -> Graph {
         let mut rs = Vec::new();
         files(&src(), "rs", &mut rs);
         let all: Vec<(String, Names)> = rs
@@ -493,6 +505,7 @@ impl Graph {
                 match path
                     .get(k)
                     .and_then(|n| by_file[file.as_str()].exports.get(n))
+                    .filter(|_| follow_exports)
                 {
                     Some(target) if *target != path[..=k] => {
                         path = target.iter().chain(&path[k + 1..]).cloned().collect();
@@ -708,6 +721,27 @@ fn the_import_graph_of_src_has_no_circle() {
             "{file} reaches the executor or the Lua bridge: {reach:?}"
         );
     }
+}
+
+#[test]
+fn the_import_graph_as_written_has_no_circle() {
+    // Issue 36 §10: a reader follows the path as written to the file it names; a re-export
+    // does not hide a circle from them.
+    let graph = Graph::as_written();
+    let circles: Vec<String> = graph
+        .circles()
+        .iter()
+        .map(|files| format!("{}:{}", files.join(", "), graph.explain(files)))
+        .collect();
+    assert!(
+        circles.is_empty(),
+        "import circles between files of src/ as their paths are written (name the file that defines an item, or move it below both):\n{}",
+        circles.join("\n")
+    );
+    assert!(
+        graph.edges["trace.rs"].contains_key("command/param.rs"),
+        "trace.rs names command::param"
+    );
 }
 
 #[test]
