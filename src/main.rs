@@ -216,8 +216,8 @@ enum Command {
         #[arg(long)]
         no_observe: bool,
         /// Let file params (upload, screenshot, pdf, OCR paths) and `file:` URLs reach any
-        /// file, not only the client's workspace roots (or the working directory) and the state
-        /// directory.
+        /// file, not only the client's workspace roots (or the working directory) and the engine's data
+        /// and upload directories.
         #[arg(long)]
         allow_unrestricted_file_access: bool,
         #[command(flatten)]
