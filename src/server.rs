@@ -481,15 +481,14 @@ fn admit(
     req: &Request,
     navigations: bool,
 ) -> Result<Option<HeaderValue>, Refusal> {
-    let mut sent = guard::Sent::read(|name| {
-        req.headers()
-            .get(name)
-            .map(|v| v.to_str().unwrap_or("\u{fffd}"))
-    });
-    // HTTP/2 carries the host in `:authority`, which the router may leave out of the headers.
-    sent.host = sent
-        .host
-        .or_else(|| req.uri().authority().map(|a| a.as_str()));
+    let sent = guard::Sent::read_with(
+        |name| {
+            req.headers()
+                .get(name)
+                .map(|v| v.to_str().unwrap_or("\u{fffd}"))
+        },
+        req.uri().authority().map(|a| a.as_str()),
+    );
     let echo = door.admit(&sent, navigations)?;
     Ok(echo.and_then(|_| req.headers().get(header::ORIGIN).cloned()))
 }

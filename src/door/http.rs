@@ -243,8 +243,17 @@ pub struct Sent<'a> {
 impl<'a> Sent<'a> {
     /// The headers, each read by its lower-case name through `header`.
     pub fn read(header: impl Fn(&'static str) -> Option<&'a str>) -> Sent<'a> {
+        Sent::read_with(header, None)
+    }
+
+    /// [`Sent::read`], with the request's `:authority` standing for a missing `Host` (HTTP/2
+    /// carries the host there, and a router may leave it out of the headers).
+    pub fn read_with(
+        header: impl Fn(&'static str) -> Option<&'a str>,
+        authority: Option<&'a str>,
+    ) -> Sent<'a> {
         Sent {
-            host: header("host"),
+            host: header("host").or(authority),
             origin: header("origin"),
             meta: FetchMetadata {
                 site: header("sec-fetch-site"),
