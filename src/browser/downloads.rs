@@ -4,7 +4,7 @@
 //! The browser saves each download under its guid in `downloads/.incoming/`
 //! (`Browser.setDownloadBehavior` `allowAndName`, per browser context, with events on the raw
 //! connection); each task follows the events (`task.rs`), takes the downloads that begin in
-//! one of its frames, names each one after the file name the site suggested (made safe, and
+//! one of its pages (a download that an iframe begins is not claimed), names each one after the file name the site suggested (made safe, and
 //! unique in the task's directory: `report.csv`, `report-1.csv`, …), and moves the file there
 //! once it is complete. A task's records ([`Download`]) are what a receipt reports
 //! (`downloads`, `downloadsStarted`) and what `wait_files` waits for. Directories of tasks
@@ -90,7 +90,16 @@ pub fn safe_name(name: &str) -> String {
     if trimmed.is_empty() {
         return "download".to_string();
     }
-    trimmed.chars().take(120).collect()
+    // At most 120 characters and 200 bytes (a file name may take 255 bytes; room is left for
+    // a `-N` suffix).
+    let mut out = String::new();
+    for c in trimmed.chars().take(120) {
+        if out.len() + c.len_utf8() > 200 {
+            break;
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// `name`, or `stem-1.ext`, `stem-2.ext`, … : the first not in `taken`.
@@ -154,6 +163,7 @@ mod tests {
         assert_eq!(safe_name("报告.csv"), "报告.csv");
         assert_eq!(safe_name("a:b*c?.txt"), "abc.txt");
         assert_eq!(safe_name(""), "download");
+        assert!(safe_name(&"报".repeat(100)).len() <= 200);
         let taken = |n: &str| n == "report.csv" || n == "report-1.csv";
         assert_eq!(unique_name("report.csv", &taken), "report-2.csv");
         assert_eq!(unique_name("new.csv", &taken), "new.csv");

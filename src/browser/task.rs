@@ -397,20 +397,11 @@ impl Task {
         Ok(task)
     }
 
-    /// Whether `frame` (a frame id) is one of this task's pages or of their frames.
-    pub async fn owns_frame(&self, frame: &str) -> bool {
-        let (tabs, _) = self.tabs();
-        if tabs.iter().any(|t| t.target_id() == frame) {
-            return true;
-        }
-        for tab in tabs {
-            if let Ok(frames) = tab.frames(false).await {
-                if frames.iter().any(|f| f.frame_id == frame) {
-                    return true;
-                }
-            }
-        }
-        false
+    /// Whether `frame` (a frame id) is one of this task's pages (a page's main frame has its
+    /// target's id). Answered from memory: the download pump must never wait on a page, or it
+    /// would lag behind the events it has to see.
+    pub fn owns_frame(&self, frame: &str) -> bool {
+        self.tabs().0.iter().any(|t| t.target_id() == frame)
     }
 
     /// A file name for a new download in `dir`: `wanted`, or `stem-N.ext` when a file of the
@@ -952,7 +943,7 @@ async fn follow_downloads(
 async fn begin_download(task: &Arc<Task>, dir: &std::path::Path, p: &Value) {
     let text = |k: &str| p[k].as_str().unwrap_or_default().to_string();
     let frame = text("frameId");
-    if !task.owns_frame(&frame).await {
+    if !task.owns_frame(&frame) {
         return;
     }
     let suggested = text("suggestedFilename");

@@ -8,11 +8,14 @@
 //!   bind (`0.0.0.0`, `::`) the machine's names cannot be known, so any `Host` is answered (the
 //!   token that such a bind requires guards it) unless `--allowed-hosts` is given. `*` answers
 //!   any `Host`. A request without `Host` (HTTP/1.0) is answered: a browser always sends one.
-//! - **Origin** (cross-site requests from web pages): a request without `Origin` (curl, the seed's
-//!   Python client, scrapy-splash, MCP SDKs) is answered; one with `Origin` only when it is a
-//!   loopback origin (`http(s)://localhost|127.0.0.1|[::1]`, any port) or an entry of
+//! - **Origin** (requests from web pages): a request without `Origin` (curl, the seed's Python
+//!   client, scrapy-splash, MCP SDKs) is answered; one with `Origin` only when it is an entry of
 //!   `--allowed-origins` (`scheme://host[:port]`, `:*` for any port, `null`, or `*` for any
-//!   origin). `Origin: null` (sandboxed frames, `file:` pages) is foreign.
+//!   origin). A loopback origin is a web page too: the browser the engine drives can open one
+//!   (a page of another local server, a mocked route, the server's own pages) and run a script
+//!   there for an agent or a Splash script, whose doors must not reach the seed port's wider
+//!   rules through it; a local web UI is named with `--allowed-origins http://localhost:3000`.
+//!   `Origin: null` (sandboxed frames, `file:` pages) is foreign.
 //! - **No `Origin` from a browser**: browsers leave `Origin` out of GET and HEAD requests that
 //!   are not CORS requests (an `<img>`, a `<script>`, a link, `location = …`), and Splash's GET
 //!   endpoints run scripts. Such a request from another site's page says so in its Fetch
@@ -89,13 +92,13 @@ impl Refusal {
                 host_part(host)
             ),
             Refusal::Origin(origin) => format!(
-                "refused: a request from the web origin `{origin}`; only loopback origins are \
-                 answered unless the server is started with `--allowed-origins {origin}`"
+                "refused: a request from the web page origin `{origin}`; web pages are answered \
+                 only when the server is started with `--allowed-origins {origin}`"
             ),
             Refusal::Site(site) => format!(
                 "refused: a request from a page of another site (`Sec-Fetch-Site: {site}`) that \
-                 names no origin (no `Origin`, no `Referer`); only loopback origins are answered \
-                 unless the server is started with `--allowed-origins`"
+                 names no origin (no `Origin`, no `Referer`); web pages are answered only when \
+                 the server is started with `--allowed-origins`"
             ),
             Refusal::ContentType(Some(given)) => format!(
                 "unsupported content type `{given}`: this endpoint takes `Content-Type: \
@@ -189,13 +192,10 @@ impl Guard {
             return Ok(None);
         };
         let parsed = Origin::parse(given);
-        let allowed = match &parsed {
-            Some(Origin::Tuple(o)) if o.is_loopback() => true,
-            _ => self
-                .origins
-                .iter()
-                .any(|entry| entry.matches(parsed.as_ref())),
-        };
+        let allowed = self
+            .origins
+            .iter()
+            .any(|entry| entry.matches(parsed.as_ref()));
         if allowed {
             Ok(Some(given))
         } else {
@@ -396,13 +396,6 @@ struct Tuple {
     scheme: String,
     host: String,
     port: u16,
-}
-
-impl Tuple {
-    fn is_loopback(&self) -> bool {
-        matches!(self.scheme.as_str(), "http" | "https")
-            && LOOPBACK_NAMES.contains(&self.host.as_str())
-    }
 }
 
 /// The port a scheme implies when an origin leaves it out (RFC 6454 §4).
@@ -609,17 +602,35 @@ mod tests {
     }
 
     #[test]
-    fn loopback_origins_and_no_origin_are_answered() {
+    fn no_origin_is_answered_and_a_web_page_only_when_named() {
         let g = guard("127.0.0.1", &[], &[]);
         assert_eq!(g.origin(None), Ok(None));
-        for origin in [
+        // A loopback page is a web page too (the driven browser can open one): named or refused.
+        let loopback = [
             "http://localhost",
             "http://localhost:3000",
             "https://127.0.0.1:8443",
             "http://[::1]:10049",
             "HTTP://LocalHost:1",
+        ];
+        for origin in loopback {
+            assert_eq!(
+                g.origin(Some(origin)),
+                Err(Refusal::Origin(origin.into())),
+                "{origin}"
+            );
+        }
+        let named = guard(
+            "127.0.0.1",
+            &[],
+            &["http://localhost:*", "https://127.0.0.1:8443"],
+        );
+        for origin in [
+            "http://localhost",
+            "http://localhost:3000",
+            "https://127.0.0.1:8443",
         ] {
-            assert_eq!(g.origin(Some(origin)), Ok(Some(origin)), "{origin}");
+            assert_eq!(named.origin(Some(origin)), Ok(Some(origin)), "{origin}");
         }
         for origin in [
             "null",
@@ -734,9 +745,10 @@ mod tests {
             g.unnamed_origin(img(Some("garbage")), true),
             Err(Refusal::Site("cross-site".into()))
         );
+        // A loopback page is a web page like any other: refused unless named.
         assert_eq!(
             g.unnamed_origin(img(Some("http://localhost:5173/")), false),
-            Ok(())
+            Err(Refusal::Origin("http://localhost:5173".into()))
         );
         assert_eq!(
             g.unnamed_origin(img(Some("http://app.test:81/x")), false),
@@ -747,7 +759,7 @@ mod tests {
             Some("no-cors"),
             Some("http://127.0.0.1:3000/"),
         );
-        assert_eq!(g.unnamed_origin(same_site, false), Ok(()));
+        assert!(g.unnamed_origin(same_site, false).is_err());
         // A navigation: answered only where GETs change nothing.
         let link = meta(Some("cross-site"), Some("navigate"), None);
         assert_eq!(g.unnamed_origin(link, true), Ok(()));
@@ -779,7 +791,7 @@ mod tests {
                 &sent(Some("localhost:1"), Some("http://localhost:2"), None),
                 false
             ),
-            Ok(Some("http://localhost:2"))
+            Err(Refusal::Origin("http://localhost:2".into()))
         );
         assert_eq!(
             g.admit(

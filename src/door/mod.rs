@@ -359,7 +359,18 @@ impl Trust {
                     .ok()
                     .and_then(|u| u.to_file_path().ok())
                     .unwrap_or_default();
-                self.read(param, &path).await.map(drop)
+                // A file, not a directory: a directory's listing links to its parent, and
+                // Chromium lets a `file:` page open any other `file:` URL.
+                let real = self.read(param, &path).await?;
+                if tokio::fs::metadata(&real).await.is_ok_and(|m| m.is_file()) {
+                    Ok(())
+                } else {
+                    let places = match &self.files {
+                        Files::Confined { reads, .. } => reads.clone(),
+                        Files::Open => Vec::new(),
+                    };
+                    Err(self.refusal(param, &path, "read", &places))
+                }
             }
         }
     }
@@ -489,6 +500,11 @@ mod tests {
                 .is_err());
             let url = format!("file://{}", root.join("in.txt").display());
             assert!(trust.url("url", &url).await.is_ok());
+            let dir = format!("file://{}/", root.display());
+            assert!(
+                trust.url("url", &dir).await.is_err(),
+                "a directory's listing"
+            );
             let url = format!("file://{}", outside.join("secret.txt").display());
             assert!(trust.url("url", &url).await.is_err());
             assert!(trust

@@ -31,6 +31,13 @@ pub async fn answer(executor: &Executor, task: TaskId, method: &str, params: Val
             .ok_or_else(|| format!("task {task} is gone"))?;
         // The held requests are taken and answered while a command of the task waits for
         // them (a navigation waits for its document's request): outside the lane.
+        // A held request sent on to another URL (`request:set_url`) is held to the door's
+        // schemes as a navigation is.
+        if name.trim_start_matches(PREFIX) == "decide" {
+            if let Some(url) = params["url"].as_str() {
+                executor.trust().url("url", url).await.map_err(|e| e.msg)?;
+            }
+        }
         match name.trim_start_matches(PREFIX) {
             "asked" => return Ok(asked(&live, &params).await),
             "decide" => return decide(&live, &params).await,
