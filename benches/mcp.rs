@@ -6,7 +6,8 @@
 //! 2. a checkout flow on `checkout.html` (open, read, fill three fields, submit, verify the
 //!    result text) as an agent runs it: tool calls, and characters of the tool results' text
 //!    (what the model reads; with moonpilot's `structuredContent` too, for clients that pass it
-//!    on), for moonpilot's tools, for one `run_lua` call, and for the peer;
+//!    on), for moonpilot's tools (one `commands` batch, and one call per step as an agent that
+//!    does not batch runs it), for one `run_lua` call, and for the peer;
 //! 3. the overhead of a tool call over Streamable HTTP (`/mcp`) against the same command over the
 //!    seed protocol (`POST /playwright/command`), on one in-process server, alternating
 //!    (`BENCH_MCP_RUNS`, default 200).
@@ -194,6 +195,34 @@ async fn moonpilot_flow(c: &mut Client, url: &str) {
     assert!(result_text(&done).contains("Order placed #1042"), "{done}");
 }
 
+/// The same flow with one tool call per step (each action's result shows the page after).
+async fn moonpilot_steps(c: &mut Client, url: &str) {
+    let obs = result_text(&c.call("navigate", json!({"url": url})).await);
+    let idx = |needle: &str| -> u64 { mark_of(&obs, needle, "[", ']').parse().unwrap() };
+    let (email, name, shipping, order) = (
+        idx("label='Email'"),
+        idx("label='Full name'"),
+        idx("label='Shipping'"),
+        idx("Place order"),
+    );
+    c.call(
+        "input_text",
+        json!({"index": email, "text": "ann@example.com"}),
+    )
+    .await;
+    c.call("input_text", json!({"index": name, "text": "Ann Lee"}))
+        .await;
+    c.call(
+        "select_dropdown_option",
+        json!({"index": shipping, "text": "Express"}),
+    )
+    .await;
+    let done = c
+        .call("click_element_by_index", json!({"index": order}))
+        .await;
+    assert!(result_text(&done).contains("Order placed #1042"), "{done}");
+}
+
 const CHECKOUT_LUA: &str = r#"
 page:navigate{ url = browser.args.url }:unwrap()
 local s = page:get_browser_state():unwrap()
@@ -259,10 +288,18 @@ fn main() {
         assert!(lua["isError"] == false, "{lua}");
         let (lua_calls, lua_text, lua_all) = (ours.calls, ours.text_chars, ours.result_chars);
         ours.close().await;
+        let mut stepper = Client::start(moonpilot_mcp(&state)).await;
+        moonpilot_steps(&mut stepper, &url).await;
+        let (step_calls, step_text, step_all) =
+            (stepper.calls, stepper.text_chars, stepper.result_chars);
+        stepper.close().await;
 
         println!("tools/list: moonpilot {our_list} characters ({our_tools} tools)");
         println!(
             "checkout: moonpilot tools {our_calls} calls, {our_text} characters of text ({our_all} with structuredContent)"
+        );
+        println!(
+            "checkout: moonpilot tools one call per step {step_calls} calls, {step_text} characters of text ({step_all} with structuredContent)"
         );
         println!("checkout: moonpilot run_lua {lua_calls} call, {lua_text} characters of text ({lua_all} with structuredContent)");
         if let Some(cmd) = playwright_mcp() {
@@ -275,10 +312,12 @@ fn main() {
             println!("checkout: @playwright/mcp {pw_calls} calls, {pw_text} characters of text ({pw_all} in all)");
             println!(
                 "ratios: tools/list {:.2}x (target <= 1.00); calls {our_calls} vs {pw_calls} (target <=); \
-                 result text {:.2}x (target <= 0.80), with structuredContent {:.2}x; run_lua text {:.2}x",
+                 result text {:.2}x (target <= 0.80), with structuredContent {:.2}x; \
+                 one call per step {:.2}x; run_lua text {:.2}x",
                 our_list as f64 / pw_list as f64,
                 our_text as f64 / pw_text as f64,
                 our_all as f64 / pw_all as f64,
+                step_text as f64 / pw_text as f64,
                 lua_text as f64 / pw_text as f64,
             );
         }

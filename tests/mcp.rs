@@ -266,6 +266,12 @@ fn mcp_over_stdio_lists_tools_runs_a_checkout_and_answers_failures_as_tool_error
         obs.contains("Page after:") && obs.contains("Title: Checkout"),
         "{obs}"
     );
+    // Said once: not again on the action's line, nor in a block for the one tab.
+    assert_eq!(
+        obs.matches(&url_a("checkout.html")).count(),
+        1,
+        "the URL once: {obs}"
+    );
     let steps = json!([
         {"input_text": {"index": index_of(&obs, "label='Email'"), "text": "ann@example.com"}},
         {"input_text": {"index": index_of(&obs, "label='Full name'"), "text": "Ann Lee"}},

@@ -105,12 +105,17 @@ fn scalar(v: &Value) -> Option<String> {
     }
 }
 
-/// The observation a state read gives: page, tabs, scroll hints and the indexed text.
+/// The observation a state read gives: page, tabs, scroll hints and the indexed text. The tab
+/// block only when there are several tabs: for one, it says the URL and title again.
 fn observation(data: &Value) -> String {
     let s = |k: &str| data.get(k).and_then(Value::as_str).unwrap_or("");
     let mut out = format!("URL: {}\nTitle: {}\n", s("url"), s("title"));
     let tabs = s("browser_state");
-    if !tabs.is_empty() {
+    let one_tab = data
+        .get("tabs")
+        .and_then(Value::as_array)
+        .is_some_and(|t| t.len() <= 1);
+    if !tabs.is_empty() && !one_tab {
         out.push_str(tabs.trim_end());
         out.push('\n');
     }
@@ -125,17 +130,38 @@ fn observation(data: &Value) -> String {
     out
 }
 
-/// One line for an action: what happened and what changed.
-fn action_line(receipt: &Receipt) -> String {
+/// Counts an action's line leaves out when they are 0.
+const ZERO_UNSAID: &[&str] = &["failed", "expectFailed"];
+
+/// The value of the first line of `page` (an observation) that starts with `label`.
+fn page_line<'a>(page: Option<&'a str>, label: &str) -> Option<&'a str> {
+    page?.lines().take(2).find_map(|l| l.strip_prefix(label))
+}
+
+/// One line for an action: what happened and what changed. With `page`, the observation of the
+/// page after that follows it, the line leaves out a `url` or `title` that says the page's again.
+fn action_line(receipt: &Receipt, page: Option<&str>) -> String {
     let data = &receipt.data;
     let mut line = format!("{} ok", receipt.method);
+    let (page_url, page_title) = (page_line(page, "URL: "), page_line(page, "Title: "));
+    let said_by_page = |k: &str, v: &Value| match k {
+        "url" => page_url.is_some() && v.as_str() == page_url,
+        "title" => page_title.is_some() && v.as_str() == page_title,
+        _ => false,
+    };
     let before = data.get("urlBefore").and_then(Value::as_str);
     let after = data.get("urlAfter").and_then(Value::as_str);
     if let (Some(b), Some(a)) = (before, after) {
-        if a != b {
+        if a != b && Some(a) == page_url {
+            line.push_str("; the URL changed");
+        } else if a != b {
             line.push_str(&format!("; the URL changed to {a}"));
         }
-    } else if let Some(url) = data.get("url").and_then(Value::as_str) {
+    } else if let Some(url) = data
+        .get("url")
+        .filter(|v| !said_by_page("url", v))
+        .and_then(Value::as_str)
+    {
         line.push_str(&format!("; url={url}"));
     }
     let tabs = |k: &str| data.get(k).and_then(Value::as_i64);
@@ -147,7 +173,13 @@ fn action_line(receipt: &Receipt) -> String {
         }
     }
     for k in ACTION_FIELDS {
-        if let Some(v) = data.get(*k).and_then(scalar) {
+        let Some(value) = data.get(*k) else {
+            continue;
+        };
+        if said_by_page(k, value) || (ZERO_UNSAID.contains(k) && value.as_i64() == Some(0)) {
+            continue;
+        }
+        if let Some(v) = scalar(value) {
             line.push_str(&format!("; {k}={v}"));
         }
     }
@@ -273,17 +305,28 @@ pub fn failure_text(receipt: &Receipt) -> String {
 
 /// The text the model reads for `receipt` of a command that `mutates` the page or not.
 pub fn text(receipt: &Receipt, mutates: bool) -> String {
+    text_with_page(receipt, mutates, None)
+}
+
+/// [`text`] followed by `page`, the observation of the page after the command (bounded on its
+/// own); the action's line then leaves out a URL or title the observation says again.
+pub fn text_with_page(receipt: &Receipt, mutates: bool, page: Option<&str>) -> String {
     if !receipt.ok {
         return failure_text(receipt);
     }
     let text = if receipt.method == "get_browser_state" {
         observation(&receipt.data)
     } else if mutates {
-        action_line(receipt)
+        action_line(receipt, page)
     } else {
         read_text(receipt)
     };
-    bounded(text)
+    let mut text = bounded(text);
+    if let Some(page) = page {
+        text.push_str("\n\nPage after:\n");
+        text.push_str(page);
+    }
+    text
 }
 
 /// The receipt's JSON for `structuredContent`, without base64 an image block carries.
@@ -386,6 +429,73 @@ mod tests {
             text(&js, true).contains("result={\"n\":3}"),
             "{}",
             text(&js, true)
+        );
+    }
+
+    #[test]
+    fn the_page_after_is_not_said_twice() {
+        let nav = Receipt::success(
+            "navigate",
+            json!({"url": "http://a/checkout", "status": 200, "title": "Checkout"}),
+            3.0,
+        );
+        let page = "URL: http://a/checkout\nTitle: Checkout\n[0]<button >Pay/>\n";
+        let t = text_with_page(&nav, true, Some(page));
+        assert_eq!(t, format!("navigate ok; status=200\n\nPage after:\n{page}"));
+        // Without the page, the line says them.
+        let t = text(&nav, true);
+        assert!(
+            t.contains("url=http://a/checkout") && t.contains("title=\"Checkout\""),
+            "{t}"
+        );
+        // A URL that is not the page's (a closed tab's, a cookie's) stays.
+        let other = Receipt::success("close_tab", json!({"url": "http://b/"}), 1.0);
+        let t = text_with_page(&other, true, Some(page));
+        assert!(t.starts_with("close_tab ok; url=http://b/\n"), "{t}");
+        let click = Receipt::success(
+            "click_element_by_index",
+            json!({"urlBefore": "http://a/1", "urlAfter": "http://a/2", "changed": true}),
+            3.0,
+        );
+        let t = text_with_page(&click, true, Some("URL: http://a/2\n"));
+        assert!(
+            t.starts_with("click_element_by_index ok; the URL changed; changed=true\n"),
+            "{t}"
+        );
+        // A batch with nothing failed does not count its failures.
+        let batch = Receipt::success(
+            "commands",
+            json!({"count": 2, "succeeded": 2, "failed": 0, "expectFailed": 0, "results": []}),
+            3.0,
+        );
+        assert_eq!(text(&batch, true), "commands ok; count=2; succeeded=2");
+        let failed = Receipt::success(
+            "commands",
+            json!({"count": 2, "succeeded": 1, "failed": 1, "expectFailed": 0, "results": []}),
+            3.0,
+        );
+        assert!(text(&failed, true).contains("failed=1"));
+    }
+
+    #[test]
+    fn the_observation_lists_tabs_only_when_there_are_several() {
+        let block = "Browser tab: 1, Title: \"A\", URL: \"http://a/\".";
+        let mut data = json!({"url": "http://a/", "title": "A", "text": "[0]<a >x/>",
+            "browser_state": format!("{block}\ncurrent tab is: 1"),
+            "tabs": [{"index": 0, "url": "http://a/", "title": "A", "current": true}]});
+        let one = text(
+            &Receipt::success("get_browser_state", data.clone(), 1.0),
+            false,
+        );
+        assert_eq!(one, "URL: http://a/\nTitle: A\n[0]<a >x/>\n");
+        data["tabs"] = json!([{"index": 0}, {"index": 1}]);
+        data["browser_state"] = json!(format!(
+            "{block}\nBrowser tab: 2, Title: \"B\", URL: \"http://b/\".\ncurrent tab is: 1"
+        ));
+        let two = text(&Receipt::success("get_browser_state", data, 1.0), false);
+        assert!(
+            two.contains("Browser tab: 2") && two.contains("current tab is: 1"),
+            "{two}"
         );
     }
 

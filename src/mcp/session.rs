@@ -521,11 +521,7 @@ impl Session {
         if let Some(id) = self.task() {
             structured["task"] = json!(id.to_string());
         }
-        let mut text = result::text(&receipt, mutates);
-        if let Some(after) = after {
-            text.push_str("\n\nPage after:\n");
-            text.push_str(&after);
-        }
+        let text = result::text_with_page(&receipt, mutates, after.as_deref());
         tool_result(result::call_tool_result(
             text,
             &images,

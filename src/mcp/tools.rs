@@ -4,8 +4,9 @@
 //! A tool's `inputSchema` comes from the command's [`ParamSpec`]s (type, required, default,
 //! range, the param's doc as its description); its annotations from the command's facts:
 //! `readOnlyHint` when it cannot change the page, `destructiveHint` when it can, `idempotentHint`
-//! when a resend is safe, `openWorldHint` when it reaches a page. The description is the summary
-//! and the long text.
+//! when a resend is safe, `openWorldHint` when it reaches a page. The description is the
+//! one-line summary (with a short note for the few tools that need one) and a param's its first
+//! clauses: the model reads the list on every turn.
 //!
 //! Which commands are tools is a [`Selection`]: by default the set an agent needs for most work
 //! (about the size of `@playwright/mcp`'s own list, which the model reads on every turn); `all`
@@ -211,40 +212,132 @@ pub fn input_schema(spec: &CommandSpec) -> Map<String, Value> {
     schema
 }
 
-/// The longest description of a tool, and of a param, in characters: the model reads the list
-/// on every turn (`methods`, `list_methods` and the Lua stubs keep the whole text).
-const TOOL_DOC_CHARS: usize = 260;
+/// The longest description of a param, in characters: the model reads the list on every turn
+/// (`methods`, `list_methods` and the Lua stubs keep the whole text).
 const PARAM_DOC_CHARS: usize = 80;
 
-/// `text` cut to at most `max` characters at the end of a sentence or clause (else of a word,
-/// with `…`).
+/// What an agent needs beyond a tool's one-line summary, for the few tools whose summary does
+/// not say how to call them or what to expect; the long text of every command stays in
+/// `methods`, `list_methods` and the Lua stubs.
+const NOTES: &[(&str, &str)] = &[
+    (
+        "get_browser_state",
+        "A line `[N]<tag …>` is an element: N is the index the *_by_index tools take",
+    ),
+    (
+        "press_key",
+        "Key names (Enter, Escape, Tab, ArrowDown, F1…) and chords (Control+A) are pressed; \
+         other text is typed",
+    ),
+    (
+        "get_dialog",
+        "Dialogs are answered as they open: accepted unless set_dialog_behavior says dismiss",
+    ),
+    (
+        "commands",
+        "A step is one command of the catalogue (tools listed here or not) as \
+         {\"input_text\": {\"index\": 3, \"text\": \"x\"}}, optionally with \
+         \"expect\": {\"js\": \"...\", \"equals\": ...}",
+    ),
+];
+
+/// `text` cut to at most `max` characters: whole when it fits, else its first clauses (split at
+/// `; ` outside brackets, so no cut leaves a bracket open), the first one without its
+/// parenthesised asides when it is too long alone, else cut at a word outside brackets with `…`
+/// (a first clause with no such word, a shape like `[{id, …}]`, stays whole).
 pub fn brief(text: &str, max: usize) -> String {
     let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if text.chars().count() <= max {
         return text;
     }
-    let head: String = text.chars().take(max).collect();
-    for stop in [". ", "; "] {
-        if let Some(i) = head.rfind(stop) {
-            if i >= max / 3 {
-                return head[..=i].trim_end().to_string();
-            }
+    let clauses = clauses(&text);
+    let mut out = clauses.first().map(|c| c.to_string()).unwrap_or_default();
+    if out.chars().count() > max {
+        out = without_asides(&out);
+    }
+    if out.chars().count() > max {
+        // At the last word outside brackets; a shape (`[{id, …}]`) stays whole.
+        let head: String = out.chars().take(max).collect();
+        return match last_space_outside_brackets(&head) {
+            Some(i) => format!("{}…", head[..i].trim_end_matches([',', ':', ';'])),
+            None => out,
+        };
+    }
+    for c in clauses.iter().skip(1) {
+        if out.chars().count() + 2 + c.chars().count() > max {
+            break;
         }
+        out.push_str("; ");
+        out.push_str(c);
     }
-    match head.rfind(' ') {
-        Some(i) => format!("{}…", head[..i].trim_end_matches([',', ':', ';'])),
-        None => head,
-    }
+    out
 }
 
-/// The description of a command's tool: its summary, then the start of its long text.
+/// `text` split at `; ` outside brackets.
+fn clauses(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0usize, 0);
+    for (i, ch) in text.char_indices() {
+        match ch {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            ';' if depth == 0 && text[i + 1..].starts_with(' ') => {
+                out.push(text[start..i].trim());
+                start = i + 2;
+            }
+            _ => {}
+        }
+    }
+    out.push(text[start..].trim());
+    out.retain(|c| !c.is_empty());
+    out
+}
+
+/// The byte offset of the last space of `text` outside brackets.
+fn last_space_outside_brackets(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut last = None;
+    for (i, ch) in text.char_indices() {
+        match ch {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            ' ' if depth == 0 => last = Some(i),
+            _ => {}
+        }
+    }
+    last
+}
+
+/// `text` without its parenthesised parts.
+fn without_asides(text: &str) -> String {
+    let mut out = String::new();
+    let mut depth = 0usize;
+    for ch in text.chars() {
+        match ch {
+            '(' => depth += 1,
+            ')' if depth > 0 => depth -= 1,
+            c if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    out.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace(" ,", ",")
+        .replace(" ;", ";")
+}
+
+/// The description of a command's tool: its one-line summary (a synonym's is the command's it
+/// stands for: its own describes it by that other name), and the note an agent needs, if any.
 fn description(spec: &CommandSpec) -> String {
-    let doc = spec.doc.trim();
-    let summary = spec.summary.trim_end_matches('.');
-    if doc.is_empty() {
-        summary.to_string()
-    } else {
-        brief(&format!("{summary}. {doc}"), TOOL_DOC_CHARS)
+    let summary = spec
+        .alias_of
+        .and_then(|a| crate::commands::registry().lookup(a))
+        .map_or(spec.summary, |s| s.summary)
+        .trim_end_matches('.');
+    match NOTES.iter().find(|(name, _)| *name == spec.name) {
+        Some((_, note)) => format!("{summary}. {note}"),
+        None => summary.to_string(),
     }
 }
 
@@ -375,8 +468,63 @@ mod tests {
     #[test]
     fn brief_cuts_at_a_sentence_or_a_word() {
         assert_eq!(brief("short", 10), "short");
-        assert_eq!(brief("One two. Three four five six.", 20), "One two.");
         assert_eq!(brief("alpha beta gamma delta", 13), "alpha beta…");
+        // Whole clauses, never one cut inside its brackets.
+        assert_eq!(
+            brief("auto | type (press; key by key) | js; absent = auto", 40),
+            "auto | type (press; key by key) | js"
+        );
+        // A first clause too long keeps its words without its asides.
+        assert_eq!(
+            brief(
+                "element index from the latest snapshot (frame routing is automatic)",
+                40
+            ),
+            "element index from the latest snapshot"
+        );
+    }
+
+    #[test]
+    fn descriptions_leave_no_bracket_open() {
+        let balanced = |t: &str| {
+            let mut depth = 0i32;
+            for ch in t.chars() {
+                match ch {
+                    '(' | '[' | '{' => depth += 1,
+                    ')' | ']' | '}' => depth -= 1,
+                    _ => {}
+                }
+                if depth < 0 {
+                    return false;
+                }
+            }
+            depth == 0
+        };
+        for tool in tools(&Selection::parse("all,engine").expect("valid")) {
+            let name = &tool["name"];
+            let text = tool["description"].as_str().expect("a description");
+            assert!(balanced(text), "{name}: {text}");
+            for (param, p) in tool["inputSchema"]["properties"]
+                .as_object()
+                .expect("props")
+            {
+                let doc = p["description"].as_str().unwrap_or("");
+                assert!(balanced(doc), "{name}.{param}: {doc}");
+            }
+        }
+        for (name, _) in NOTES {
+            assert!(
+                DEFAULT_TOOLS.contains(name),
+                "a note for {name}, not a default tool"
+            );
+        }
+        // A synonym reads as the command it stands for.
+        let reg = crate::commands::registry();
+        let press = description(reg.lookup("press_key").expect("cmd"));
+        assert!(
+            press.starts_with(reg.lookup("send_keys").expect("cmd").summary),
+            "{press}"
+        );
     }
 
     #[test]
