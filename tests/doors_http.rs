@@ -344,14 +344,15 @@ fn a_foreign_page_without_origin_is_known_by_its_fetch_metadata() {
         }
     }
     nothing_started(&doors, &key);
-    // A loopback page's `<img>` (its `Referer`) and the address bar (`none`) are answered.
+    // A loopback page's `<img>` (its `Referer`) is a web page's request too: refused unless
+    // named; the address bar (`none`) is answered.
     let ping = |extra: &[(&str, &str)]| request(doors.splash, "GET", "/_ping", extra, b"");
     let r = ping(&[
         ("Sec-Fetch-Site", "cross-site"),
         ("Sec-Fetch-Mode", "no-cors"),
         ("Referer", "http://localhost:5173/dashboard"),
     ]);
-    assert_eq!(r.status, 200);
+    assert_eq!(r.status, 403);
     let r = ping(&[("Sec-Fetch-Site", "none"), ("Sec-Fetch-Mode", "navigate")]);
     assert_eq!(r.status, 200);
 }
@@ -491,9 +492,25 @@ fn json_endpoints_take_application_json_only() {
 }
 
 #[test]
-fn loopback_origins_and_no_origin_reach_every_door() {
+fn named_origins_and_no_origin_reach_every_door() {
     let h = harness();
-    let doors = doors(h.executor.clone(), AllowLists::default());
+    // A loopback page is refused like any web page unless named (the browser the engine drives
+    // can open one): named here.
+    let unnamed = doors(h.executor.clone(), AllowLists::default());
+    let start = &every_door("unused")[0];
+    let r = send(&unnamed, start, &[("Origin", "http://localhost:5173")]);
+    refused(start, &r, 403, "--allowed-origins");
+    let named = AllowLists {
+        hosts: Vec::new(),
+        origins: [
+            "http://localhost:5173",
+            "https://127.0.0.1:8443",
+            "http://[::1]:3000",
+        ]
+        .map(str::to_string)
+        .to_vec(),
+    };
+    let doors = doors(h.executor.clone(), named);
     for origin in [
         None,
         Some("http://localhost:5173"),
@@ -810,7 +827,7 @@ const ATTEMPTS_JS: &str = r#"async () => {
 
 /// The issue's "done when": a page on a foreign origin, in a real browser, fetches every door
 /// with JSON and with text/plain bodies; it reads no answer and starts nothing. A page on a
-/// loopback origin reads its answers (CORS echoes it).
+/// loopback origin cannot either (a loopback page is a web page too).
 #[test]
 fn a_page_on_a_foreign_origin_can_neither_read_nor_drive_any_door() {
     let mut config = test_config();
@@ -901,7 +918,7 @@ fn a_page_on_a_foreign_origin_can_neither_read_nor_drive_any_door() {
         assert!(!staged.exists(), "the page staged {}", staged.display());
         assert_eq!(guarded_hits(&key), 0, "a Splash render ran: {lines:#?}");
 
-        // The same page on a loopback origin reads the seed protocol's answer.
+        // The same page on a loopback origin: refused too (named nowhere here).
         let nav = ex
             .execute(
                 Some(task),
@@ -918,8 +935,9 @@ fn a_page_on_a_foreign_origin_can_neither_read_nor_drive_any_door() {
                        "vars": {"url": format!("{seed}/playwright/command")}}),
             )
             .await;
-        // Reading the body at all means the answer echoed the page's origin (CORS).
-        assert_eq!(
+        // A loopback page is a web page too: the browser an agent drives can open one, and it
+        // must not reach the seed port's wider rules through it (no answer readable).
+        assert_ne!(
             read.data["result"],
             json!(true),
             "{:?} {}",

@@ -40,8 +40,8 @@ pub struct AllowLists {
     /// `Host` values answered beyond loopback and the bound address: `name`, `name:port`,
     /// `[v6]`, `[v6]:port`, or `*` (any).
     pub hosts: Vec<String>,
-    /// `Origin` values answered beyond loopback: `scheme://host[:port]` (`:*` any port; no port:
-    /// the scheme's default), `null`, or `*` (any).
+    /// `Origin` values answered (web pages, loopback ones included): `scheme://host[:port]`
+    /// (`:*` any port; no port: the scheme's default), `null`, or `*` (any).
     pub origins: Vec<String>,
 }
 
