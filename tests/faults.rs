@@ -242,7 +242,18 @@ fn ten_thousand_random_calls_answer_typed_receipts_without_panic_or_hang() {
     ];
     let live = new_task();
     assert!(exec(Some(live), "navigate", json!({"url": url_a("basic.html")})).ok);
-    let executor = crate::support::harness::harness().executor.clone();
+    // Through a confined door (MCP's, its one root a directory of this test's): a random
+    // `path` may then write only there, never into the working directory (a local script's
+    // relative paths are the working directory's).
+    let root = std::env::temp_dir().join(format!("moonpilot-random-calls-{}", std::process::id()));
+    std::fs::create_dir_all(&root).unwrap();
+    let base = crate::support::harness::harness().executor.clone();
+    let config = &base.engine().config;
+    let executor = base.through(moonpilot::door::Trust::mcp(
+        std::slice::from_ref(&root),
+        false,
+        &[config.data_dir.clone(), config.upload_dir.clone()],
+    ));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -310,6 +321,7 @@ fn ten_thousand_random_calls_answer_typed_receipts_without_panic_or_hang() {
     eprintln!("fuzz: 10000 calls in {:?}: {codes:?}", started.elapsed());
     // The live task survived it all.
     assert!(exec(Some(live), "get_title", json!({})).ok);
+    let _ = std::fs::remove_dir_all(&root);
 }
 
 #[test]
