@@ -294,7 +294,10 @@ impl Session<'_> {
         // A script that does not parse runs nothing: say so first, without resuming anything
         // (the journal is left as the last run left it, for the save that fixes it).
         let name = format!("@{}", self.script.display());
-        if let Err(e) = mlua::Lua::new()
+        // (Compiled, not run, in the session's own state: no new state per save.)
+        if let Err(e) = self
+            .host
+            .lua()
             .load(source.as_str())
             .set_name(name)
             .into_function()
