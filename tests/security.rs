@@ -25,7 +25,7 @@ use serde_json::{json, Value};
 
 use super::mcp::{text, HttpSession, StdioClient};
 use super::support::harness::{harness, lua, url_a};
-use super::support::http::{command, request, Reply};
+use super::support::http::{command, request};
 
 /// The secret a hostile script tries to read: in a file outside every allowed place and in the
 /// environment of the engines tests start.
@@ -264,16 +264,6 @@ fn splash() -> SocketAddr {
     })
 }
 
-fn post_json(addr: SocketAddr, path: &str, body: &Value) -> Reply {
-    request(
-        addr,
-        "POST",
-        path,
-        &[("Content-Type", "application/json")],
-        body.to_string().as_bytes(),
-    )
-}
-
 fn ping(addr: SocketAddr) {
     let r = request(addr, "GET", "/_ping", &[], b"");
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
@@ -286,10 +276,10 @@ fn hostile_scripts_stay_in_splash_execute_and_run() {
     for (name, template) in ESCAPES {
         let code = scene.code(template);
         let script = format!("function main(splash, args)\n{code}\nend");
-        let r = post_json(addr, "/execute", &json!({"lua_source": script}));
+        let r = super::splash::post(addr, "/execute", &json!({"lua_source": script}));
         let answer = String::from_utf8_lossy(&r.body).to_string();
         scene.assert_contained("splash /execute", name, &answer);
-        let r = post_json(addr, "/run", &json!({"lua_source": code}));
+        let r = super::splash::post(addr, "/run", &json!({"lua_source": code}));
         let answer = String::from_utf8_lossy(&r.body).to_string();
         scene.assert_contained("splash /run", name, &answer);
         ping(addr);
@@ -299,13 +289,13 @@ fn hostile_scripts_stay_in_splash_execute_and_run() {
     let script = format!(
         "function main(splash, args)\n splash:on_request(function(r) error('boom') end)\n splash:go({page:?})\n return 'done'\nend"
     );
-    let r = post_json(addr, "/execute", &json!({"lua_source": script}));
+    let r = super::splash::post(addr, "/execute", &json!({"lua_source": script}));
     assert!(r.status == 200 || r.status == 400, "{}", r.status);
     ping(addr);
     // The CPU bomb answers by the request's timeout, and the port answers meanwhile.
     let t0 = Instant::now();
     let bomb = std::thread::spawn(move || {
-        post_json(
+        super::splash::post(
             addr,
             "/execute",
             &json!({"lua_source": format!("function main(splash)\n{CPU_BOMB}\nend"), "timeout": 2}),
@@ -316,7 +306,7 @@ fn hostile_scripts_stay_in_splash_execute_and_run() {
     let r = bomb.join().unwrap();
     assert_eq!(r.status, 504, "{}", String::from_utf8_lossy(&r.body));
     assert!(t0.elapsed() < Duration::from_secs(15), "{:?}", t0.elapsed());
-    let r = post_json(
+    let r = super::splash::post(
         addr,
         "/execute",
         &json!({"lua_source": "function main(splash) return 'fine' end"}),
@@ -756,7 +746,7 @@ fn splash_refuses_local_files_as_splash_does() {
         )),
     ] {
         let script = format!("function main(splash)\n{call}\nend");
-        let r = post_json(addr, "/execute", &json!({"lua_source": script}));
+        let r = super::splash::post(addr, "/execute", &json!({"lua_source": script}));
         let body = String::from_utf8_lossy(&r.body).to_string();
         assert!(!body.contains(SECRET_TEXT), "{what}: {body}");
         assert!(r.status == 400 || body.contains("INVALID_ARGUMENT"), "{what}: {} {body}", r.status);

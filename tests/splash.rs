@@ -44,7 +44,7 @@ fn get(addr: SocketAddr, path_and_query: &str) -> Reply {
     request(addr, "GET", path_and_query, &[], b"")
 }
 
-fn post(addr: SocketAddr, path: &str, body: &Value) -> Reply {
+pub(crate) fn post(addr: SocketAddr, path: &str, body: &Value) -> Reply {
     request(
         addr,
         "POST",

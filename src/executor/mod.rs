@@ -309,7 +309,14 @@ impl Executor {
         let owned_task = self.find_task(call)?;
         let task = owned_task.as_ref();
         check_params(call, &params)?;
-        self.read_early(call, &params)?;
+        // Only when the command would wait before its handler reads (its lane taken, or the
+        // task's last evidence still being written): otherwise that read comes at once anyway.
+        let would_wait = task.is_some_and(|t| {
+            t.evidence_pending() || (!call.inherits_lane() && t.lane.try_lock().is_err())
+        });
+        if would_wait {
+            self.read_early(call, &params)?;
+        }
         // Held until the receipt is complete: a revival, the page context and the capture of
         // this command happen inside it.
         let lane = self.lane(call, task).await?;
@@ -338,8 +345,9 @@ impl Executor {
     }
 
     /// The handler's synchronous half run once on a copy of the params before the lane and
-    /// the previous command's evidence are awaited, so a bad argument only the handler can see
-    /// (a URL without a scheme) is answered at once, not after them. Pure: the work it returns
+    /// the previous command's evidence are awaited (when the command would wait for them), so a
+    /// bad argument only the handler can see (a URL without a scheme) is answered at once, not
+    /// after them. Pure: the work it returns
     /// is dropped unrun; a panic is left for the real read to report.
     fn read_early(&self, call: &Call<'_>, params: &Params) -> Result<(), Answered> {
         let mut copy = params.clone();
