@@ -214,3 +214,65 @@ fn an_ambiguous_text_selector_or_role_is_reported_and_strict_refuses_it() {
         eq(page:get_title{}.data.unknownParams, nil, "strict is no unknown param")
     "##);
 }
+
+/// Issue 37: a click that starts nothing closes its observation window as soon as the page held
+/// still (no timer, animation frame or request it started is left), says so, and does not wait
+/// for tabs it could not have opened; a click whose change lands later is still waited for.
+#[test]
+fn a_click_that_changes_nothing_answers_at_once_and_says_why() {
+    lua(r##"
+        local function js(body) return page:execute_js{ body = body }:unwrap().result end
+        page:navigate{ url = A .. "/click_pace.html" }:unwrap()
+        -- The page polls every 100 ms from its start: those timers are the page's, not the click's.
+        local r = page:click_element_by_selector{ selector = "#noop" }
+        eq(r.ok, true, tostring(r))
+        local d = r.data
+        eq(d.changed, false); eq(d.changeStatus, "not_observed"); eq(d.observationComplete, true)
+        eq(d.observationEnd, "quiet"); eq(d.laterTimers, nil); eq(d.newTab, nil)
+        has(d.hint, "left nothing running")
+        assert(r.elapsed_ms < 450, "a click that changes nothing answered in " .. r.elapsed_ms .. " ms")
+        eq(js("window.noops"), 1, "exactly one click")
+        -- Hidden state toggled, a field focused: nothing observable, and quiet.
+        local t = page:click_element_by_selector{ selector = "#toggle" }:unwrap()
+        eq(t.changed, false); eq(t.observationEnd, "quiet")
+        eq(js("document.getElementById('hidden-state').dataset.open"), "yes")
+        local f = page:click_element_by_selector{ selector = "#field" }:unwrap()
+        eq(f.changed, false); eq(f.observationEnd, "quiet")
+        eq(js("document.activeElement.id"), "field")
+        -- Changes that land after the click are waited for: a timer, frames, a request.
+        local later = page:click_element_by_selector{ selector = "#later" }:unwrap()
+        eq(later.changed, true); eq(later.observationEnd, "change")
+        eq(js("document.getElementById('msg').textContent"), "later 1")
+        local frames = page:click_element_by_selector{ selector = "#frames" }:unwrap()
+        eq(frames.changed, true); eq(js("document.getElementById('msg').textContent"), "frames 1")
+        local fetched = page:click_element_by_selector{ selector = "#fetch" }:unwrap()
+        eq(fetched.changed, true); eq(js("document.getElementById('msg').textContent"), "slow done 1")
+        -- A timer due after the window is counted, not waited for; the receipt says the page may
+        -- react then.
+        local far = page:click_element_by_selector{ selector = "#far" }:unwrap()
+        eq(far.changed, false); eq(far.observationEnd, "quiet"); eq(far.laterTimers, 1)
+        has(far.hint, "laterTimers")
+        -- A tab opened at once is still followed.
+        local p = page:click_element_by_selector{ selector = "#popup" }:unwrap()
+        eq(p.switchedToNewTab, true); has(p.newTab.url, "popup_child.html")
+        eq(#page:get_tabs():unwrap().tabs, 2)
+    "##);
+}
+
+/// The click watch lives in the page's own world: its wrappers must not show (a page that
+/// checks whether its timers are native sees native ones), and a page cannot reach its state.
+#[test]
+fn the_click_watch_is_invisible_to_the_page() {
+    lua(r##"
+        local function js(body) return page:execute_js{ body = body }:unwrap().result end
+        page:navigate{ url = A .. "/click_pace.html" }:unwrap()
+        page:click_element_by_selector{ selector = "#noop" }:unwrap()
+        eq(js("String(setTimeout).includes('[native code]')"), true)
+        eq(js("Function.prototype.toString.call(requestAnimationFrame).includes('[native code]')"), true)
+        eq(js("setTimeout.name + '/' + setTimeout.length"), "setTimeout/1")
+        eq(js("Object.getOwnPropertyNames(setTimeout).join(',')"), "length,name")
+        eq(js("Object.keys(window).filter(k => /^mp[0-9a-f]{32}$/.test(k)).length"), 0)
+        -- The page's own timers still run as before.
+        eq(js("new Promise(r => setTimeout(() => r('ran'), 10))"), "ran")
+    "##);
+}

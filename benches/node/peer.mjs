@@ -5,6 +5,8 @@
 // Requests (one JSON object per line):
 //   {"op":"open","url":U}                 open U in a fresh page (1280x800, as moonpilot's tabs)
 //   {"op":"step","selector":S}            locator(S).click() then locator('body').ariaSnapshot()
+//   {"op":"click","selector":S}           locator(S).click() alone, timed
+//   {"op":"eval","expression":E}          page.evaluate(E), for checks between timed calls
 //   {"op":"shot","params":P}              Page.captureScreenshot(P) over a CDP session, timed
 //   {"op":"measure","url":U,"show":false} goto U, wait for load, then
 //        page.ariaSnapshot()               the refs-free text (what the issue 14 target is held to)
@@ -66,6 +68,40 @@ for await (const line of lines) {
       const snap = await page.locator('body').ariaSnapshot();
       const t2 = now();
       say({ ok: true, clickMs: t1 - t0, snapshotMs: t2 - t1, stepMs: t2 - t0, snapshotChars: snap.length });
+    } else if (req.op === 'click') {
+      const t0 = now();
+      await page.locator(req.selector).click();
+      say({ ok: true, ms: now() - t0 });
+    } else if (req.op === 'rafs_click') {
+      // Two animation frames in the page, then a mouse click at a point: each part timed.
+      const t0 = now();
+      await page.evaluate(() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(1)))));
+      const t1 = now();
+      await page.mouse.click(req.x, req.y);
+      say({ ok: true, rafsMs: t1 - t0, mouseMs: now() - t1 });
+    } else if (req.op === 'raw_rafs_click') {
+      // The same as rafs_click over a raw CDP session of this page, events one after another.
+      cdp = cdp || await context.newCDPSession(page);
+      const t0 = now();
+      await cdp.send('Runtime.evaluate', { expression: 'new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(1))))', awaitPromise: true });
+      const t1 = now();
+      if (req.variant === 'exact') {
+        await cdp.send('Input.dispatchMouseEvent', { type: 'mouseMoved', button: 'none', buttons: 0, x: req.x, y: req.y, modifiers: 0, force: 0 });
+        await cdp.send('Input.dispatchMouseEvent', { type: 'mousePressed', button: 'left', buttons: 1, x: req.x, y: req.y, modifiers: 0, clickCount: 1, force: 0.5 });
+        await cdp.send('Input.dispatchMouseEvent', { type: 'mouseReleased', button: 'left', buttons: 0, x: req.x, y: req.y, modifiers: 0, clickCount: 1 });
+      } else if (req.variant === 'concurrent') {
+        await Promise.all([
+          cdp.send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: req.x, y: req.y }),
+          ...['mousePressed', 'mouseReleased'].map(type => cdp.send('Input.dispatchMouseEvent', { type, x: req.x, y: req.y, button: 'left', buttons: type === 'mousePressed' ? 1 : 0, clickCount: 1 })),
+        ]);
+      } else {
+        await cdp.send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: req.x, y: req.y });
+        for (const type of ['mousePressed', 'mouseReleased'])
+          await cdp.send('Input.dispatchMouseEvent', { type, x: req.x, y: req.y, button: 'left', buttons: type === 'mousePressed' ? 1 : 0, clickCount: 1 });
+      }
+      say({ ok: true, rafsMs: t1 - t0, mouseMs: now() - t1 });
+    } else if (req.op === 'eval') {
+      say({ ok: true, value: await page.evaluate(req.expression) });
     } else if (req.op === 'shot') {
       cdp = cdp || await context.newCDPSession(page);
       const t0 = now();

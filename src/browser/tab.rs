@@ -103,12 +103,14 @@ impl Tab {
             .watch_dialogs(&browser, &page)
             .await
             .map_err(|e| from_cdp("Page.javascriptDialogOpening", e))?;
-        // Before any page script of the next document: `navigator.webdriver` reads false
+        // Before any page script of the next document: `navigator.webdriver` reads false, and
+        // the click watch (`js/click_watch.js`) knows the page's own timers from its start
         // (`runImmediately` covers the document already there).
+        let source = format!("{}\n{}", js::STEALTH_JS, js::click_watch_install());
         if let Err(e) = page
             .execute(Raw::new(
                 "Page.addScriptToEvaluateOnNewDocument",
-                json!({"source": js::STEALTH_JS, "runImmediately": true}),
+                json!({"source": source, "runImmediately": true}),
             ))
             .await
         {
@@ -335,6 +337,43 @@ impl Tab {
                     .await
             }
         }
+    }
+
+    /// Sends `events` (CDP commands of one domain whose order matters, such as the move, press
+    /// and release of a click) to the session that owns `frame` all at once, and waits for every
+    /// answer. The browser queues them in the order sent; sending the next only once the last was
+    /// answered costs an animation frame after a page just drew one (measured: 19 ms against
+    /// 2 ms, `cargo bench --bench click`). The tab's own page goes through its session on the
+    /// raw connection, which writes each command the moment it is made.
+    pub async fn call_all_in(
+        &self,
+        frame: &FrameRef,
+        method: &str,
+        events: Vec<Value>,
+    ) -> Result<(), CommandError> {
+        let sent = async {
+            let (conn, session) = match &frame.session {
+                FrameSession::Page => {
+                    let conn = self.browser.raw().await?;
+                    let session = self
+                        .nav_session
+                        .get_or_try_init(|| conn.attach(&self.target_id))
+                        .await?
+                        .clone();
+                    (conn, session)
+                }
+                FrameSession::Remote {
+                    conn, session_id, ..
+                } => (conn.clone(), session_id.clone()),
+            };
+            let calls = events
+                .into_iter()
+                .map(|ev| conn.call(Some(&session), method, ev));
+            futures::future::try_join_all(calls)
+                .await
+                .map(|_| Value::Null)
+        };
+        self.answered(method, sent).await.map(drop)
     }
 
     /// Whether the page's main thread answers a trivial evaluation within `within` (a page

@@ -13,7 +13,9 @@ use crate::browser::task::Task;
 /// viewport of the element's frame) for real clicks, `coveredBy` when mode js dispatched to a
 /// covered element, `probedFrameUrl` for elements in frames and `staleRecovered`.
 pub async fn click_receipt(task: &Task, target: &Target, clicked: Clicked) -> Value {
-    let (after, recovered) = target.observe_after(task, &clicked.before).await;
+    let t0 = std::time::Instant::now();
+    let (after, recovered) = Box::pin(target.observe_after(task, &clicked.before)).await;
+    tracing::debug!(target: "moonpilot::click", "observed for {:?}", t0.elapsed());
     let state = &clicked.state;
     let mut receipt = compare(&clicked.before, &after, recovered, state.hit.as_ref());
     if clicked.mode != "js" {
@@ -46,7 +48,7 @@ pub async fn click_receipt(task: &Task, target: &Target, clicked: Clicked) -> Va
             .collect();
         receipt["downloads"] = json!(listed);
         receipt["downloadsPending"] = json!(begun.iter().any(|d| d.in_progress()));
-    } else if receipt["urlAfter"] == receipt["urlBefore"] {
+    } else if state.submits && receipt["urlAfter"] == receipt["urlBefore"] {
         form_blocked(target, &mut receipt).await;
     }
     receipt

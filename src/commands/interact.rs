@@ -98,9 +98,9 @@ fn click_element_by_index(p: &mut Params) -> Prepared<TaskCx> {
         let (target, first) =
             target::find_or_recover(&task, &Locator::Index(index), mode.first_read()).await?;
         tracing::debug!(target: "moonpilot::click", "found after {:?}", t0.elapsed());
-        let clicked = target.click(&task, first, mode, timeout_ms).await?;
+        let clicked = Box::pin(target.click(&task, first, mode, timeout_ms)).await?;
         tracing::debug!(target: "moonpilot::click", "clicked after {:?}", t0.elapsed());
-        let receipt = click_receipt::click_receipt(&task, &target, clicked).await;
+        let receipt = Box::pin(click_receipt::click_receipt(&task, &target, clicked)).await;
         tracing::debug!(target: "moonpilot::click", "observed after {:?}", t0.elapsed());
         Ok(receipt)
     })
@@ -367,7 +367,7 @@ fn double_click_element_by_index(p: &mut Params) -> Prepared<TaskCx> {
         let clicked = target
             .press(&task, first, mode, timeout_ms, target::Press::Double)
             .await?;
-        let mut receipt = click_receipt::click_receipt(&task, &target, clicked).await;
+        let mut receipt = Box::pin(click_receipt::click_receipt(&task, &target, clicked)).await;
         receipt["clickCount"] = serde_json::json!(2);
         Ok(receipt)
     })
@@ -382,6 +382,7 @@ fn hover_element_by_index(p: &mut Params) -> Prepared<TaskCx> {
             hit_test: true,
             observe: false,
             keep_scroll: false,
+            settle: false,
         };
         let (target, first) = target::find_or_recover(&task, &Locator::Index(index), read).await?;
         let state = target.hover_when_ready(first, timeout_ms).await?;
@@ -474,7 +475,7 @@ fn set_checked(p: &mut Params, want: bool) -> Prepared<TaskCx> {
             target_fields(&target, &mut data);
             return Ok(data);
         }
-        let clicked = target.click(&task, first, mode, timeout_ms).await?;
+        let clicked = Box::pin(target.click(&task, first, mode, timeout_ms)).await?;
         let deadline = std::time::Instant::now() + CHECK_SETTLE;
         // The click has landed: a read-back that fails (the box re-rendered) must not say
         // that nothing ran.
@@ -840,6 +841,7 @@ fn drag_element_by_index(p: &mut Params) -> Prepared<TaskCx> {
             hit_test: true,
             observe: false,
             keep_scroll: false,
+            settle: false,
         };
         let named = |which: &str, e: CommandError| CommandError {
             msg: format!("{which}: {}", e.msg),

@@ -242,7 +242,9 @@ impl Click {
         };
         let task = cx.task;
         let read = self.mode.first_read();
+        let t0 = Instant::now();
         let (target, mut first) = target::find_or_recover(&task, &self.locator, read).await?;
+        tracing::debug!(target: "moonpilot::click", "found after {:?}", t0.elapsed());
         let mut hover = Value::Null;
         if let Some(ms) = self.hover_ms {
             match target.hover(&first).await {
@@ -258,8 +260,10 @@ impl Click {
             first = target.inspect(read).await?;
         }
         let tabs_before = tab_ids(&task);
-        let clicked = target.click(&task, first, self.mode, timeout_ms).await?;
-        let mut receipt = click_receipt::click_receipt(&task, &target, clicked).await;
+        let clicked = Box::pin(target.click(&task, first, self.mode, timeout_ms)).await?;
+        tracing::debug!(target: "moonpilot::click", "clicked after {:?}", t0.elapsed());
+        let mut receipt = Box::pin(click_receipt::click_receipt(&task, &target, clicked)).await;
+        tracing::debug!(target: "moonpilot::click", "receipt after {:?}", t0.elapsed());
         if let Value::Object(map) = &mut receipt {
             map.extend(target.chosen_fields());
             map.insert("target".into(), json!(target.described));
@@ -288,7 +292,12 @@ fn tab_ids(task: &Task) -> Vec<String> {
 /// the receipt gets `newTab {pageIndex, url, title, loaded}`.
 async fn follow_popup(task: &Task, before: &[String], receipt: &mut Value) {
     let started = Instant::now();
-    let window = if receipt["changed"] == json!(false) {
+    // A click whose own work was all done (`observationEnd` quiet, no timer set for later) and
+    // that neither called `window.open` nor hit a link or form with a target opens no tab.
+    let done = receipt["observationEnd"] == json!("quiet")
+        && receipt.get("laterTimers").is_none()
+        && receipt.get("mayOpenTab").is_none();
+    let window = if receipt["changed"] == json!(false) && !done {
         POPUP_WINDOW.saturating_sub(observe::WINDOW)
     } else {
         Duration::ZERO
@@ -302,7 +311,8 @@ async fn follow_popup(task: &Task, before: &[String], receipt: &mut Value) {
         {
             break Some((at, tab.clone()));
         }
-        if started.elapsed() >= window {
+        let waited = started.elapsed();
+        if waited >= window && (!task.popups_pending() || waited >= POPUP_LOAD) {
             break None;
         }
         tokio::time::sleep(POLL).await;

@@ -199,7 +199,10 @@ fn mouse_click(p: &mut Params) -> Prepared<TaskCx> {
             }
             Err(e) => (None, true, Err(e)),
         };
-        let before = observe::observation_in(&task, &tab, &main, mark).await;
+        let before = observe::observation_in(&task, &tab, &main, mark)
+            .await
+            .armed(&tab, &main)
+            .await;
         tab.mouse_click_with(x, y, button, count).await?;
         let (after, recovered) = observe::observe_after_in(&task, &tab, &main, &before).await;
         let mut receipt = observe::compare(&before, &after, recovered, hit.as_ref());
@@ -257,7 +260,7 @@ fn mouse_click_by_selector(p: &mut Params) -> Prepared<TaskCx> {
                 fallback: None,
             }
         };
-        let mut receipt = click_receipt::click_receipt(&task, &target, clicked).await;
+        let mut receipt = Box::pin(click_receipt::click_receipt(&task, &target, clicked)).await;
         if let (Some(located), Value::Object(r)) = (&target.located, &mut receipt) {
             for (k, v) in located {
                 r.entry(k.clone()).or_insert_with(|| v.clone());

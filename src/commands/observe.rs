@@ -71,9 +71,75 @@ pub struct Observation {
     probe_error: Option<String>,
     /// How many downloads the task's pages had begun.
     downloads: usize,
+    /// Before an action: whether the click watch was armed in the frame (`js/click_watch.js`), so
+    /// the window may close as soon as the action's work is done.
+    armed: bool,
+    /// After an action: how the observation window ended.
+    end: Option<End>,
+}
+
+/// How an observation window ended (the receipt's `observationEnd`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum End {
+    /// Something changed; the window closed on it.
+    Change,
+    /// The action's own work was done (no timer due inside the window, animation frame or
+    /// request it started was left) and nothing mutated for two frames. `later` timers it set
+    /// are due after the window.
+    Quiet {
+        /// Timers the action set that are due after the window.
+        later: u64,
+        /// What may have opened a tab (`window.open` called, a link or form with a target
+        /// clicked): the browser may still be making it.
+        opens: u64,
+    },
+    /// The window ran its length; what the action had started was still pending then.
+    Window {
+        /// The action's timers due inside the window that had not run.
+        timers: u64,
+        /// The action's animation frames that had not run.
+        frames: u64,
+        /// The action's requests that had not answered.
+        requests: u64,
+    },
+}
+
+/// What the click watch's `settle` answers.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Settled {
+    end: String,
+    #[serde(default)]
+    timers: u64,
+    #[serde(default)]
+    frames: u64,
+    #[serde(default)]
+    requests: u64,
+    #[serde(default)]
+    later_timers: u64,
+    #[serde(default)]
+    opens: u64,
+}
+
+/// Arms the click watch in `frame` right before an action (`js/click_watch.js`): answers whether
+/// it is armed (not in frames whose main world this connection cannot reach, nor when the
+/// call failed; the window then runs its full length).
+pub async fn arm(tab: &Tab, frame: &FrameRef) -> bool {
+    let arg = json!({"op": "arm", "key": js::click_watch_key()});
+    matches!(
+        tab.call_probe_in_main_world::<Value>(frame, js::CLICK_WATCH_JS, arg)
+            .await,
+        Ok(Some(_))
+    )
 }
 
 impl Observation {
+    /// This "before" observation, with the click watch armed in `frame` (see [`arm`]).
+    pub async fn armed(mut self, tab: &Tab, frame: &FrameRef) -> Observation {
+        self.armed = arm(tab, frame).await;
+        self
+    }
+
     /// How many downloads the task's pages had begun when it was taken.
     pub fn downloads(&self) -> usize {
         self.downloads
@@ -118,6 +184,8 @@ pub async fn observation_in(
         fingerprint,
         probe_error,
         downloads,
+        armed: false,
+        end: None,
     }
 }
 
@@ -142,9 +210,12 @@ fn usable(before: &Observation, after: &Observation) -> bool {
         && !(before.text_length.unwrap_or(0) > 0 && after.text_length == Some(0))
 }
 
-/// The observation window after an action (JS-PROBES.md §7): polls every 50 ms for up to
-/// 500 ms until something changes; if the page is unreadable, waits up to 2.5 s for it to come
-/// back. Answers the last observation and whether the page came back (`probeRecovered`).
+/// The observation window after an action (JS-PROBES.md §7): up to 500 ms until something
+/// changes. With the click watch armed before the action the window also closes as soon
+/// as the action's own work is done and the page held still for two frames; without it, the
+/// page is polled every 50 ms. If the page is unreadable, waits up to 2.5 s for it to come
+/// back. Answers the last observation (its `end` says how the window ended) and whether the page
+/// came back (`probeRecovered`).
 pub async fn observe_after_in(
     task: &Task,
     tab: &Tab,
@@ -153,9 +224,37 @@ pub async fn observe_after_in(
 ) -> (Observation, bool) {
     let start = Instant::now();
     let mut after = observe_in(task, tab, frame).await;
-    while !differs(before, &after) && after.probe_error.is_none() && start.elapsed() < WINDOW {
-        tokio::time::sleep(STEP).await;
-        after = observe_in(task, tab, frame).await;
+    let mut end = End::Change;
+    if !differs(before, &after) && after.probe_error.is_none() {
+        let settled = if before.armed {
+            // Boxed, as every large step of an action: actions nest (a click in a recipe in a
+            // batch in a script) and run on their caller's stack.
+            Box::pin(settle(task, tab, frame, before, &mut after)).await
+        } else {
+            None
+        };
+        end = match settled {
+            Some(end) => end,
+            None => {
+                // Polled: no watch in this frame, or it went away (the page navigated).
+                while !differs(before, &after)
+                    && after.probe_error.is_none()
+                    && start.elapsed() < WINDOW
+                {
+                    tokio::time::sleep(STEP).await;
+                    after = observe_in(task, tab, frame).await;
+                }
+                if differs(before, &after) {
+                    End::Change
+                } else {
+                    End::Window {
+                        timers: 0,
+                        frames: 0,
+                        requests: 0,
+                    }
+                }
+            }
+        };
     }
     let mut recovered = false;
     if !usable(before, &after) {
@@ -170,7 +269,68 @@ pub async fn observe_after_in(
         }
         recovered = usable(before, &after);
     }
+    after.end = Some(end);
     (after, recovered)
+}
+
+/// The shortest time between two page marks while mutations come one after another.
+const MARK_SPACING: Duration = Duration::from_millis(20);
+
+/// The armed part of the window: waits on the click watch's `settle` and takes a page mark
+/// whenever the page mutated, until a mark differs, the action's work is done and the page held
+/// still, or the window ends. `None` when the watch could not be asked (the document went away
+/// with its state): the caller polls instead.
+async fn settle(
+    task: &Task,
+    tab: &Tab,
+    frame: &FrameRef,
+    before: &Observation,
+    after: &mut Observation,
+) -> Option<End> {
+    let arg = json!({
+        "op": "settle",
+        "key": js::click_watch_key(),
+        "untilMs": WINDOW.as_millis() as u64,
+        "frames": 2,
+    });
+    let mut last_mark = Instant::now();
+    loop {
+        // The page answers by the window's end; a page too busy to answer is polled instead.
+        let asked = tokio::time::timeout(
+            WINDOW + STEP,
+            tab.call_probe_in_main_world::<Settled>(frame, js::CLICK_WATCH_JS, arg.clone()),
+        )
+        .await;
+        let settled = match asked {
+            Ok(Ok(Some(s))) => s,
+            _ => return None,
+        };
+        let since = last_mark.elapsed();
+        if since < MARK_SPACING {
+            tokio::time::sleep(MARK_SPACING - since).await;
+        }
+        *after = observe_in(task, tab, frame).await;
+        last_mark = Instant::now();
+        if differs(before, after) || after.probe_error.is_some() {
+            return Some(End::Change);
+        }
+        match settled.end.as_str() {
+            "mutated" => continue,
+            "quiet" => {
+                return Some(End::Quiet {
+                    later: settled.later_timers,
+                    opens: settled.opens,
+                })
+            }
+            _ => {
+                return Some(End::Window {
+                    timers: settled.timers,
+                    frames: settled.frames,
+                    requests: settled.requests,
+                })
+            }
+        }
+    }
 }
 
 /// The comparison part of a receipt: URLs, tab counts, text lengths, `changed`, and whether
@@ -215,8 +375,36 @@ pub fn compare(
             r["page_appears_blank"] = json!(true);
         }
     }
+    match &after.end {
+        Some(End::Change) => r["observationEnd"] = json!("change"),
+        Some(End::Quiet { later, opens }) => {
+            r["observationEnd"] = json!("quiet");
+            if *later > 0 {
+                r["laterTimers"] = json!(later);
+            }
+            if *opens > 0 {
+                r["mayOpenTab"] = json!(true);
+            }
+        }
+        Some(End::Window {
+            timers,
+            frames,
+            requests,
+        }) => {
+            r["observationEnd"] = json!("window");
+            if timers + frames + requests > 0 {
+                r["pendingAtWindowEnd"] =
+                    json!({"timers": timers, "animationFrames": frames, "requests": requests});
+            }
+        }
+        None => {}
+    }
     if !changed && trustworthy {
-        r["hint"] = json!("nothing observable changed within 500 ms; the page may react later, or the click may have been ignored: read the page before acting again");
+        r["hint"] = json!(match &after.end {
+            Some(End::Quiet { later: 0, .. }) => "nothing observable changed, and the action left nothing running that could still change the page (no timer, animation frame or request it started): it may have been ignored; read the page before acting again",
+            Some(End::Quiet { .. }) => "nothing observable changed, and the action's work was done, except timers it set for later than 500 ms (laterTimers): the page may react then; read the page before acting again",
+            _ => "nothing observable changed within 500 ms; the page may react later, or the click may have been ignored: read the page before acting again",
+        });
     }
     r
 }
@@ -234,6 +422,8 @@ mod tests {
             fingerprint: Some(fingerprint.into()),
             probe_error: None,
             downloads: 0,
+            armed: false,
+            end: None,
         }
     }
 

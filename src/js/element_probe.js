@@ -5,11 +5,11 @@
   // `args.op` is one of
   //   inspect   {hitTest, observe, keepScroll}: scrolls the element to the centre of the
   //             viewport when it is not fully in view (not with `keepScroll`), then answers {tag, type, rect, visible, disabled,
-  //             ariaDisabled, readOnly, fill, pointerEventsNone} plus, with `hitTest`, the click
+  //             ariaDisabled, readOnly, fill, pointerEventsNone, submits} plus, with `hitTest`, the click
   //             point {point, hit, coveredBy, reason} (lib.clickPoint; scrolled to the centre
   //             once more when no point was found), and with `observe` the page mark
   //             {page: lib.pageMark()} taken after the read, for the action's "before";
-  //             with `frameCheck` (op inspect only) the answer waits two animation frames
+  //             with `frameCheck` the answer waits two animation frames
   //             and adds {stable}: the same exact bounding box in both (Playwright's
   //             stability; frames that never come are stood in for after 150 ms on a
   //             hidden page, after 1 s on a visible one);
@@ -23,7 +23,7 @@
   //   focus     {at: "all" | "end"}: focus, then select everything or put the caret at the end
   //             → {focused, length} (length of the value before typing);
   //   read_back {text, mode: "exact" | "append", before} → lib.readBack.
-  //   resolve   {query, hitTest, observe}: chooses the element of a locator that is not an
+  //   resolve   {query, hitTest, observe, frameCheck}: chooses the element of a locator that is not an
   //             index (lib.choose) and reads it as `inspect` does; the value also has
   //             `located`: {path, expect, info, summary, text (<= 200)}, the locator of the chosen element for
   //             the calls that follow, what the choice saw (matches, chosen position, notes)
@@ -76,10 +76,20 @@
       readOnly: el.readOnly === true || el.getAttribute('aria-readonly') === 'true',
       fill: lib.fillKind(el),
       pointerEventsNone: style.pointerEvents === 'none',
+      submits: submits(el),
     };
     if (hit) Object.assign(value, hit);
     if (opts.observe) value.page = lib.pageMark();
     return lib.ok(value);
+  };
+
+  // Whether a click on `el` submits a form that the browser validates (so the click's receipt
+  // asks whether validation held it back).
+  const submits = (node) => {
+    const s = node.closest('button, input[type=submit], input[type=image]');
+    if (!s) return false;
+    const type = String(s.type || '').toLowerCase();
+    return (type === 'submit' || type === 'image') && !!s.form && !s.form.noValidate && !s.formNoValidate;
   };
 
   // Answers `read` after two more animation frames, with whether the element's box was
@@ -222,7 +232,7 @@
     case 'resolve': {
       const read = inspect();
       if (read.ok) read.value.located = located;
-      return read;
+      return read.ok && opts.frameCheck ? nextFrames(read) : read;
     }
     case 'js_click': return jsClick();
     case 'set_value': return setValue();

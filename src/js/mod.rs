@@ -51,6 +51,8 @@ pub const WELL_FORMED_JS: &str = include_str!("well_formed.js");
 pub const PROBE_LIB_JS: &str = include_str!("probe_lib.js");
 /// DOM index builder with overlay and media hint (§1, §3, §15).
 pub const DOM_INDEX_JS: &str = lib_probe!("dom_index.js");
+/// What an action set going, in the page's main world: `install`, `arm`, `settle`.
+pub const CLICK_WATCH_JS: &str = probe!("click_watch.js");
 /// Snapshot consistency stamp (§5).
 pub const SNAPSHOT_WATCH_JS: &str = probe!("snapshot_watch.js");
 /// Re-resolution of snapshot locators with the identity check (§6).
@@ -106,6 +108,33 @@ pub const ELEMENT_RECT_JS: &str = probe!("element_rect.js");
 pub const LOCAL_STORAGE_JS: &str = probe!("local_storage.js");
 /// The init script every tab gets before any page script: hides `navigator.webdriver`.
 pub const STEALTH_JS: &str = include_str!("stealth.js");
+
+/// The key the click watch's state is found by (through the Proxy of `setTimeout`): random per
+/// process, so no page can guess it, and never shown to one except as a probe's argument.
+pub fn click_watch_key() -> &'static str {
+    static KEY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    KEY.get_or_init(|| {
+        use std::hash::{BuildHasher, Hasher};
+        let mut key = String::from("mp");
+        for _ in 0..2 {
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u128(
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos()),
+            );
+            key.push_str(&format!("{:016x}", h.finish()));
+        }
+        key
+    })
+}
+
+/// The init script that installs the click watch before any page script, so the timers a
+/// page sets from its start are known as its own, not an action's.
+pub fn click_watch_install() -> String {
+    let arg = serde_json::json!({"op": "install", "key": click_watch_key()});
+    format!("({CLICK_WATCH_JS})({arg});")
+}
 /// Called on a caller's prepared `execute_js` script: runs it and answers its result serialised
 /// in the page (`{value, notes, more, navigation}`).
 pub const SCRIPT_RESULT_JS: &str = probe!("script_result.js");

@@ -86,9 +86,13 @@ impl Pointer {
 impl Tab {
     /// A trusted left click at viewport point (`x`, `y`) of the main frame.
     pub async fn mouse_click(&self, x: f64, y: f64) -> Result<(), CommandError> {
-        for ev in click_events(x, y) {
-            self.call("Input.dispatchMouseEvent", ev).await?;
-        }
+        let main = self.main_frame_local();
+        self.call_all_in(
+            &main,
+            "Input.dispatchMouseEvent",
+            click_events(x, y).to_vec(),
+        )
+        .await?;
         self.set_pointer(Pointer {
             x,
             y,
@@ -198,10 +202,12 @@ impl Tab {
         x: f64,
         y: f64,
     ) -> Result<(), CommandError> {
-        for ev in click_events(x, y) {
-            self.call_in(frame, "Input.dispatchMouseEvent", ev).await?;
-        }
-        Ok(())
+        self.call_all_in(
+            frame,
+            "Input.dispatchMouseEvent",
+            click_events(x, y).to_vec(),
+        )
+        .await
     }
 
     /// A trusted mouse move to point (`x`, `y`) of the viewport of `frame`'s session (hover),

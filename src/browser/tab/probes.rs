@@ -149,17 +149,16 @@ impl Tab {
         js::reply(self.call_function(frame, function, arg).await?)
     }
 
-    /// Calls a probe like [`Tab::call_probe`] but in `frame`'s main world, where the page's own
-    /// expando properties (framework traces such as Vue's `_vei` or React's `__reactProps$`)
-    /// and globals (`jQuery`) are visible. Out-of-process frames use their utility world.
-    pub async fn call_probe_in_page_world<T: DeserializeOwned>(
+    /// Calls a probe in `frame`'s main world only: `Ok(None)` when the frame has none this
+    /// connection can reach (an out-of-process frame), never the utility world instead.
+    pub async fn call_probe_in_main_world<T: DeserializeOwned>(
         &self,
         frame: &FrameRef,
         function: &'static str,
         arg: Value,
-    ) -> Result<T, CommandError> {
+    ) -> Result<Option<T>, CommandError> {
         let Some(ctx) = self.main_world(frame).await else {
-            return self.call_probe(frame, function, arg).await;
+            return Ok(None);
         };
         let params = json!({
             "functionDeclaration": function,
@@ -171,6 +170,24 @@ impl Tab {
         let res = self
             .call_in(frame, "Runtime.callFunctionOn", params)
             .await?;
-        js::reply(remote_value("Runtime.callFunctionOn", res)?)
+        js::reply(remote_value("Runtime.callFunctionOn", res)?).map(Some)
+    }
+
+    /// Calls a probe like [`Tab::call_probe`] but in `frame`'s main world, where the page's own
+    /// expando properties (framework traces such as Vue's `_vei` or React's `__reactProps$`)
+    /// and globals (`jQuery`) are visible. Out-of-process frames use their utility world.
+    pub async fn call_probe_in_page_world<T: DeserializeOwned>(
+        &self,
+        frame: &FrameRef,
+        function: &'static str,
+        arg: Value,
+    ) -> Result<T, CommandError> {
+        match self
+            .call_probe_in_main_world(frame, function, arg.clone())
+            .await?
+        {
+            Some(answer) => Ok(answer),
+            None => self.call_probe(frame, function, arg).await,
+        }
     }
 }

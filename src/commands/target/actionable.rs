@@ -28,6 +28,9 @@ pub struct Read {
     /// Leave the page's scroll position alone (reads): the element is not scrolled into view,
     /// so a hit test sees it where it is.
     pub keep_scroll: bool,
+    /// Answer once the next animation frame began, with [`ElementState::stable`] (an action's
+    /// first read, which then ends its actionability wait when the element held still).
+    pub settle: bool,
 }
 
 impl Read {
@@ -36,6 +39,7 @@ impl Read {
         hit_test: false,
         observe: false,
         keep_scroll: true,
+        settle: false,
     };
 }
 
@@ -75,6 +79,10 @@ pub struct ElementState {
     pub fill: Option<FillKind>,
     /// Computed `pointer-events: none`: real clicks go through it to what lies behind.
     pub pointer_events_none: bool,
+    /// A click on it submits a form the browser validates (it is, or is inside, a submit
+    /// control of such a form).
+    #[serde(default)]
+    pub submits: bool,
     /// With [`Read::hit_test`]: a point inside the element's own client rects that the hit test
     /// resolves to the element or a descendant, where a real click reaches it.
     #[serde(default)]
@@ -140,7 +148,7 @@ impl Target {
             "hitTest": read.hit_test,
             "observe": read.observe,
             "keepScroll": read.keep_scroll,
-            "frameCheck": frame_check,
+            "frameCheck": frame_check || read.settle,
         });
         match self.probe("inspect", args.clone()).await {
             Err(e) if e.code == ErrorCode::StaleElement => {
@@ -217,6 +225,7 @@ impl Target {
             hit_test: true,
             observe: false,
             keep_scroll: false,
+            settle: false,
         };
         match self.wait_actionable(first, timeout_ms, read).await? {
             Actionable::Ready(state) => {

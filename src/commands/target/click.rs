@@ -43,13 +43,17 @@ impl ClickMode {
         }
     }
 
-    /// What the first read of a click in this mode needs: a hit test always; the page mark
-    /// only where that read is also the last one before the click (modes that do not wait).
+    /// What the first read of a click in this mode needs: a hit test and the page mark always
+    /// (it is the last read before the click when the element is ready); in the modes that
+    /// wait for actionability, the box in the next animation frame too, so an element that
+    /// holds still is clicked after one read.
     pub fn first_read(self) -> Read {
+        let waits = matches!(self, ClickMode::Auto | ClickMode::Native);
         Read {
             hit_test: true,
-            observe: matches!(self, ClickMode::Mouse | ClickMode::Js),
+            observe: true,
             keep_scroll: false,
+            settle: waits,
         }
     }
 }
@@ -118,6 +122,7 @@ impl Target {
             hit_test: true,
             observe: true,
             keep_scroll: false,
+            settle: false,
         };
         match mode {
             ClickMode::Js => self.dispatch(task, first, None, press).await,
@@ -186,12 +191,13 @@ impl Target {
         press: Press,
     ) -> Result<Clicked, CommandError> {
         let t0 = std::time::Instant::now();
-        let before = self.before(task, &state).await;
+        let before = Box::pin(self.before(task, &state)).await;
         tracing::debug!(target: "moonpilot::click", "before-observation {:?}", t0.elapsed());
         match press {
             Press::Single => self.mouse_click(point).await?,
             Press::Double => self.mouse_double_click(point).await?,
         }
+        tracing::debug!(target: "moonpilot::click", "mouse events sent {:?}", t0.elapsed());
         Ok(Clicked {
             state,
             before,
@@ -242,17 +248,23 @@ impl Target {
             hit_test: true,
             observe: true,
             keep_scroll: false,
+            settle: false,
         })
         .await
     }
 
-    /// The "before" observation from the page mark of a read (see [`Target::with_mark`]).
+    /// The "before" observation from the page mark of a read (see [`Target::with_mark`]), with
+    /// the click watch armed in the element's frame.
     async fn before(&self, task: &Task, state: &ElementState) -> Observation {
         let mark = state
             .page
             .clone()
             .ok_or_else(|| CommandError::failed("the read before the action took no page mark"));
-        self.observation(task, mark).await
+        let t0 = std::time::Instant::now();
+        let before = self.observation(task, mark).await;
+        let before = before.armed(&self.tab, &self.frame).await;
+        tracing::debug!(target: "moonpilot::click", "armed in {:?}", t0.elapsed());
+        before
     }
 
     /// A trusted left click at a point of the element's frame viewport, sent to the session of
@@ -340,11 +352,11 @@ mod tests {
     }
 
     #[test]
-    fn only_modes_that_click_at_once_observe_on_the_first_read() {
+    fn the_first_read_observes_and_settles_only_in_modes_that_wait() {
         assert!(ClickMode::Js.first_read().observe);
-        assert!(ClickMode::Mouse.first_read().observe);
-        assert!(!ClickMode::Auto.first_read().observe);
-        assert!(ClickMode::Auto.first_read().hit_test);
+        assert!(!ClickMode::Mouse.first_read().settle);
+        assert!(ClickMode::Auto.first_read().observe && ClickMode::Auto.first_read().settle);
+        assert!(ClickMode::Native.first_read().hit_test);
     }
 
     #[test]

@@ -174,7 +174,7 @@ async fn by_query(
         .call_probe(
             &frame,
             js::ELEMENT_PROBE_JS,
-            json!({"op": "resolve", "query": query, "hitTest": read.hit_test, "observe": read.observe, "keepScroll": read.keep_scroll}),
+            json!({"op": "resolve", "query": query, "hitTest": read.hit_test, "observe": read.observe, "keepScroll": read.keep_scroll, "frameCheck": read.settle}),
         )
         .await
         .map_err(|e| match e.code {
