@@ -147,11 +147,6 @@ pub struct Engine {
     tasks: Mutex<BTreeMap<TaskId, Arc<Task>>>,
     /// Task ids whose next `start` opens them in a browser context of their own.
     isolated: Mutex<std::collections::HashSet<TaskId>>,
-    /// An isolated task's browser side made ahead (`Fresh`), once a host opened one: the next
-    /// isolated `start` takes it instead of waiting for a context and a renderer.
-    spare: Mutex<Option<crate::browser::task::Fresh>>,
-    /// Whether a spare is being made.
-    making_spare: std::sync::atomic::AtomicBool,
     /// Human-input requests (no lane: a submit never waits behind a long-poll).
     desk: Mutex<crate::human::Desk>,
     /// The desk's version, for long-polls and hosts that show new requests.
@@ -176,8 +171,6 @@ impl Engine {
             starting: AtomicUsize::new(0),
             tasks: Mutex::new(BTreeMap::new()),
             isolated: Mutex::new(Default::default()),
-            spare: Mutex::new(None),
-            making_spare: std::sync::atomic::AtomicBool::new(false),
             desk: Mutex::new(crate::human::Desk::default()),
             desk_changed: tokio::sync::watch::channel(0).0,
             tracer: config.trace_dir.clone().map(crate::trace::Tracer::start),
@@ -292,74 +285,6 @@ impl Engine {
         }
     }
 
-    /// The spare isolated task side made for `browser`, if one is ready (one made for another
-    /// browser is dropped: its contexts went with that browser).
-    pub fn take_spare(&self, browser: &Arc<Browser>) -> Option<crate::browser::task::Fresh> {
-        let spare = match self.spare.lock() {
-            Ok(mut g) => g.take(),
-            Err(poisoned) => poisoned.into_inner().take(),
-        };
-        match spare {
-            Some(f) if f.is_of(browser) => Some(f),
-            Some(stale) => {
-                stale.discard();
-                None
-            }
-            None => None,
-        }
-    }
-
-    /// Makes a spare isolated task side for the running browser in the background, unless one
-    /// is ready or being made, or no browser runs: the next isolated `start` (the next Splash
-    /// request) then finds it. The Splash port calls it after each request.
-    pub fn make_spare_now(self: &Arc<Engine>) {
-        if let Some(browser) = self.current_browser() {
-            self.make_spare(&browser);
-        }
-    }
-
-    fn make_spare(self: &Arc<Engine>, browser: &Arc<Browser>) {
-        let ready = match self.spare.lock() {
-            Ok(g) => g.as_ref().is_some_and(|f| f.is_of(browser)),
-            Err(_) => true,
-        };
-        if ready || self.making_spare.swap(true, Ordering::SeqCst) {
-            return;
-        }
-        let (engine, b) = (self.clone(), browser.clone());
-        browser.spawn(async move {
-            let made = crate::browser::task::Fresh::prepare(b.clone(), true).await;
-            let running = engine
-                .browser
-                .lock()
-                .await
-                .as_ref()
-                .is_some_and(|r| Arc::ptr_eq(r, &b));
-            match made {
-                Ok(fresh) if running => {
-                    if let Ok(mut g) = engine.spare.lock() {
-                        *g = Some(fresh);
-                    }
-                }
-                // Its browser stopped meanwhile: its context went with it.
-                Ok(fresh) => fresh.discard(),
-                Err(e) => tracing::debug!("no spare isolated task: {}", e.msg),
-            }
-            engine.making_spare.store(false, Ordering::SeqCst);
-        });
-    }
-
-    fn drop_spare(&self) {
-        let spare = match self.spare.lock() {
-            Ok(mut g) => g.take(),
-            Err(poisoned) => poisoned.into_inner().take(),
-        };
-        // Its browser is being stopped: the context goes with it.
-        if let Some(f) = spare {
-            f.discard();
-        }
-    }
-
     /// Marks a `start` in progress until the guard drops: the shared browser is not stopped
     /// for lack of tasks meanwhile.
     pub fn begin_start(&self) -> StartGuard<'_> {
@@ -446,7 +371,6 @@ impl Engine {
         // A `start` between its launch and registering its task counts as a user of the browser.
         if self.with_tasks(|t| t.is_empty()) && self.starting.load(Ordering::SeqCst) == 0 {
             if let Some(b) = slot.take() {
-                self.drop_spare();
                 b.stop().await;
             }
         }
@@ -474,7 +398,6 @@ impl Engine {
             let _ = tokio::time::timeout(Duration::from_secs(5), task.close_tabs()).await;
             closed.push(task.id);
         }
-        self.drop_spare();
         if let Some(b) = self.browser.lock().await.take() {
             b.stop().await;
         }

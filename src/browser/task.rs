@@ -19,7 +19,7 @@ use tokio::sync::watch;
 
 use super::downloads::{self, Download};
 use super::events::TabEvents;
-use super::raw::{DownloadEvent, RawConnection, TargetEvent};
+use super::raw::{RawConnection, TargetEvent};
 use super::settings::{Setting, Settings};
 use super::{Browser, Tab};
 use crate::error::CommandError;
@@ -327,106 +327,56 @@ pub struct Task {
     state: Mutex<TaskState>,
 }
 
-/// A task's browser side made ahead of its task (`Fresh::prepare`): its browser context, when
-/// isolated, and its first tab, still on `about:blank`. The engine keeps one ready for hosts that
-/// open an isolated task per request (Splash), so a request does not wait for a context and a
-/// renderer to be made. Dropped unused, its context is disposed (its tab goes with it).
-pub struct Fresh {
-    browser: Arc<Browser>,
-    events: TabEvents,
-    context: Option<String>,
-    guard: Option<DisposeOnDrop>,
-    tab: Arc<Tab>,
-    /// Subscribed before the tab existed (a task opened at once); a prepared one subscribes when
-    /// it becomes a task: its blank page opens nothing before.
-    subscribed: Option<Subscriptions>,
-}
-
-type Subscriptions = (
-    Option<tokio::sync::broadcast::Receiver<TargetEvent>>,
-    Option<tokio::sync::broadcast::Receiver<DownloadEvent>>,
-);
-
-async fn subscribe(browser: &Browser, what: &str) -> Subscriptions {
-    match browser.raw().await {
-        Ok(conn) => (Some(conn.targets()), Some(conn.downloads())),
-        Err(e) => {
-            tracing::warn!("popups of {what} are not adopted: {}", e.msg);
-            (None, None)
-        }
-    }
-}
-
-impl Fresh {
-    /// Makes a context (when `isolated`) and a blank tab in it.
-    pub async fn prepare(browser: Arc<Browser>, isolated: bool) -> Result<Fresh, CommandError> {
-        Fresh::make(browser, isolated, None).await
-    }
-
-    async fn make(
+impl Task {
+    /// Creates a task with one fresh tab; `isolated`, in a browser context of its own (as an
+    /// incognito window: its cookies and storage are its own, and go with it).
+    pub async fn open(
+        id: TaskId,
         browser: Arc<Browser>,
         isolated: bool,
-        subscribed: Option<Subscriptions>,
-    ) -> Result<Fresh, CommandError> {
+    ) -> Result<Arc<Task>, CommandError> {
         let events = TabEvents::default();
+        // Subscribed before the first tab exists, so no popup or download of its pages goes
+        // unseen.
+        let (targets, downloads) = match browser.raw().await {
+            Ok(conn) => (Some(conn.targets()), Some(conn.downloads())),
+            Err(e) => {
+                tracing::warn!("popups of task {id} are not adopted: {}", e.msg);
+                (None, None)
+            }
+        };
         let context = match isolated {
             true => Some(browser.create_context().await?),
             false => None,
         };
-        // Disposed if this open fails or is dropped before a task owns the context.
-        let guard = context.clone().map(|c| DisposeOnDrop {
+        // Its downloads go to the state directory (a browser we launched), not ~/Downloads.
+        if let Err(e) = browser.allow_downloads(context.as_deref()).await {
+            tracing::warn!(
+                "downloads of task {id} keep the browser's default: {}",
+                e.msg
+            );
+        }
+        // Disposed if this open fails or is dropped before the task owns the context.
+        let mut pending = context.clone().map(|c| DisposeOnDrop {
             browser: browser.clone(),
             context: c,
         });
-        // Its downloads go to the state directory (a browser we launched), not ~/Downloads.
-        if let Err(e) = browser.allow_downloads(context.as_deref()).await {
-            tracing::warn!("downloads keep the browser's default: {}", e.msg);
-        }
-        let tab = Arc::new(browser.new_tab(events.clone(), context.as_deref()).await?);
-        Ok(Fresh {
-            browser,
-            events,
-            context,
-            guard,
-            tab,
-            subscribed,
-        })
-    }
-
-    /// Drops it without disposing of its context: for a spare whose browser stopped or is
-    /// being stopped (the context goes with the process; asking a dead browser only warns).
-    pub fn discard(mut self) {
-        if let Some(g) = self.guard.as_mut() {
-            g.context.clear();
-        }
-    }
-
-    /// Whether it belongs to `browser` (a relaunched browser has other contexts).
-    pub fn is_of(&self, browser: &Arc<Browser>) -> bool {
-        Arc::ptr_eq(&self.browser, browser)
-    }
-
-    /// The task it becomes, with id `id`.
-    pub async fn into_task(mut self, id: TaskId) -> Arc<Task> {
-        let (targets, downloads) = match self.subscribed.take() {
-            Some(s) => s,
-            None => subscribe(&self.browser, &format!("task {id}")).await,
-        };
-        if let Some(g) = self.guard.as_mut() {
+        let tab = browser.new_tab(events.clone(), context.as_deref()).await?;
+        if let Some(p) = pending.as_mut() {
             // The task owns it now (an empty name disarms the guard).
-            g.context.clear();
+            p.context.clear();
         }
         let (closed_tx, _) = watch::channel(false);
         let task = Arc::new(Task {
             id,
-            browser: self.browser,
-            events: self.events,
+            browser,
+            events,
             lane: tokio::sync::Mutex::new(()),
             created: Instant::now(),
-            context: self.context,
+            context,
             closed_tx,
             state: Mutex::new(TaskState {
-                tabs: vec![self.tab],
+                tabs: vec![Arc::new(tab)],
                 ..TaskState::default()
             }),
         });
@@ -444,24 +394,7 @@ impl Fresh {
                 events,
             ));
         }
-        task
-    }
-}
-
-impl Task {
-    /// Creates a task with one fresh tab; `isolated`, in a browser context of its own (as an
-    /// incognito window: its cookies and storage are its own, and go with it).
-    pub async fn open(
-        id: TaskId,
-        browser: Arc<Browser>,
-        isolated: bool,
-    ) -> Result<Arc<Task>, CommandError> {
-        // Subscribed before the first tab exists, so no popup or download of its pages goes
-        // unseen.
-        let subscribed = subscribe(&browser, &format!("task {id}")).await;
-        // Boxed: a tab's attach is a large future, and `start` runs on callers' stacks.
-        let fresh = Box::pin(Fresh::make(browser, isolated, Some(subscribed))).await?;
-        Ok(fresh.into_task(id).await)
+        Ok(task)
     }
 
     /// Whether `frame` (a frame id) is one of this task's pages (a page's main frame has its
@@ -989,7 +922,7 @@ async fn follow_downloads(
     task: std::sync::Weak<Task>,
     dir: std::path::PathBuf,
     incoming: std::path::PathBuf,
-    mut events: tokio::sync::broadcast::Receiver<DownloadEvent>,
+    mut events: tokio::sync::broadcast::Receiver<super::raw::DownloadEvent>,
 ) {
     use tokio::sync::broadcast::error::RecvError;
     loop {

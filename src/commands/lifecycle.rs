@@ -97,17 +97,8 @@ fn start(p: &mut Params) -> Prepared<Cx> {
         }
         let _starting = cx.engine.begin_start();
         let browser = cx.engine.browser_for_start(headless).await?;
-        // An isolated task (a Splash request) takes the spare made ahead, if there is one.
-        let spare = if isolated {
-            cx.engine.take_spare(&browser)
-        } else {
-            None
-        };
-        let opened = match spare {
-            Some(fresh) => Ok(fresh.into_task(id).await),
-            None => Box::pin(Task::open(id, browser.clone(), isolated)).await,
-        };
-        let task = match opened {
+        // Boxed: a tab's attach is a large future, and `start` runs on its caller's stack.
+        let task = match Box::pin(Task::open(id, browser.clone(), isolated)).await {
             Ok(t) => t,
             Err(e) => {
                 cx.engine.stop_browser_if_idle().await;

@@ -302,8 +302,6 @@ async fn endpoint(
         return error_response(&SplashError::Busy);
     };
     let mut res = answer(run::run(&s.executor, checked).await);
-    // The next request's context and tab are made now, between requests, not while it waits.
-    s.executor.engine().make_spare_now();
     if let Some(v) = saved_header.and_then(|h: String| HeaderValue::from_str(&h).ok()) {
         res.headers_mut().insert("X-Splash-Saved-Arguments", v);
     }
