@@ -93,6 +93,8 @@ pub enum End {
         /// clicked): the browser may still be making it.
         opens: u64,
     },
+    /// The page could not be read (navigating, blank): what changed is not known.
+    Unreadable,
     /// The window ran its length; what the action had started was still pending then.
     Window {
         /// The action's timers due inside the window that had not run.
@@ -269,6 +271,12 @@ pub async fn observe_after_in(
         }
         recovered = usable(before, &after);
     }
+    // After the wait for an unreadable page: a change it shows, or still no page.
+    if differs(before, &after) {
+        end = End::Change;
+    } else if after.probe_error.is_some() {
+        end = End::Unreadable;
+    }
     after.end = Some(end);
     (after, recovered)
 }
@@ -377,6 +385,7 @@ pub fn compare(
     }
     match &after.end {
         Some(End::Change) => r["observationEnd"] = json!("change"),
+        Some(End::Unreadable) => r["observationEnd"] = json!("unreadable"),
         Some(End::Quiet { later, opens }) => {
             r["observationEnd"] = json!("quiet");
             if *later > 0 {
@@ -451,6 +460,47 @@ mod tests {
             compare(&before, &tabs, false, None)["changeStatus"],
             "observed"
         );
+    }
+
+    #[test]
+    fn the_receipt_says_how_the_window_ended() {
+        let before = seen("http://a/", 10, "1");
+        let ended = |end: End| {
+            let mut after = seen("http://a/", 10, "1");
+            after.end = Some(end);
+            compare(&before, &after, false, None)
+        };
+        let quiet = ended(End::Quiet { later: 0, opens: 0 });
+        assert_eq!(quiet["observationEnd"], "quiet");
+        assert!(quiet["hint"]
+            .as_str()
+            .unwrap_or("")
+            .contains("left nothing running"));
+        assert!(quiet.get("laterTimers").is_none() && quiet.get("mayOpenTab").is_none());
+        let later = ended(End::Quiet { later: 2, opens: 1 });
+        assert_eq!(
+            (later["laterTimers"].clone(), later["mayOpenTab"].clone()),
+            (json!(2), json!(true))
+        );
+        assert!(later["hint"].as_str().unwrap_or("").contains("laterTimers"));
+        let window = ended(End::Window {
+            timers: 1,
+            frames: 0,
+            requests: 2,
+        });
+        assert_eq!(window["observationEnd"], "window");
+        assert_eq!(
+            window["pendingAtWindowEnd"],
+            json!({"timers": 1, "animationFrames": 0, "requests": 2})
+        );
+        assert!(ended(End::Window {
+            timers: 0,
+            frames: 0,
+            requests: 0
+        })
+        .get("pendingAtWindowEnd")
+        .is_none());
+        assert_eq!(ended(End::Unreadable)["observationEnd"], "unreadable");
     }
 
     #[test]

@@ -17,6 +17,28 @@
   //     targets another browsing context).
   // The state is reachable only through the Proxy of setTimeout and the caller's random key.
   const key = String(args.key);
+  // Counts frames from an arm on: for the first three (the action's own events usually span
+  // one), then while a `settle` waits, until it answered or 1 s passed. Requesting frames any
+  // longer would keep the page drawing, and input sent to a drawing page waits for its frames.
+  const count = (st) => {
+    if (st.counting) return;
+    st.counting = true;
+    const tick = () => {
+      st.frame += 1;
+      if (st.mutations !== st.seen) {
+        // They happened before this frame, which is the first to show them.
+        st.seen = st.mutations;
+        st.calmFrom = st.frame - 1;
+      }
+      if (!st.done && (st.settling || st.frame < 3) && performance.now() - st.armedAt < 1000) {
+        Reflect.apply(st.native.raf, window, [tick]);
+      } else {
+        st.counting = false;
+        if (!st.settling) st.observer.disconnect();
+      }
+    };
+    Reflect.apply(st.native.raf, window, [tick]);
+  };
   const found = (() => {
     try {
       return window.setTimeout[key];
@@ -173,32 +195,22 @@
     s.frame = 0;
     s.calmFrom = 0;
     s.done = false;
+    s.settling = false;
     s.seen = s.mutations;
-    if (!s.counting) {
-      s.counting = true;
-      const st = s;
-      const count = () => {
-        st.frame += 1;
-        if (st.mutations !== st.seen) {
-          // They happened before this frame, which is the first to show them.
-          st.seen = st.mutations;
-          st.calmFrom = st.frame - 1;
-        }
-        // Until `settle` answered (its caller may ask again at once) or 1 s passed.
-        if (!st.done && now() - st.armedAt < 1000) {
-          Reflect.apply(st.native.raf, window, [count]);
-        } else {
-          st.counting = false;
-          st.observer.disconnect();
-        }
-      };
-      Reflect.apply(s.native.raf, window, [count]);
-    }
+    count(s);
     return { ok: true, value: { epoch: s.epoch } };
   }
   if (args.op !== 'settle') return { ok: false, code: 'INVALID_ARGUMENT', msg: 'unknown op' };
   if (!s) return { ok: false, code: 'PROBE_FAILED', msg: 'not armed in this document' };
   const st = s;
+  if (!st.counting && !st.done) {
+    // The count stopped before this call (the action's events took more than three frames):
+    // mutations since then went unseen, so the page's calm is counted afresh from now.
+    st.observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+    st.calmFrom = st.frame;
+  }
+  st.settling = true;
+  count(st);
   const until = st.armedAt + Math.max(0, Number(args.untilMs) || 0);
   const quietFrames = Math.max(1, Number(args.frames) || 2);
   const startMutations = st.mutations;
@@ -227,7 +239,10 @@
       const answer = (end) => {
         // After 'mutated' the caller compares the page and asks again: frames still count.
         st.done = end !== 'mutated';
-        if (st.done) st.observer.disconnect();
+        if (st.done) {
+          st.settling = false;
+          st.observer.disconnect();
+        }
         resolve({ ok: true, value: {
           end, timers: p.timers, frames: p.frames, requests: p.requests, laterTimers: p.later,
           opens: st.opens,
