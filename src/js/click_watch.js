@@ -1,13 +1,15 @@
 (args) => {
   // What an action set going (src/commands/observe.rs), in the page's main world, where its
-  // timers, animation frames and requests are. `install` runs as an init script before the page's own
-  // scripts (so the timers a page sets from its start are known as the page's own), then:
-  //   {op: 'arm', key}: before the action. The first arm in a document wraps setTimeout,
-  //     setInterval, requestAnimationFrame (and their cancels), fetch and XMLHttpRequest's send
-  //     in Proxies (their names, lengths and sources stay the native ones), and starts a
-  //     MutationObserver; every arm opens a new epoch. Work registered while the page runs
-  //     code of this epoch (the action's handlers, and what they scheduled) is the action's;
-  //     work an older callback schedules (a page that polls) is not.
+  // timers, animation frames and requests are. `install` runs as an init script before the
+  // page's own scripts (so the timers a page sets from its start are known as its own): it
+  // wraps setTimeout, setInterval, requestAnimationFrame (and their cancels), fetch,
+  // XMLHttpRequest's send and window.open in Proxies (their names, lengths and sources stay the
+  // native ones) and listens for trusted clicks on links and forms with a target. Then:
+  //   {op: 'arm', key}: before the action (installing first in a document the init script
+  //     missed). Every arm opens a new epoch and observes mutations until its window is over.
+  //     Work registered while the page runs code of this epoch (the action's handlers, and what
+  //     they scheduled) is the action's; work an older callback schedules (a page that polls)
+  //     is not.
   //   {op: 'settle', key, untilMs, frames}: answers once the action's work is done and no
   //     mutation happened for `frames` animation frames ({end: 'quiet'}), when a mutation
   //     happened since the call ({end: 'mutated'}: the caller compares the page), or at
