@@ -36,17 +36,13 @@ impl Bare {
                 "--no-sandbox",
                 "--remote-debugging-port=0",
                 "--window-size=1280,800",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--disable-dev-shm-usage",
-                "--hide-scrollbars",
-                "--mute-audio",
-                "about:blank",
             ])
+            .args(
+                moonpilot::browser::LAUNCH_ARGS
+                    .iter()
+                    .map(|a| format!("--{a}")),
+            )
+            .arg("about:blank")
             .arg(format!("--user-data-dir={}", profile.display()))
             // Extra flags, space-separated, to measure what a flag does to the same calls.
             .args(

@@ -63,17 +63,9 @@ struct Ours {
 
 impl Ours {
     async fn open(dir: &str, capture: bool, url: &str) -> Ours {
-        let _ = std::fs::remove_dir_all(std::env::temp_dir().join(dir));
-        let engine = moonpilot::Engine::new(moonpilot::EngineConfig {
-            capture,
-            ..figures::config(dir)
-        });
+        let engine = figures::fresh_engine(dir, capture);
         let ex = Executor::new(engine.clone(), moonpilot::lua::recipe_host());
-        let started = ex.execute(None, "start", json!({})).await;
-        assert!(started.ok, "{:?}", started.msg);
-        let id = TaskId(started.data["id"].as_str().unwrap().parse().unwrap());
-        let r = ex.execute(Some(id), "navigate", json!({"url": url})).await;
-        assert!(r.ok, "{:?}", r.msg);
+        let id = figures::task_at(&ex, url).await;
         Ours { engine, ex, id }
     }
 

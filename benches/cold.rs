@@ -71,25 +71,17 @@ fn main() {
     // The flags moonpilot launches with (browser/mod.rs), a fresh profile each run.
     let dump = |n: usize| {
         let mut cmd = Command::new(&chromium);
-        cmd.args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--disable-dev-shm-usage",
-            "--hide-scrollbars",
-            "--mute-audio",
-            "--window-size=1280,800",
-        ])
-        .arg(format!(
-            "--user-data-dir={}",
-            dir.join(format!("profile-{n}")).display()
-        ))
-        .args(["--dump-dom", &url]);
+        cmd.args(["--headless", "--no-sandbox", "--window-size=1280,800"])
+            .args(
+                moonpilot::browser::LAUNCH_ARGS
+                    .iter()
+                    .map(|a| format!("--{a}")),
+            )
+            .arg(format!(
+                "--user-data-dir={}",
+                dir.join(format!("profile-{n}")).display()
+            ))
+            .args(["--dump-dom", &url]);
         cmd
     };
     // One of each first: disk caches warm, nothing measured.

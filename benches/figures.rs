@@ -43,3 +43,27 @@ pub fn config(dir: &str) -> EngineConfig {
         ..EngineConfig::default()
     }
 }
+
+/// An engine in a fresh state directory under the temp dir's `dir`, evidence `capture` on or off.
+#[allow(dead_code)] // Not every bench runs an engine in-process.
+pub fn fresh_engine(dir: &str, capture: bool) -> Arc<Engine> {
+    let _ = std::fs::remove_dir_all(std::env::temp_dir().join(dir));
+    Engine::new(EngineConfig {
+        capture,
+        ..config(dir)
+    })
+}
+
+/// A task started on `ex` and navigated to `url`.
+#[allow(dead_code)] // Not every bench runs an engine in-process.
+pub async fn task_at(ex: &moonpilot::Executor, url: &str) -> moonpilot::browser::task::TaskId {
+    let started = ex.execute(None, "start", serde_json::json!({})).await;
+    assert!(started.ok, "{:?}", started.msg);
+    let id =
+        moonpilot::browser::task::TaskId(started.data["id"].as_str().unwrap().parse().unwrap());
+    let r = ex
+        .execute(Some(id), "navigate", serde_json::json!({"url": url}))
+        .await;
+    assert!(r.ok, "{:?}", r.msg);
+    id
+}

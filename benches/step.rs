@@ -54,11 +54,7 @@ struct Ours {
 impl Ours {
     async fn open(name: &'static str, engine: Arc<moonpilot::Engine>, url: &str) -> Ours {
         let ex = Executor::new(engine.clone(), moonpilot::lua::recipe_host());
-        let started = ex.execute(None, "start", json!({})).await;
-        assert!(started.ok, "{:?}", started.msg);
-        let id = TaskId(started.data["id"].as_str().unwrap().parse().unwrap());
-        let r = ex.execute(Some(id), "navigate", json!({"url": url})).await;
-        assert!(r.ok, "{:?}", r.msg);
+        let id = figures::task_at(&ex, url).await;
         let state = ex
             .execute(Some(id), "get_browser_state", json!({}))
             .await
@@ -157,15 +153,6 @@ fn history(dir: &std::path::Path, tasks: usize, files: usize) {
     }
 }
 
-/// A fresh state directory under the temp dir.
-fn fresh_engine(dir: &str, capture: bool) -> Arc<moonpilot::Engine> {
-    let _ = std::fs::remove_dir_all(std::env::temp_dir().join(dir));
-    moonpilot::Engine::new(moonpilot::EngineConfig {
-        capture,
-        ..figures::config(dir)
-    })
-}
-
 fn main() {
     let steps: usize = env_or("BENCH_STEPS", 60);
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -181,9 +168,9 @@ fn main() {
         let used = std::env::temp_dir().join("moonpilot-bench-step-history");
         history(&used.join("data"), 150, 46);
         let _ = std::fs::remove_dir_all(used.join("trace"));
-        let mut fresh = Ours::open("defaults, fresh state dir", fresh_engine("moonpilot-bench-step", true), &url).await;
+        let mut fresh = Ours::open("defaults, fresh state dir", figures::fresh_engine("moonpilot-bench-step", true), &url).await;
         let mut old = Ours::open("defaults, 6,900 files of history", figures::engine("moonpilot-bench-step-history"), &url).await;
-        let mut bare = Ours::open("--no-capture", fresh_engine("moonpilot-bench-step-bare", false), &url).await;
+        let mut bare = Ours::open("--no-capture", figures::fresh_engine("moonpilot-bench-step-bare", false), &url).await;
         let mut peer = Peer::start("peer.mjs", "(Playwright line skipped)").await;
         if let Some(p) = peer.as_mut() {
             p.ask(json!({"op": "open", "url": url})).await;

@@ -481,14 +481,7 @@ fn admit(
     req: &Request,
     navigations: bool,
 ) -> Result<Option<HeaderValue>, Refusal> {
-    let sent = guard::Sent::read_with(
-        |name| {
-            req.headers()
-                .get(name)
-                .map(|v| v.to_str().unwrap_or("\u{fffd}"))
-        },
-        req.uri().authority().map(|a| a.as_str()),
-    );
+    let sent = guard::Sent::of_request(req);
     let echo = door.admit(&sent, navigations)?;
     Ok(echo.and_then(|_| req.headers().get(header::ORIGIN).cloned()))
 }

@@ -203,7 +203,7 @@ async fn hold_new_pages(conn: &Arc<raw::RawConnection>, runtime: &tokio::runtime
 /// `enable-features=CDPScreenshotNewSurface` makes a viewport capture 28 ms instead of 43, but a
 /// state read while a click's capture is in flight then costs 35 ms instead of 20, and the
 /// agent step 76 ms instead of 61.
-const LAUNCH_ARGS: &[&str] = &[
+pub const LAUNCH_ARGS: &[&str] = &[
     "disable-gpu",
     "disable-quic",
     "no-first-run",

@@ -26,7 +26,7 @@ use serde_json::{json, Value};
 use super::cdp_error::from_cdp;
 use super::events::TabEvents;
 use super::netwatch::{Inflight, InflightNow};
-use super::raw::Raw;
+use super::raw::{Raw, RawConnection};
 use super::Browser;
 use crate::encoding::decode_base64;
 use crate::error::CommandError;
@@ -233,18 +233,26 @@ impl Tab {
         })
     }
 
+    /// The tab's own session on the raw connection (attached on first use): navigations,
+    /// route rules and the input of a click go through it.
+    pub(super) async fn raw_session(&self) -> Result<(Arc<RawConnection>, String), CommandError> {
+        let conn = self.browser.raw().await?;
+        let session = self
+            .nav_session
+            .get_or_try_init(|| conn.attach(&self.target_id))
+            .await?
+            .clone();
+        Ok((conn, session))
+    }
+
     /// Applies the task's current routes and credentials to this tab (see `routes`): its own
     /// session on the raw connection (the one navigations go through) is adopted.
     pub async fn apply_routes(&self) -> Result<(), CommandError> {
         let sync = async {
-            let conn = self.browser.raw().await?;
-            let session = self
-                .nav_session
-                .get_or_try_init(|| conn.attach(&self.target_id))
-                .await?;
+            let (conn, session) = self.raw_session().await?;
             self.events
                 .routes
-                .adopt(&self.browser, &conn, session, false)
+                .adopt(&self.browser, &conn, &session, false)
                 .await?;
             // Idempotent: every tab's call brings all the task's frames up to date too.
             self.events.routes.apply_frames(&conn).await;
@@ -353,15 +361,7 @@ impl Tab {
     ) -> Result<(), CommandError> {
         let sent = async {
             let (conn, session) = match &frame.session {
-                FrameSession::Page => {
-                    let conn = self.browser.raw().await?;
-                    let session = self
-                        .nav_session
-                        .get_or_try_init(|| conn.attach(&self.target_id))
-                        .await?
-                        .clone();
-                    (conn, session)
-                }
+                FrameSession::Page => self.raw_session().await?,
                 FrameSession::Remote {
                     conn, session_id, ..
                 } => (conn.clone(), session_id.clone()),

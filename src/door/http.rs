@@ -246,6 +246,19 @@ impl<'a> Sent<'a> {
         Sent::read_with(header, None)
     }
 
+    /// The headers of `req` ([`Sent::read_with`], its URI's authority standing for `Host`), as
+    /// every HTTP door reads them.
+    pub fn of_request<B>(req: &'a axum::http::Request<B>) -> Sent<'a> {
+        Sent::read_with(
+            |name| {
+                req.headers()
+                    .get(name)
+                    .map(|v| v.to_str().unwrap_or("\u{fffd}"))
+            },
+            req.uri().authority().map(|a| a.as_str()),
+        )
+    }
+
     /// [`Sent::read`], with the request's `:authority` standing for a missing `Host` (HTTP/2
     /// carries the host there, and a router may leave it out of the headers).
     pub fn read_with(

@@ -136,14 +136,7 @@ async fn guard(
     req: Request,
     next: axum::middleware::Next,
 ) -> Response {
-    let sent = guard::Sent::read_with(
-        |name| {
-            req.headers()
-                .get(name)
-                .map(|v| v.to_str().unwrap_or("\u{fffd}"))
-        },
-        req.uri().authority().map(|a| a.as_str()),
-    );
+    let sent = guard::Sent::of_request(&req);
     // Its GETs run scripts: a navigation from another site's page is refused like the rest.
     if let Err(refusal) = s.door.admit(&sent, false) {
         return refused(&refusal);

@@ -229,11 +229,7 @@ impl Tab {
         // goes over another connection: one round trip on that channel (answered by the browser
         // process, so an open dialog cannot hold it) puts them in place first.
         self.call("Page.getNavigationHistory", json!({})).await?;
-        let conn = self.browser.raw().await?;
-        let session = self
-            .nav_session
-            .get_or_try_init(|| conn.attach(&self.target_id))
-            .await?;
+        let (conn, session) = self.raw_session().await?;
         // A dialog that the page being left raises and the browser then refuses to let us
         // answer blocks that page's unload, and this navigation, for good: fail at once with
         // `dialogStuck` (the navigate command replaces the tab) instead of at the deadline.
@@ -253,7 +249,7 @@ impl Tab {
             deadline,
             async {
                 tokio::select! {
-                    res = self.browser.guard(conn.call(Some(session), "Page.navigate", json!({"url": url}))) => res,
+                    res = self.browser.guard(conn.call(Some(&session), "Page.navigate", json!({"url": url}))) => res,
                     Err(e) = &mut stuck_dialog => Err(e),
                 }
             },
