@@ -259,6 +259,46 @@ fn a_click_that_changes_nothing_answers_at_once_and_says_why() {
     "##);
 }
 
+/// A page that breaks, freezes, forges or spies on the click watch cannot stall a click nor make
+/// it miss a change the page shows at once: the watch lives in the page's world and is only a
+/// hint; `changed` comes from the utility world's comparison, and the window is bounded.
+#[test]
+fn a_page_hostile_to_the_click_watch_gets_bounded_truthful_clicks() {
+    lua(r##"
+        local function js(body) return page:execute_js{ body = body }:unwrap().result end
+        local function msg() return js("document.getElementById('msg').textContent") end
+        for _, mode in ipairs{ "throwing", "frozen", "liar", "proxy" } do
+            page:navigate{ url = A .. "/click_hostile.html?mode=" .. mode }:unwrap()
+            local n = page:click_element_by_selector{ selector = "#now" }
+            eq(n.ok, true, mode .. ": " .. tostring(n))
+            eq(n.data.changed, true, mode .. ": a change at once is seen")
+            eq(msg(), "now 1", mode)
+            -- Bounded: a stalled watch would hold the click to the command's timeout (tens of s).
+            -- The watch unreadable, the click is polled as before the watch (~1.6 s here).
+            assert(n.elapsed_ms < 3500, mode .. ": the changing click took " .. n.elapsed_ms .. " ms")
+            local q = page:click_element_by_selector{ selector = "#noop" }
+            eq(q.ok, true, mode .. ": " .. tostring(q))
+            eq(q.data.changed, false, mode)
+            eq(js("window.noops"), 1, mode .. ": exactly one click")
+            assert(q.elapsed_ms < 3500, mode .. ": the quiet click took " .. q.elapsed_ms .. " ms")
+            if mode == "proxy" then
+                -- A page that only spies still gets the watch's early answer.
+                eq(q.data.observationEnd, "quiet")
+            end
+            -- A change 300 ms later through a channel the watch cannot see: the click answers in
+            -- bounded time and says how its window ended; it reports a change only when it saw one.
+            local l = page:click_element_by_selector{ selector = "#later" }:unwrap()
+            assert(l.observationEnd ~= nil, mode .. ": the receipt says how the window ended")
+            assert(l.changed == false or l.changeStatus ~= "not_observed", mode)
+            local waited = page:wait_for_text{ text = "later 1", timeoutSeconds = 3 }
+            eq(waited.ok, true, mode .. ": the page went on (" .. tostring(waited) .. ")")
+        end
+        -- The spying page learnt the watch's key: it reaches only the watch's state in the
+        -- page's own world, which the page could change anyway.
+        assert(js("window.keysSeen.length") > 0, "the spy saw the key")
+    "##);
+}
+
 /// The click watch lives in the page's own world: its wrappers must not show (a page that
 /// checks whether its timers are native sees native ones), and a page cannot reach its state.
 #[test]

@@ -231,6 +231,7 @@ const DISABLED_FEATURES: &[&str] = &[
     "OptimizationHints",
     "NetworkTimeServiceQuerying",
     "PreconnectToSearch",
+    "SpareRendererForSitePerProcess",
 ];
 
 static PROFILE_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -531,6 +532,9 @@ impl Browser {
                 .request_timeout(Duration::from_secs(60))
                 .launch_timeout(LAUNCH_WAIT)
                 .args(LAUNCH_ARGS.iter().copied())
+                // No first window: every task opens its own, and chromiumoxide would attach
+                // to an unused one while the first task's page starts (as Playwright does).
+                .arg("no-startup-window")
                 .arg(("disable-features", DISABLED_FEATURES));
             builder = if config.headful {
                 builder.with_head()
@@ -1017,9 +1021,12 @@ impl Browser {
             return;
         }
         if let Some(mut cdp) = taken {
-            if let Mode::Managed { .. } = self.mode {
-                // `Browser.close` asks Chromium to exit; the kill is the fallback when it hangs.
-                let closed = if self.is_alive() {
+            if let Mode::Managed { temporary, .. } = self.mode {
+                // `Browser.close` asks Chromium to exit, writing a kept profile to disk; a
+                // temporary profile is about to be removed, so nothing is lost when the group
+                // goes at once (Chromium's orderly exit takes ~150 ms). The kill is also the
+                // fallback when the close hangs.
+                let closed = if self.is_alive() && !temporary {
                     tokio::time::timeout(Duration::from_secs(3), cdp.close())
                         .await
                         .is_ok_and(|r| r.is_ok())
@@ -1027,7 +1034,7 @@ impl Browser {
                     false
                 };
                 if !closed {
-                    // Helpers of a browser that died or hangs (renderers, zygotes) outlive it
+                    // Helpers of a browser killed, dead or hung (renderers, zygotes) outlive it
                     // and keep writing into its profile: the whole group goes. Before the
                     // browser is reaped, so the group id cannot belong to anyone else yet.
                     if let Mode::Managed { pid: Some(pid), .. } = &self.mode {
