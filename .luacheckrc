@@ -6,3 +6,5 @@ max_line_length = 120
 exclude_files = { "lua/moonpilot.d.lua" }
 -- Lua recipes (`run_recipe`) also get `page`, the task they run on.
 files["scripts/"] = { read_globals = { "page" } }
+-- Test files of `moonpilot test`: busted's globals, with `expect` and `test`.
+files["examples/tests/"] = { std = "+busted", read_globals = { "expect", "test" } }

@@ -45,6 +45,7 @@ pub mod runs;
 pub mod server;
 pub mod signal;
 pub mod splash;
+pub mod testing;
 pub mod trace;
 pub mod url_glob;
 pub mod watch;

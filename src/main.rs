@@ -240,6 +240,15 @@ enum Command {
         #[command(flatten)]
         browser: BrowserOpts,
     },
+    /// Run browser tests: `*_test.lua` / `*_spec.lua` files with `describe`, `it`, hooks and
+    /// waiting assertions (`expect(page):to_have_text{...}`), each test on a fresh page of its
+    /// own, several at once.
+    Test {
+        #[command(flatten)]
+        test: moonpilot::testing::Args,
+        #[command(flatten)]
+        browser: BrowserOpts,
+    },
     /// Write one HTML page of a recorded run (the newest when no DIR): every command with its
     /// params, outcome, screenshot and timing, the script's output and error, a summary.
     Report(moonpilot::report::cli::Args),
@@ -344,6 +353,16 @@ fn main() -> ExitCode {
             browser,
         } => watch(file, args, out, report, browser),
         Command::Report(args) => moonpilot::report::cli::run(args),
+        Command::Test { test, browser } => {
+            let Some(state) = moonpilot::evidence::state_dir(browser.state_dir.clone()) else {
+                eprintln!("moonpilot: no state directory: pass --state-dir DIR or set MOONPILOT_STATE_DIR");
+                return ExitCode::from(2);
+            };
+            match engine_config(browser) {
+                Ok(config) => moonpilot::testing::run(config, test, state),
+                Err(code) => code,
+            }
+        }
         Command::Splash {
             file,
             args,

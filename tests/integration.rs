@@ -46,6 +46,7 @@ mod serve;
 mod splash;
 mod storage_settings;
 mod tabs;
+mod test_runner;
 mod tidy;
 mod wait;
 mod watch;

@@ -223,6 +223,79 @@ function browser.checkpoint(name) end
 return browser
 "#;
 
+/// The test API of `moonpilot test` (src/testing/dsl.lua): globals in test files.
+const TEST_API: &str = r#"
+---`moonpilot test`: a group of tests (busted's `describe`; `.skip` and `.only` too).
+---@type fun(name: string, fn: fun())|{skip: fun(name: string, fn: fun()), only: fun(name: string, fn: fun())}
+describe = nil
+---`moonpilot test`: one test; `page` is a fresh task in a browser context of its own, opened on first use.
+---@type fun(name: string, fn?: fun(page: moonpilot.Task))|{skip: fun(name: string, fn?: fun(page: moonpilot.Task)), only: fun(name: string, fn: fun(page: moonpilot.Task))}
+it = nil
+---The same as `it`.
+---@type fun(name: string, fn?: fun(page: moonpilot.Task))|{skip: fun(name: string, fn?: fun(page: moonpilot.Task)), only: fun(name: string, fn: fun(page: moonpilot.Task))}
+test = nil
+---@param fn fun(page: moonpilot.Task)
+function before_each(fn) end
+---@param fn fun(page: moonpilot.Task)
+function after_each(fn) end
+---@param fn fun(page: moonpilot.Task)
+function before_all(fn) end
+---@param fn fun(page: moonpilot.Task)
+function after_all(fn) end
+---A skipped test.
+---@param name string
+function pending(name) end
+
+---A target of an element assertion: the catalogue's keys, with the assertion's own.
+---@class ExpectArgs
+---@field selector? string
+---@field text? string
+---@field role? string
+---@field name? string
+---@field label? string
+---@field index? integer
+---@field frame? string|integer
+---@field nth? integer
+---@field exact? boolean
+---@field value? any
+---@field count? integer
+---@field attribute? string
+---@field url? string
+---@field title? string
+---@field pattern? string
+---@field maxDiffPixelRatio? number
+---@field timeoutMs? integer
+
+---Assertions: on a page they wait (default 5000 ms) until the page agrees; each has a `not_to_*` form.
+---@class Expectation
+---@field to_have_url fun(self: Expectation, args: ExpectArgs)
+---@field to_have_title fun(self: Expectation, args: ExpectArgs)
+---@field to_have_text fun(self: Expectation, args: ExpectArgs)
+---@field to_contain_text fun(self: Expectation, args: ExpectArgs)
+---@field to_be_visible fun(self: Expectation, args: ExpectArgs)
+---@field to_be_hidden fun(self: Expectation, args: ExpectArgs)
+---@field to_be_enabled fun(self: Expectation, args: ExpectArgs)
+---@field to_be_disabled fun(self: Expectation, args: ExpectArgs)
+---@field to_be_checked fun(self: Expectation, args: ExpectArgs)
+---@field to_have_value fun(self: Expectation, args: ExpectArgs)
+---@field to_have_count fun(self: Expectation, args: ExpectArgs)
+---@field to_have_attribute fun(self: Expectation, args: ExpectArgs)
+---@field to_have_screenshot fun(self: Expectation, args: ExpectArgs)
+---@field to_equal fun(self: Expectation, expected: any)
+---@field to_be fun(self: Expectation, expected: any)
+---@field to_be_truthy fun(self: Expectation)
+---@field to_be_falsy fun(self: Expectation)
+---@field to_be_nil fun(self: Expectation)
+---@field to_contain fun(self: Expectation, item: any)
+---@field to_match fun(self: Expectation, pattern: string)
+---@field to_be_ok fun(self: Expectation)
+---@field [string] fun(self: Expectation, ...: any)
+
+---@param subject moonpilot.Task|moonpilot.Result|any
+---@return Expectation
+function expect(subject) end
+"#;
+
 /// The whole definition file for `specs` (the registry, in its order).
 pub fn generate(specs: &[&'static CommandSpec]) -> String {
     let mut out = String::from(HEAD);
@@ -245,6 +318,7 @@ pub fn generate(specs: &[&'static CommandSpec]) -> String {
         }
         out.push('\n');
     }
+    out.push_str(TEST_API);
     out.push_str(BROWSER);
     out
 }

@@ -36,12 +36,12 @@
 //! runs; `locator.rs` only gives them the shared locator readers) and the observation of what an
 //! action changed (`observe.rs`).
 
-mod actionable;
+pub(crate) mod actionable;
 mod click;
 mod element_ops;
-mod find;
+pub(crate) mod find;
 mod input;
-mod locator;
+pub(crate) mod locator;
 
 use std::sync::Arc;
 
