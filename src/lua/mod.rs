@@ -47,15 +47,9 @@ where
     F: FnOnce(LuaHost) -> Fut,
     Fut: std::future::Future<Output = std::process::ExitCode>,
 {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match host_runtime() {
         Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("moonpilot: cannot start the runtime: {e}");
-            return std::process::ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async move {
@@ -71,6 +65,18 @@ where
         engine.flush_trace().await;
         code
     })
+}
+
+/// The hosts' runtime: one thread, everything enabled; failing to build it is exit code 2, said
+/// on stderr.
+pub fn host_runtime() -> Result<tokio::runtime::Runtime, std::process::ExitCode> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            eprintln!("moonpilot: cannot start the runtime: {e}");
+            std::process::ExitCode::from(2)
+        })
 }
 
 /// One Ctrl-C listener for a whole host session (a listener made per `select!` would miss a

@@ -225,31 +225,24 @@ end
 
 local page_matchers = {}
 
-function page_matchers.to_have_url(page, args, negated, level)
-  if args.url == nil and args.pattern == nil then
-    error("to_have_url: give url = the exact URL, or pattern = a Lua pattern", level + 1)
+-- `to_have_url` / `to_have_title`: the page's `key`, exact or a Lua `pattern`, read by `read`.
+local function page_value_matcher(name, key, read)
+  page_matchers[name] = function(page, args, negated, level)
+    if args[key] == nil and args.pattern == nil then
+      error(name .. ": give " .. key .. " = the exact " .. key .. ", or pattern = a Lua pattern",
+        level + 1)
+    end
+    local expected = args[key] and show(args[key])
+      or ("a " .. key .. " matching " .. show(args.pattern))
+    waiting(name, negated, args, function() return read(page) end, function(v)
+      if args[key] then return v == args[key] end
+      return type(v) == "string" and v:find(args.pattern) ~= nil
+    end, expected, "the page", level + 1)
   end
-  local expected = args.url and show(args.url) or ("a URL matching " .. show(args.pattern))
-  waiting("to_have_url", negated, args, function()
-    return page:get_url{}:unwrap().url
-  end, function(url)
-    if args.url then return url == args.url end
-    return type(url) == "string" and url:find(args.pattern) ~= nil
-  end, expected, "the page", level + 1)
 end
-
-function page_matchers.to_have_title(page, args, negated, level)
-  if args.title == nil and args.pattern == nil then
-    error("to_have_title: give title = the exact title, or pattern = a Lua pattern", level + 1)
-  end
-  local expected = args.title and show(args.title) or ("a title matching " .. show(args.pattern))
-  waiting("to_have_title", negated, args, function()
-    return page:get_title{}:unwrap().title
-  end, function(title)
-    if args.title then return title == args.title end
-    return type(title) == "string" and title:find(args.pattern) ~= nil
-  end, expected, "the page", level + 1)
-end
+page_value_matcher("to_have_url", "url", function(page) return page:get_url{}:unwrap().url end)
+page_value_matcher("to_have_title", "title",
+  function(page) return page:get_title{}:unwrap().title end)
 
 -- An element assertion: `what` is read from the element `args` targets (core.read).
 local function element_matcher(name, what, text_is_expected, expected_of, holds, field)
@@ -296,7 +289,6 @@ element_matcher("to_have_count", "count", nil,
 -- `to_have_attribute{selector=…, name=…, value=…}`: `name` is the attribute's, not an
 -- accessible name (use `attribute =` with a role target).
 function page_matchers.to_have_attribute(page, args, negated, level)
-  do
     local a = {}
     for k, v in pairs(args) do a[k] = v end
     if a.attribute == nil and a.role == nil then a.attribute, a.name = a.name, nil end
@@ -318,7 +310,6 @@ function page_matchers.to_have_attribute(page, args, negated, level)
         if seen.count == 0 then return "no matching element" end
         return seen.present and show(seen.attribute) or "no such attribute"
       end)
-  end
 end
 
 function page_matchers.to_have_screenshot(page, args, negated, level)

@@ -141,8 +141,6 @@ pub struct Failure {
     pub target: Option<String>,
     /// How long it waited.
     pub waited_ms: Option<u64>,
-    /// Where the error came from, when known.
-    pub traceback: Option<String>,
     /// The page when it failed.
     pub screenshot: Option<PathBuf>,
     /// Screenshot comparison images (actual, diff), when one failed.
@@ -403,7 +401,6 @@ fn failure_of(v: &LuaValue) -> Failure {
             .ok()
             .flatten()
             .map(|w| w as u64),
-        traceback: s("traceback"),
         ..Failure::default()
     }
 }
@@ -754,15 +751,9 @@ pub fn run(config: crate::EngineConfig, args: Args, state_dir: PathBuf) -> ExitC
             return ExitCode::from(2);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::lua::host_runtime() {
         Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("moonpilot: cannot start the runtime: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async move {
