@@ -38,8 +38,42 @@ const MAX_RETRIES: u32 = 2;
 const RETRY_WINDOW: Duration = Duration::from_secs(30);
 /// Pause before resending after spurious noise (§5: 120 ms).
 const SPURIOUS_DELAY: Duration = Duration::from_millis(120);
-/// Pause before resending while the page navigates (§5: 200..1000 ms).
-const NAVIGATING_DELAY: Duration = Duration::from_millis(300);
+/// Pause before resending while the page navigates (§5: 200..1000 ms): at least the minimum,
+/// then until the main document has made no progress for `NAVIGATING_QUIET`, at most the maximum.
+const NAVIGATING_DELAY: Duration = Duration::from_millis(200);
+/// See `NAVIGATING_DELAY`.
+const NAVIGATING_DELAY_MAX: Duration = Duration::from_millis(1000);
+/// See `NAVIGATING_DELAY`.
+const NAVIGATING_QUIET: Duration = Duration::from_millis(200);
+
+/// The pause before a read is resent because the page navigated: `NAVIGATING_DELAY`, then
+/// until the task's page has been quiet (no lifecycle event, commit or same-document move) for
+/// `NAVIGATING_QUIET`, at most `cap` in all. A page that keeps navigating costs the cap; one
+/// navigation costs about its own length.
+async fn navigation_pause(task: &Task, cap: Duration) {
+    let started = Instant::now();
+    let progress = match task.tab() {
+        Ok(tab) => tab.load_progress().await.ok(),
+        Err(_) => None,
+    };
+    let Some(mut progress) = progress else {
+        return tokio::time::sleep(NAVIGATING_DELAY.min(cap)).await;
+    };
+    let until = started + cap;
+    let _ = tokio::time::timeout_at(until.into(), async {
+        tokio::time::sleep(NAVIGATING_DELAY).await;
+        loop {
+            // Progress already queued during the minimum is drained here, each restarting the quiet.
+            match tokio::time::timeout(NAVIGATING_QUIET, futures::StreamExt::next(&mut progress))
+                .await
+            {
+                Ok(Some(())) => continue,
+                Ok(None) | Err(_) => break,
+            }
+        }
+    })
+    .await;
+}
 
 /// How a command holds its task's lane: taken by itself, or inherited from the running command
 /// that sent it (a batch step runs inside its batch's lane).
@@ -498,11 +532,17 @@ impl Executor {
             if let Err(e) = &outcome {
                 recovered = Some((e.code, retries));
             }
-            tokio::time::sleep(delay).await;
+            let navigated = matches!(&outcome, Err(e) if e.code == ErrorCode::PageNavigating);
+            match task.filter(|_| navigated) {
+                Some(t) => {
+                    let cap = NAVIGATING_DELAY_MAX.min(room.saturating_sub(SPURIOUS_DELAY));
+                    navigation_pause(t, cap).await
+                }
+                None => tokio::time::sleep(delay).await,
+            }
             // A screenshot still pending from the previous command holds the renderer's
             // frame-tree answers while a navigation has no frame to give it: a read resent
             // because the page navigated waits for that capture first (each is bounded).
-            let navigated = matches!(&outcome, Err(e) if e.code == ErrorCode::PageNavigating);
             if let Some(t) = task.filter(|t| navigated && t.evidence_pending()) {
                 // The resend keeps some of the window for itself.
                 let room = window
