@@ -22,6 +22,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures::StreamExt;
 use serde_json::{json, Value};
 use tokio::sync::SemaphorePermit;
 
@@ -62,15 +63,8 @@ async fn navigation_pause(task: &Task, cap: Duration) {
     let until = started + cap;
     let _ = tokio::time::timeout_at(until.into(), async {
         tokio::time::sleep(NAVIGATING_DELAY).await;
-        loop {
-            // Progress already queued during the minimum is drained here, each restarting the quiet.
-            match tokio::time::timeout(NAVIGATING_QUIET, futures::StreamExt::next(&mut progress))
-                .await
-            {
-                Ok(Some(())) => continue,
-                Ok(None) | Err(_) => break,
-            }
-        }
+        // Progress already queued during the minimum is drained here, each restarting the quiet.
+        while let Ok(Some(())) = tokio::time::timeout(NAVIGATING_QUIET, progress.next()).await {}
     })
     .await;
 }
