@@ -15,27 +15,8 @@ mod figures;
 #[allow(dead_code)]
 mod server;
 
-use figures::{env_or, line, stats};
-use std::process::{Command, Stdio};
-use std::time::Instant;
-
-/// Runs `cmd` to its end and answers its wall time in ms; a failed run fails the bench.
-fn timed(mut cmd: Command) -> f64 {
-    let t0 = Instant::now();
-    let out = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output()
-        .unwrap();
-    let ms = t0.elapsed().as_secs_f64() * 1e3;
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    ms
-}
+use figures::{env_or, line, stats, timed};
+use std::process::Command;
 
 fn main() {
     let runs: usize = env_or("BENCH_COLD_RUNS", 12);

@@ -67,3 +67,24 @@ pub async fn task_at(ex: &moonpilot::Executor, url: &str) -> moonpilot::browser:
     assert!(r.ok, "{:?}", r.msg);
     id
 }
+
+/// Runs `cmd` to its end and answers its wall time in ms; a run that fails fails the bench,
+/// with its output.
+#[allow(dead_code)] // Not every bench runs child processes.
+pub fn timed(mut cmd: std::process::Command) -> f64 {
+    use std::process::Stdio;
+    let t0 = std::time::Instant::now();
+    let out = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let ms = t0.elapsed().as_secs_f64() * 1e3;
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    ms
+}

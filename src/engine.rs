@@ -292,6 +292,13 @@ impl Engine {
         StartGuard(&self.starting)
     }
 
+    /// Keeps the shared browser running while no task uses it, until the guard drops: for a
+    /// host that closes a task and opens the next in a row (`moonpilot test`), which would
+    /// otherwise stop and relaunch the browser (or reconnect to a remote one) between them.
+    pub fn keep_browser(&self) -> StartGuard<'_> {
+        self.begin_start()
+    }
+
     /// The `launching` block of `list_tasks`, while a launch is in progress.
     pub fn launching(&self) -> Option<(Instant, bool)> {
         self.launching.lock().ok().and_then(|l| *l)
@@ -407,7 +414,8 @@ impl Engine {
     }
 }
 
-/// A `start` in progress (see [`Engine::begin_start`]).
+/// A `start` in progress, or a host keeping the browser (see [`Engine::begin_start`],
+/// [`Engine::keep_browser`]).
 pub struct StartGuard<'a>(&'a AtomicUsize);
 
 impl Drop for StartGuard<'_> {

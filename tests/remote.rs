@@ -916,3 +916,84 @@ fn browserless_a_full_queue_ends_at_the_cdp_wait_with_a_start_error() {
         );
     }
 }
+
+// ---- `moonpilot test` on a remote browser ----
+
+/// Runs a suite of four tests with two workers on the browser at `url`: each test checks that
+/// it runs there (an attached browser, `mode: "cdp"`) and reads its page. The output.
+fn test_suite_on(name: &str, url: &str) -> (Option<i32>, String) {
+    let dir = std::env::temp_dir().join(format!(
+        "moonpilot-remote-tests-{name}-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let page = url_a("basic.html");
+    let tests: String = (1..=4)
+        .map(|n| {
+            format!(
+                "it('remote {n}', function(page)\n\
+                   page:navigate{{ url = {page:?} }}:unwrap()\n\
+                   expect(browser.call('list_tasks').data.browser.mode):to_equal('cdp')\n\
+                   expect(page):to_have_title{{ title = 'Basic' }}\n\
+                 end)\n"
+            )
+        })
+        .collect();
+    std::fs::write(dir.join("remote_spec.lua"), tests).unwrap();
+    let out = moonpilot()
+        .current_dir(&dir)
+        .args([
+            "test",
+            "--workers",
+            "2",
+            "--no-trace",
+            "--no-capture",
+            "--cdp-url",
+            url,
+        ])
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), text)
+}
+
+#[test]
+fn moonpilot_test_runs_its_workers_on_an_attached_browser_and_leaves_it_as_it_was() {
+    let mut remote = RemoteChromium::launch("tests");
+    let (code, text) = test_suite_on("attached", &format!("http://127.0.0.1:{}", remote.port));
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains("Running 4 tests using 2 workers") && text.contains("4 passed"),
+        "{text}"
+    );
+    assert!(remote.answers(), "the attached browser is left running");
+    // Every test's page and context is closed: only the browser's own first tab is left.
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", remote.port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(
+        s,
+        "GET /json/list HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer);
+    assert!(
+        !answer.contains("basic.html"),
+        "a test's page is left: {answer}"
+    );
+}
+
+#[test]
+fn browserless_runs_moonpilot_tests_workers() {
+    let Some(bl) = browserless() else { return };
+    bl.idle();
+    let (code, text) = test_suite_on("browserless", &bl.ws("/chromium"));
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("4 passed"), "{text}");
+    bl.idle();
+}

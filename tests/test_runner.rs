@@ -429,3 +429,248 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// A running `moonpilot test` with its stdout, line by line.
+struct Live {
+    child: std::process::Child,
+    lines: std::sync::mpsc::Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Live {
+    fn start(dir: &Path, args: &[&str]) -> Live {
+        let mut child = moonpilot()
+            .current_dir(dir)
+            .arg("test")
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // stdout and stderr, each line as it comes.
+        let (tx, lines) = std::sync::mpsc::channel();
+        let out: Box<dyn std::io::Read + Send> = Box::new(child.stdout.take().unwrap());
+        let err: Box<dyn std::io::Read + Send> = Box::new(child.stderr.take().unwrap());
+        for stream in [out, err] {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for line in std::io::BufRead::lines(std::io::BufReader::new(stream)) {
+                    let Ok(line) = line else { break };
+                    if tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        Live {
+            child,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    /// The lines up to the next one containing `text` (that one included).
+    fn until(&mut self, text: &str) -> Vec<String> {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let mut got = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    got.push(line.clone());
+                    if line.contains(text) {
+                        return got;
+                    }
+                }
+                Err(_) => panic!(
+                    "no line with {text:?}; output so far:\n{}",
+                    self.seen.join("\n")
+                ),
+            }
+        }
+    }
+
+    fn interrupt(&self) {
+        let status = Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// Waits for the exit (at most 30 s): its code. (A test thread, no runtime: it may sleep.)
+    #[allow(clippy::disallowed_methods)]
+    fn exit_code(&mut self) -> Option<i32> {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code();
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "still running; output:\n{}",
+                self.seen.join("\n")
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const HOLDING_SPEC: &str = r##"
+local A = os.getenv("MOONPILOT_TEST_A")
+it("passes first", function(page)
+  page:navigate{ url = A .. "/basic.html" }:unwrap()
+  expect(page):to_have_title{ title = "Basic" }
+end)
+
+it("fails <with> a screenshot", function(page)
+  page:navigate{ url = A .. "/basic.html" }:unwrap()
+  expect(page):to_have_text{ selector = "h1", text = "not this", timeoutMs = 300 }
+end)
+
+it("holds", function(page)
+  page:navigate{ url = A .. "/basic.html" }:unwrap()
+  print("PROFILE " .. browser.call("list_tasks").data.browser.profileDir)
+  io.stdout:flush()
+  browser.sleep(60000)
+end)
+"##;
+
+#[test]
+fn ctrl_c_stops_the_run_closes_the_browser_and_writes_every_report_with_the_html_one() {
+    let dir = suite("interrupt", &[("hold_spec.lua", HOLDING_SPEC)]);
+    let reporters = format!(
+        "list,json={},junit={},html={}",
+        dir.join("r.json").display(),
+        dir.join("j.xml").display(),
+        dir.join("r.html").display()
+    );
+    // Traced (the HTML report shows each test's commands), one worker: the file's order.
+    let mut live = Live::start(&dir, &["--workers", "1", "--reporter", &reporters]);
+    let line = live.until("PROFILE ").pop().unwrap();
+    let profile = PathBuf::from(line.trim_start_matches("PROFILE ").trim());
+    assert!(profile.is_dir(), "{profile:?}");
+    let t0 = std::time::Instant::now();
+    live.interrupt();
+    assert_eq!(live.exit_code(), Some(130), "{}", live.seen.join("\n"));
+    assert!(t0.elapsed().as_secs() < 20, "Ctrl-C cut the 60 s sleep");
+    assert!(
+        !profile.exists(),
+        "the browser was closed, its profile removed"
+    );
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap();
+    assert_eq!(report["stats"]["interrupted"], true, "{report}");
+    assert_eq!(status_of(&report, "passes first"), "passed");
+    assert_eq!(status_of(&report, "fails <with> a screenshot"), "failed");
+    assert_eq!(report["tests"].as_array().unwrap().len(), 2, "{report}");
+    let xml = std::fs::read_to_string(dir.join("j.xml")).unwrap();
+    assert_eq!(xml.matches("<testcase ").count(), 2, "{xml}");
+    // The HTML report: failures first, escaped titles, the assertion, its screenshot, the
+    // commands each test ran.
+    let html = std::fs::read_to_string(dir.join("r.html")).unwrap();
+    let failed_at = html
+        .find("fails &lt;with&gt; a screenshot")
+        .expect("the failed test");
+    let passed_at = html.find("passes first").expect("the passed test");
+    assert!(failed_at < passed_at, "failures first");
+    assert!(!html.contains("<with>"), "titles are escaped");
+    assert!(
+        html.contains("expected text \"not this\"")
+            || html.contains("expected text &quot;not this&quot;"),
+        "the assertion"
+    );
+    assert!(html.contains("hold_spec.lua:10"), "its line");
+    assert!(
+        html.contains("data:image/png;base64,"),
+        "the failure screenshot"
+    );
+    assert!(
+        html.contains("interrupted"),
+        "the run says it was interrupted"
+    );
+    let navigations = html.matches("<b>navigate</b>").count();
+    assert_eq!(navigations, 2, "each finished test's navigate step");
+    assert!(!html.contains("src=\"http"), "no external image");
+}
+
+#[test]
+fn watch_reruns_the_file_a_save_concerns_on_the_same_browser() {
+    let dir = suite(
+        "watch",
+        &[
+            (
+                "a_spec.lua",
+                "local h = require('helper')\nit('a uses the helper', function(page)\n  page:navigate{ url = os.getenv('MOONPILOT_TEST_A') .. '/basic.html' }:unwrap()\n  print('PID ' .. tostring(browser.call('list_tasks').data.browser.pid))\n  expect(h.value):to_equal(1)\nend)\n",
+            ),
+            ("b_spec.lua", "it('b alone', function() end)\n"),
+            ("helper.lua", "return { value = 1 }\n"),
+        ],
+    );
+    let mut live = Live::start(
+        &dir,
+        &["--watch", "--workers", "2", "--no-trace", "--no-capture"],
+    );
+    let first = live.until("watch: waiting");
+    let all = first.join("\n");
+    assert!(
+        all.contains("a uses the helper") && all.contains("b alone"),
+        "{all}"
+    );
+    assert!(all.contains("2 passed"), "{all}");
+    assert!(
+        all.contains("2 test files or 1 module"),
+        "the helper is watched: {all}"
+    );
+    let pid = first
+        .iter()
+        .find_map(|l| l.strip_prefix("PID "))
+        .expect("the browser's pid")
+        .to_string();
+    // A save of the module re-runs the file that requires it, and only that one.
+    std::fs::write(dir.join("helper.lua"), "return { value = 2 }\n").unwrap();
+    let second = live.until("watch: waiting");
+    let all = second.join("\n");
+    assert!(all.contains("helper.lua saved: re-running 1 file"), "{all}");
+    assert!(
+        all.contains("a uses the helper") && !all.contains("b alone"),
+        "{all}"
+    );
+    assert!(all.contains("0 passed, 1 failed"), "{all}");
+    assert!(
+        second
+            .iter()
+            .any(|l| l.strip_prefix("PID ") == Some(pid.as_str())),
+        "the same browser: {all}"
+    );
+    // A save of a test file re-runs it alone.
+    std::fs::write(
+        dir.join("b_spec.lua"),
+        "it('b alone', function() end)\nit('b again', function() end)\n",
+    )
+    .unwrap();
+    let third = live.until("watch: waiting").join("\n");
+    assert!(
+        third.contains("b again") && !third.contains("a uses the helper"),
+        "{third}"
+    );
+    assert!(third.contains("2 passed"), "{third}");
+    // A save that does not load says why and waits for the next.
+    std::fs::write(
+        dir.join("b_spec.lua"),
+        "it('b', function()\n  local = 1\nend)\n",
+    )
+    .unwrap();
+    live.until("b_spec.lua:2");
+    live.interrupt();
+    live.until("watch: stopped");
+    assert_eq!(live.exit_code(), Some(130));
+}

@@ -8,7 +8,8 @@ use serde_json::Value;
 
 use super::{Report, Screenshot, Step};
 
-const CSS: &str = include_str!("report.css");
+/// The page's style, shared with `moonpilot test`'s HTML report.
+pub(crate) const CSS: &str = include_str!("report.css");
 const JS: &str = include_str!("report.js");
 
 /// A duration for people: `850 ms`, `1.25 s`, `2 min 05 s`.

@@ -12,12 +12,13 @@
 //! Exit codes: 0 every test passed (flaky included), 1 a test failed, 2 usage, discovery and
 //! load errors, 130 interrupted.
 
+mod html;
 pub mod read;
 pub mod report;
 pub mod snapshot;
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::rc::Rc;
@@ -67,13 +68,18 @@ pub struct Args {
     /// Write the screenshots `to_have_screenshot` compares against, instead of comparing.
     #[arg(long)]
     pub update_snapshots: bool,
-    /// `list` (default), `dot`, `junit=FILE`, `json=FILE` (repeatable, or comma-separated).
+    /// `list` (default), `dot`, `junit=FILE`, `json=FILE`, `html=FILE` (repeatable, or
+    /// comma-separated).
     #[arg(long = "reporter", value_name = "NAME[=FILE]", value_delimiter = ',')]
     pub reporters: Vec<String>,
     /// Where failed tests leave their screenshots and screenshot diffs [default:
     /// test-results/ in the state directory].
     #[arg(long, value_name = "DIR")]
     pub output: Option<PathBuf>,
+    /// After the run, re-run a file's tests each time it or a module it requires is saved, the
+    /// browser kept open (Ctrl-C stops).
+    #[arg(long)]
+    pub watch: bool,
 }
 
 fn parse_shard(s: &str) -> Result<(usize, usize), String> {
@@ -162,6 +168,8 @@ pub struct Outcome {
     pub attempts: u32,
     /// The failures of the failed attempts, in order.
     pub failures: Vec<Failure>,
+    /// The tasks (pages) each attempt opened, in order.
+    pub tasks: Vec<Vec<String>>,
 }
 
 /// A unit of work: tests of one file, run in order in one Lua state.
@@ -234,6 +242,7 @@ async fn load(
     update_snapshots: bool,
 ) -> Result<(LuaHost, Table), String> {
     let host = LuaHost::new(executor.clone(), BTreeMap::new()).map_err(|e| format!("Lua: {e}"))?;
+    host.track_requires().map_err(|e| format!("Lua: {e}"))?;
     let api = install(&host, file, current, update_snapshots).map_err(|e| format!("Lua: {e}"))?;
     host.run_file(file)
         .await
@@ -453,14 +462,52 @@ fn slug(test: &Listed, repeat: u32, attempt: u32) -> String {
     s
 }
 
-/// One attempt of one test in `state` (loaded when `None`); answers the failure, if any, and
-/// whether the state may run the unit's next test.
+/// One attempt of one test in `state` (loaded when `None`; left `None` when it cannot run
+/// another test): the failure, if any, and the pages it opened (closed by now).
 async fn attempt(
     shared: &Shared,
     state: &mut Option<(LuaHost, Table)>,
     current: &Current,
     test: &Listed,
     out_dir: PathBuf,
+) -> (Option<Failure>, Vec<TaskId>) {
+    let failure = attempt_run(shared, state, current, test, &out_dir).await;
+    let pages: Vec<TaskId> = current.pages.borrow_mut().drain(..).collect();
+    let mut failure = failure;
+    if let Some(f) = failure.as_mut() {
+        f.images = current.images.borrow().clone();
+        // The last page opened is what a failing test looked at most often.
+        if let Some(&id) = pages.last() {
+            f.screenshot = failure_screenshot(&shared.executor, id, &out_dir).await;
+        }
+    }
+    for &id in &pages {
+        close_page(&shared.executor, id).await;
+    }
+    (failure, pages)
+}
+
+/// A screenshot of page `id` into `out_dir/failure.png`.
+async fn failure_screenshot(executor: &Executor, id: TaskId, out_dir: &Path) -> Option<PathBuf> {
+    let path = out_dir.join("failure.png");
+    std::fs::create_dir_all(out_dir).ok()?;
+    let shot = executor
+        .execute(
+            Some(id),
+            "screenshot",
+            json!({"path": path.display().to_string()}),
+        )
+        .await;
+    (shot.ok && path.is_file()).then_some(path)
+}
+
+/// Runs the test's body (and its hooks) in `state`.
+async fn attempt_run(
+    shared: &Shared,
+    state: &mut Option<(LuaHost, Table)>,
+    current: &Current,
+    test: &Listed,
+    out_dir: &Path,
 ) -> Option<Failure> {
     let executor = &shared.executor;
     if state.is_none() {
@@ -475,7 +522,7 @@ async fn attempt(
         }
     }
     let (_, api) = state.as_ref()?;
-    *current.dir.borrow_mut() = out_dir.clone();
+    *current.dir.borrow_mut() = out_dir.to_path_buf();
     current.images.borrow_mut().clear();
     current.pages.borrow_mut().clear();
     let run: Function = match api.get("run") {
@@ -489,7 +536,7 @@ async fn attempt(
     };
     let limit = Duration::from_secs_f64(shared.args.timeout.max(0.001));
     let called = run.call_async::<LuaValue>(test.id);
-    let mut failure = match tokio::time::timeout(limit, called).await {
+    match tokio::time::timeout(limit, called).await {
         Ok(Ok(LuaValue::Nil)) => None,
         Ok(Ok(v)) => Some(failure_of(&v)),
         Ok(Err(e)) => Some(Failure {
@@ -508,32 +555,7 @@ async fn attempt(
                 ..Failure::default()
             })
         }
-    };
-    let pages: Vec<TaskId> = current.pages.borrow_mut().drain(..).collect();
-    if let Some(f) = failure.as_mut() {
-        f.images = current.images.borrow().clone();
-        // The test's own page is the first one opened after its before_all hooks; the last one
-        // opened is what a failing test looked at most often.
-        if let Some(&id) = pages.last() {
-            let path = out_dir.join("failure.png");
-            if std::fs::create_dir_all(&out_dir).is_ok() {
-                let shot = executor
-                    .execute(
-                        Some(id),
-                        "screenshot",
-                        json!({"path": path.display().to_string()}),
-                    )
-                    .await;
-                if shot.ok && path.is_file() {
-                    f.screenshot = Some(path);
-                }
-            }
-        }
     }
-    for id in pages {
-        close_page(executor, id).await;
-    }
-    failure
 }
 
 /// Runs the `after_all` hooks still pending in `state`; the pages they opened are closed.
@@ -578,20 +600,23 @@ async fn worker(shared: Rc<Shared>) {
                     duration: Duration::ZERO,
                     attempts: 0,
                     failures: Vec::new(),
+                    tasks: Vec::new(),
                 };
                 shared.reporters.borrow_mut().ended(&outcome);
                 shared.outcomes.borrow_mut().push(outcome);
                 continue;
             }
             let mut failures = Vec::new();
+            let mut tasks = Vec::new();
             let mut tries = 0;
             let mut duration;
             loop {
                 tries += 1;
                 let out_dir = shared.output.join(slug(test, *repeat, tries));
                 let t0 = Instant::now();
-                let failed = attempt(&shared, &mut state, &current, test, out_dir).await;
+                let (failed, pages) = attempt(&shared, &mut state, &current, test, out_dir).await;
                 duration = t0.elapsed();
+                tasks.push(pages.iter().map(ToString::to_string).collect());
                 match failed {
                     None => break,
                     Some(f) => {
@@ -621,6 +646,7 @@ async fn worker(shared: Rc<Shared>) {
                 duration,
                 attempts: tries,
                 failures,
+                tasks,
             };
             shared.reporters.borrow_mut().ended(&outcome);
             shared.outcomes.borrow_mut().push(outcome);
@@ -640,12 +666,21 @@ async fn worker(shared: Rc<Shared>) {
     }
 }
 
-/// Lists the tests of every file (a file that does not load is an error).
-async fn collect(executor: &Executor, files: &[PathBuf]) -> Result<Vec<Listed>, String> {
+/// The modules each test file requires (for `--watch`).
+type Requires = BTreeMap<PathBuf, BTreeSet<PathBuf>>;
+
+/// Lists the tests of every file (a file that does not load is an error), and the modules each
+/// requires while it loads.
+async fn collect(
+    executor: &Executor,
+    files: &[PathBuf],
+) -> Result<(Vec<Listed>, Requires), String> {
     let mut all = Vec::new();
+    let mut requires = Requires::new();
     let current = Current::default();
     for file in files {
-        let (_host, api) = load(executor, file, &current, false).await?;
+        let (host, api) = load(executor, file, &current, false).await?;
+        requires.insert(file.clone(), host.required_files().borrow().clone());
         let list: Function = api.get("list").map_err(|e| e.to_string())?;
         let listed: Vec<Table> = list.call(()).map_err(|e| e.to_string())?;
         for t in listed {
@@ -659,7 +694,7 @@ async fn collect(executor: &Executor, files: &[PathBuf]) -> Result<Vec<Listed>, 
             });
         }
     }
-    Ok(all)
+    Ok((all, requires))
 }
 
 /// The state file `--last-failed` reads: the failed tests of the previous run of `files`.
@@ -756,33 +791,154 @@ pub fn run(config: crate::EngineConfig, args: Args, state_dir: PathBuf) -> ExitC
         Err(code) => return code,
     };
     let local = tokio::task::LocalSet::new();
+    let sources = Sources {
+        trace_dir: config.trace_dir.clone(),
+        data_dir: config.data_dir.clone(),
+        state_dir,
+    };
     local.block_on(&runtime, async move {
         let engine = crate::Engine::new(config);
         let executor = Executor::new(engine.clone(), crate::lua::recipe_host());
-        let code = run_suite(executor, args, files, reporters, &state_dir).await;
+        // One browser for the whole session: each test closes its task, the next opens one.
+        let keep = engine.keep_browser();
+        // One listener for the whole session, so a Ctrl-C between two runs is not lost.
+        let code = match crate::lua::interrupt_listener() {
+            Ok(mut interrupt) => {
+                let watch = args.watch;
+                let (code, requires) = run_suite(
+                    &executor,
+                    &args,
+                    files.clone(),
+                    reporters,
+                    &sources,
+                    &mut interrupt,
+                )
+                .await;
+                if watch && code != ExitCode::from(130) {
+                    watch_loop(&executor, &args, files, requires, &sources, &mut interrupt).await
+                } else {
+                    code
+                }
+            }
+            Err(code) => code,
+        };
+        drop(keep);
         engine.shutdown().await;
         engine.flush_trace().await;
         code
     })
 }
 
+/// Where a run's files are.
+struct Sources {
+    /// The trace the HTML report's steps come from (`None`: `--no-trace`).
+    trace_dir: Option<PathBuf>,
+    /// The evidence directory.
+    data_dir: PathBuf,
+    /// The state directory (`--last-failed`'s memory, test-results/).
+    state_dir: PathBuf,
+}
+
+/// `--watch`: after the first run, waits for a save of a test file or of a module one requires
+/// and re-runs the files concerned, the engine and its browser kept; Ctrl-C ends it (130).
+async fn watch_loop(
+    executor: &Executor,
+    args: &Args,
+    files: Vec<PathBuf>,
+    mut requires: Requires,
+    sources: &Sources,
+    interrupt: &mut tokio::signal::unix::Signal,
+) -> ExitCode {
+    let mut watcher = match crate::watch::Files::new() {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("moonpilot: cannot watch files: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    loop {
+        // Each test file with what it requires, as the watcher reports paths.
+        let deps: Vec<(PathBuf, BTreeSet<PathBuf>)> = files
+            .iter()
+            .map(|f| {
+                let mut set: BTreeSet<PathBuf> = requires
+                    .get(f)
+                    .map(|m| m.iter().map(|p| real(p)).collect())
+                    .unwrap_or_default();
+                set.insert(real(f));
+                (f.clone(), set)
+            })
+            .collect();
+        let watched: BTreeSet<PathBuf> = deps.iter().flat_map(|(_, s)| s.clone()).collect();
+        let modules = watched.len().saturating_sub(files.len());
+        println!(
+            "\nwatch: waiting for a save of {} test file{} or {modules} module{} (Ctrl-C stops)",
+            files.len(),
+            report::plural(files.len()),
+            report::plural(modules)
+        );
+        watcher.set(watched);
+        let changed = tokio::select! {
+            changed = watcher.next_save() => changed,
+            _ = interrupt.recv() => {
+                println!("watch: stopped");
+                return ExitCode::from(130);
+            }
+        };
+        let rerun: Vec<PathBuf> = deps
+            .into_iter()
+            .filter(|(_, set)| !set.is_disjoint(&changed))
+            .map(|(f, _)| f)
+            .collect();
+        if rerun.is_empty() {
+            continue;
+        }
+        let names: Vec<String> = changed
+            .iter()
+            .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .collect();
+        println!(
+            "watch: {} saved: re-running {} file(s)",
+            names.join(", "),
+            rerun.len()
+        );
+        let reporters = match report::Reporters::parse(&args.reporters) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("moonpilot: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        let (code, found) = run_suite(executor, args, rerun, reporters, sources, interrupt).await;
+        requires.extend(found);
+        if code == ExitCode::from(130) {
+            return code;
+        }
+    }
+}
+
+/// Runs the tests of `files` and writes the reports: the exit code, and the modules each file
+/// requires (empty when they did not load).
 async fn run_suite(
-    executor: Executor,
-    args: Args,
+    executor: &Executor,
+    args: &Args,
     files: Vec<PathBuf>,
     mut reporters: report::Reporters,
-    state_dir: &Path,
-) -> ExitCode {
-    let all = match collect(&executor, &files).await {
-        Ok(all) => all,
+    sources: &Sources,
+    interrupt: &mut tokio::signal::unix::Signal,
+) -> (ExitCode, Requires) {
+    let state_dir = sources.state_dir.as_path();
+    let (all, requires) = match collect(executor, &files).await {
+        Ok(found) => found,
         Err(e) => {
             eprintln!("moonpilot: {e}");
-            return ExitCode::from(2);
+            return (ExitCode::from(2), Requires::new());
         }
     };
     if all.is_empty() {
         eprintln!("moonpilot: the test files declare no test");
-        return ExitCode::from(2);
+        return (ExitCode::from(2), requires);
     }
     if args.forbid_only {
         let left: Vec<String> = all
@@ -795,7 +951,7 @@ async fn run_suite(
                 "moonpilot: --forbid-only: a `.only` is left at {}",
                 left.join(", ")
             );
-            return ExitCode::from(1);
+            return (ExitCode::from(1), requires);
         }
     }
     let last_run = last_run_file(state_dir, &files);
@@ -815,7 +971,7 @@ async fn run_suite(
     } else {
         None
     };
-    let selected = select(all, &args, last_failed.as_deref());
+    let selected = select(all, args, last_failed.as_deref());
     let workers = args
         .workers
         .map(|w| w as usize)
@@ -832,17 +988,13 @@ async fn run_suite(
     let started = Instant::now();
     reporters.begin(selected.len(), workers.min(selected.len().max(1)));
     let shared = Rc::new(Shared {
-        executor,
+        executor: executor.clone(),
         output,
         units: RefCell::new(units(selected, workers)),
         reporters: RefCell::new(reporters),
         outcomes: RefCell::new(Vec::new()),
-        args,
+        args: args.clone(),
     });
-    let mut interrupt = match crate::lua::interrupt_listener() {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
     let mut running = tokio::task::JoinSet::new();
     for _ in 0..workers {
         running.spawn_local(worker(shared.clone()));
@@ -865,16 +1017,47 @@ async fn run_suite(
         let _ = std::fs::create_dir_all(last_run.parent().unwrap_or(state_dir));
         let _ = std::fs::write(&last_run, json!({"failed": failed}).to_string());
     }
-    shared
-        .reporters
-        .borrow_mut()
-        .finish(&outcomes, started.elapsed(), interrupted);
-    if interrupted {
+    let wall = started.elapsed();
+    let html = {
+        let mut reporters = shared.reporters.borrow_mut();
+        reporters.finish(&outcomes, wall, interrupted);
+        reporters.html_file().cloned()
+    };
+    if let Some(path) = html {
+        // Every test's pages are closed (their evidence written); the trace is flushed first.
+        executor.engine().flush_trace().await;
+        let job = html::Job {
+            path,
+            outcomes,
+            wall,
+            interrupted,
+            trace_dir: sources.trace_dir.clone(),
+            data_dir: sources.data_dir.clone(),
+        };
+        write_html(job).await;
+    }
+    let code = if interrupted {
         eprintln!("moonpilot: interrupted");
         ExitCode::from(130)
     } else if failed.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
+    };
+    (code, requires)
+}
+
+/// Writes the HTML report off the runtime's thread and says where it is.
+async fn write_html(job: html::Job) {
+    let t0 = Instant::now();
+    match tokio::task::spawn_blocking(move || (html::write(&job), job.path)).await {
+        Ok((Ok(bytes), path)) => println!(
+            "  report: {} ({} KiB in {} ms)",
+            path.display(),
+            bytes / 1024,
+            t0.elapsed().as_millis()
+        ),
+        Ok((Err(e), path)) => eprintln!("moonpilot: cannot write {}: {e}", path.display()),
+        Err(e) => eprintln!("moonpilot: the HTML report failed: {e}"),
     }
 }

@@ -1,7 +1,8 @@
 //! The reporters of `moonpilot test`: `list` (a line per test as it ends, then a summary and
 //! the failures), `dot` (a character per test), `junit=FILE` (JUnit XML as Jenkins and GitLab
-//! read it: a testsuite per file, a testcase per test) and `json=FILE`. Several at once; at most
-//! one of `list` and `dot` prints.
+//! read it: a testsuite per file, a testcase per test), `json=FILE` and `html=FILE` (written
+//! by `html.rs` once the engine stopped). Several at once; at most one of `list` and `dot`
+//! prints.
 
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
@@ -18,6 +19,7 @@ pub struct Reporters {
     terminal: Option<Terminal>,
     junit: Option<PathBuf>,
     json: Option<PathBuf>,
+    html: Option<PathBuf>,
     done: usize,
     total: usize,
 }
@@ -35,6 +37,7 @@ impl Reporters {
             terminal: None,
             junit: None,
             json: None,
+            html: None,
             done: 0,
             total: 0,
         };
@@ -48,12 +51,13 @@ impl Reporters {
                 ("dot", None) => r.terminal = Some(Terminal::Dot),
                 ("junit", Some(f)) => r.junit = Some(f),
                 ("json", Some(f)) => r.json = Some(f),
-                ("junit" | "json", None) => {
+                ("html", Some(f)) => r.html = Some(f),
+                ("junit" | "json" | "html", None) => {
                     return Err(format!("--reporter {name} needs a file: {name}=FILE"))
                 }
                 (other, _) => {
                     return Err(format!(
-                        "no reporter `{other}`: list, dot, junit=FILE, json=FILE"
+                        "no reporter `{other}`: list, dot, junit=FILE, json=FILE, html=FILE"
                     ))
                 }
             }
@@ -62,6 +66,11 @@ impl Reporters {
             r.terminal = Some(Terminal::List);
         }
         Ok(r)
+    }
+
+    /// The HTML report's file, written after the engine stopped (`html.rs`).
+    pub fn html_file(&self) -> Option<&PathBuf> {
+        self.html.as_ref()
     }
 
     /// The run begins.
@@ -193,7 +202,7 @@ fn write_file(path: &PathBuf, text: &str) {
     }
 }
 
-fn plural(n: usize) -> &'static str {
+pub(super) fn plural(n: usize) -> &'static str {
     if n == 1 {
         ""
     } else {
