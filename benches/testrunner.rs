@@ -7,8 +7,9 @@
 //! `BENCH_TESTRUNNER_RUNS=10` the ten repeats are the "no flake" check).
 //!
 //! Needs `@playwright/test` in `benches/node` (`npm install` there); without it only moonpilot's
-//! figures are printed. moonpilot runs with its defaults (trace and evidence on) and with
-//! `--no-capture --no-trace`; Playwright Test with its defaults (no trace, no screenshots).
+//! figures are printed. moonpilot runs with its defaults (the trace on, no screenshot after each
+//! command, a failed test's screenshot taken) and with `--capture` (a screenshot after each
+//! command); Playwright Test with its defaults (no trace, no screenshots).
 
 #![allow(clippy::unwrap_used)] // Benchmark code: a panic is a failed run.
 
@@ -122,14 +123,14 @@ fn write_suites(root: &Path, origin: &str) {
         std::fs::write(
             dir.join("playwright.config.mjs"),
             format!(
-                "export default {{\n  testDir: '.',\n  testMatch: '*.spec.mjs',\n  fullyParallel: false,\n  reporter: 'dot',\n  use: {{ headless: true, launchOptions: {{ executablePath: {chromium:?}, args: ['--no-sandbox', '--disable-gpu'] }} }},\n}};\n"
+                "export default {{\n  testDir: '.',\n  testMatch: '*.spec.mjs',\n  outputDir: 'test-results',\n  fullyParallel: false,\n  reporter: 'dot',\n  use: {{ headless: true, launchOptions: {{ executablePath: {chromium:?}, args: ['--no-sandbox', '--disable-gpu'] }} }},\n}};\n"
             ),
         )
         .unwrap();
     }
 }
 
-fn moonpilot(dir: &Path, state: &Path, workers: usize, lean: bool) -> Command {
+fn moonpilot(dir: &Path, state: &Path, workers: usize, capture: bool) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_moonpilot"));
     c.current_dir(dir).env("MOONPILOT_STATE_DIR", state).args([
         "test",
@@ -138,8 +139,8 @@ fn moonpilot(dir: &Path, state: &Path, workers: usize, lean: bool) -> Command {
         "--workers",
         &workers.to_string(),
     ]);
-    if lean {
-        c.args(["--no-capture", "--no-trace"]);
+    if capture {
+        c.arg("--capture");
     }
     c
 }
@@ -187,26 +188,24 @@ fn main() {
     ] {
         let dir = root.join(suite);
         for &workers in worker_counts {
-            let (mut mp, mut lean, mut pw) = (Vec::new(), Vec::new(), Vec::new());
+            let (mut mp, mut captured, mut pw) = (Vec::new(), Vec::new(), Vec::new());
             for _ in 0..runs {
                 mp.push(timed(moonpilot(&dir, &state, workers, false)));
-                lean.push(timed(moonpilot(&dir, &state, workers, true)));
+                captured.push(timed(moonpilot(&dir, &state, workers, true)));
                 if has_playwright {
                     pw.push(timed(playwright(&node, &dir, workers)));
                 }
             }
-            let (mp, lean) = (stats(mp), stats(lean));
+            let (mp, captured) = (stats(mp), stats(captured));
             line(
                 &format!("{suite} ×40, {workers} worker(s): moonpilot test"),
                 "ms",
                 mp,
             );
             line(
-                &format!(
-                    "{suite} ×40, {workers} worker(s): moonpilot test --no-capture --no-trace"
-                ),
+                &format!("{suite} ×40, {workers} worker(s): moonpilot test --capture"),
                 "ms",
-                lean,
+                captured,
             );
             if has_playwright {
                 let pw = stats(pw);
@@ -216,9 +215,9 @@ fn main() {
                     pw,
                 );
                 println!(
-                    "  ratio Playwright/moonpilot: {:.2}× (defaults), {:.2}× (lean)  [≥ 1.0 means moonpilot is as fast or faster]\n",
+                    "  ratio Playwright/moonpilot: {:.2}× (defaults), {:.2}× (--capture)  [≥ 1.0 means moonpilot is as fast or faster]\n",
                     pw.0 / mp.0,
-                    pw.0 / lean.0
+                    pw.0 / captured.0
                 );
             }
         }

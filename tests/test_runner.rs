@@ -553,8 +553,12 @@ fn ctrl_c_stops_the_run_closes_the_browser_and_writes_every_report_with_the_html
         dir.join("j.xml").display(),
         dir.join("r.html").display()
     );
-    // Traced (the HTML report shows each test's commands), one worker: the file's order.
-    let mut live = Live::start(&dir, &["--workers", "1", "--reporter", &reporters]);
+    // Traced and captured (the HTML report shows each test's commands with their
+    // screenshots), one worker: the file's order.
+    let mut live = Live::start(
+        &dir,
+        &["--workers", "1", "--capture", "--reporter", &reporters],
+    );
     let line = live.until("PROFILE ").pop().unwrap();
     let profile = PathBuf::from(line.trim_start_matches("PROFILE ").trim());
     assert!(profile.is_dir(), "{profile:?}");
@@ -596,6 +600,10 @@ fn ctrl_c_stops_the_run_closes_the_browser_and_writes_every_report_with_the_html
     assert!(
         html.contains("interrupted"),
         "the run says it was interrupted"
+    );
+    assert!(
+        html.contains("class=\"thumb\""),
+        "a step's screenshot (--capture)"
     );
     let navigations = html.matches("<b>navigate</b>").count();
     assert_eq!(navigations, 2, "each finished test's navigate step");

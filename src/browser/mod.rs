@@ -909,6 +909,7 @@ impl Browser {
                     .map_err(|e| cdp_error::from_cdp("Target.createTarget", e))
             })
             .await?;
+        tracing::debug!(target: "moonpilot::start", "target created and set up by chromiumoxide");
         Tab::attach(self.clone(), page, events, context.map(str::to_string)).await
     }
 

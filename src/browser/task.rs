@@ -336,6 +336,7 @@ impl Task {
         isolated: bool,
     ) -> Result<Arc<Task>, CommandError> {
         let events = TabEvents::default();
+        let t0 = Instant::now();
         // Subscribed before the first tab exists, so no popup or download of its pages goes
         // unseen.
         let (targets, downloads) = match browser.raw().await {
@@ -361,7 +362,9 @@ impl Task {
             browser: browser.clone(),
             context: c,
         });
+        tracing::debug!(target: "moonpilot::start", "context and downloads after {:?}", t0.elapsed());
         let tab = browser.new_tab(events.clone(), context.as_deref()).await?;
+        tracing::debug!(target: "moonpilot::start", "tab attached after {:?}", t0.elapsed());
         if let Some(p) = pending.as_mut() {
             // The task owns it now (an empty name disarms the guard).
             p.context.clear();

@@ -76,6 +76,11 @@ pub struct Args {
     /// test-results/ in the state directory].
     #[arg(long, value_name = "DIR")]
     pub output: Option<PathBuf>,
+    /// Keep the engine's evidence, a screenshot after each command, for the HTML report's
+    /// steps. Off by default, as Playwright Test's `screenshot: 'off'` (it costs about 60 ms a
+    /// command); a failed test's screenshot is taken either way.
+    #[arg(long)]
+    pub capture: bool,
     /// After the run, re-run a file's tests each time it or a module it requires is saved, the
     /// browser kept open (Ctrl-C stops).
     #[arg(long)]
@@ -756,7 +761,8 @@ fn units(selected: Vec<(Listed, u32)>, workers: usize) -> VecDeque<Unit> {
 }
 
 /// `moonpilot test`: see the module's doc.
-pub fn run(config: crate::EngineConfig, args: Args, state_dir: PathBuf) -> ExitCode {
+pub fn run(mut config: crate::EngineConfig, args: Args, state_dir: PathBuf) -> ExitCode {
+    config.capture &= args.capture;
     let reporters = match report::Reporters::parse(&args.reporters) {
         Ok(r) => r,
         Err(e) => {
