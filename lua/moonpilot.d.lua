@@ -405,24 +405,30 @@ function Task:hover_element_by_index(params) end
 function Task:focus_element_by_index(params) end
 
 ---@class moonpilot.check_element_by_index.params
----@field index integer element index from the latest get_browser_state snapshot (frame routing is automatic)
+---@field index? integer element index from the latest snapshot
 ---@field mode? string click technique: auto | native | mouse | js (aliases: dispatch/force/event -> js; real/coordinate/coords -> mouse; playwright -> native; anything else -> auto) (default "auto")
+---@field selector? string CSS/Playwright selector (no snapshot needed)
+---@field frame? string frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames
+---@field nth? integer 0-based explicit match; disables visibility-based choice; out of range -> ELEMENT_NOT_FOUND with the count
 
 ---Check the checkbox or radio button with this snapshot index
 ---
----Clicks the box (or its label, or an ARIA checkbox) with the click modes of click_element_by_index when it is not checked yet, then reads it back: a box that is still unchecked is ACTION_FAILED. One real click fires one change event. A box that is already checked is left alone (alreadyChecked, nothing clicked). Answers hit, checked, and with mode: mode / fallbackReason / fallbackFrom / note / coveredBy / coveredHint.
----@param params moonpilot.check_element_by_index.params
+---Clicks the box (or its label, or an ARIA checkbox) with the click modes of click_element_by_index when it is not checked yet, then reads it back: a box that is still unchecked is ACTION_FAILED. One real click fires one change event. A box that is already checked is left alone (alreadyChecked, nothing clicked). Answers hit, checked, and with mode: mode / fallbackReason / fallbackFrom / note / coveredBy / coveredHint. moonpilot also takes a selector (with frame and nth) instead of the index, as is_checked does: `role=checkbox[name="…"]` and `label=…` included.
+---@param params? moonpilot.check_element_by_index.params
 ---@return moonpilot.Result
 function Task:check_element_by_index(params) end
 
 ---@class moonpilot.uncheck_element_by_index.params
----@field index integer element index from the latest get_browser_state snapshot (frame routing is automatic)
+---@field index? integer element index from the latest snapshot
 ---@field mode? string click technique: auto | native | mouse | js (aliases: dispatch/force/event -> js; real/coordinate/coords -> mouse; playwright -> native; anything else -> auto) (default "auto")
+---@field selector? string CSS/Playwright selector (no snapshot needed)
+---@field frame? string frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames
+---@field nth? integer 0-based explicit match; disables visibility-based choice; out of range -> ELEMENT_NOT_FOUND with the count
 
 ---Uncheck the checkbox with this snapshot index
 ---
----As check_element_by_index, the other way: clicked only when checked (alreadyUnchecked otherwise), read back afterwards. A radio button cannot be unchecked (ACTION_FAILED).
----@param params moonpilot.uncheck_element_by_index.params
+---As check_element_by_index, the other way: clicked only when checked (alreadyUnchecked otherwise), read back afterwards. A radio button cannot be unchecked (ACTION_FAILED). Takes a selector instead of the index too.
+---@param params? moonpilot.uncheck_element_by_index.params
 ---@return moonpilot.Result
 function Task:uncheck_element_by_index(params) end
 
@@ -510,12 +516,15 @@ function Task:key_up(params) end
 function Task:get_dropdown_options(params) end
 
 ---@class moonpilot.select_dropdown_option.params
----@field index integer element index from the latest get_browser_state snapshot (frame routing is automatic)
+---@field index? integer element index from the latest snapshot
 ---@field text string option LABEL to select (or its value, or its position)
+---@field selector? string CSS/Playwright selector (no snapshot needed)
+---@field frame? string frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames
+---@field nth? integer 0-based explicit match; disables visibility-based choice; out of range -> ELEMENT_NOT_FOUND with the count
 
 ---Select an option of the <select> with this snapshot index by label
 ---
----Picks the option whose label is text (whitespace collapsed), else whose value is text, else with that label in any case, else (a number) at that position; input and change are dispatched once, only when the selection changes (alreadySelected otherwise). Answers selected {index, value, label} and matchedBy. No such option is ELEMENT_NOT_FOUND with the available labels.
+---Picks the option whose label is text (whitespace collapsed), else whose value is text, else with that label in any case, else (a number) at that position; input and change are dispatched once, only when the selection changes (alreadySelected otherwise). Answers selected {index, value, label} and matchedBy. No such option is ELEMENT_NOT_FOUND with the available labels. moonpilot also takes a selector (with frame and nth) instead of the index, `label=…` included.
 ---@param params moonpilot.select_dropdown_option.params
 ---@return moonpilot.Result
 function Task:select_dropdown_option(params) end

@@ -37,6 +37,7 @@ pub mod js;
 pub mod lua;
 pub mod mcp;
 pub mod protocol;
+pub mod record;
 pub mod redact;
 pub mod registry;
 pub mod repl;

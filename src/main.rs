@@ -249,6 +249,14 @@ enum Command {
         #[command(flatten)]
         browser: BrowserOpts,
     },
+    /// Record what a person does in the browser as a Lua script (or, with --test, a test file)
+    /// that does it again; Ctrl-C or closing the browser writes it.
+    Record {
+        #[command(flatten)]
+        record: moonpilot::record::Args,
+        #[command(flatten)]
+        browser: BrowserOpts,
+    },
     /// Write one HTML page of a recorded run (the newest when no DIR): every command with its
     /// params, outcome, screenshot and timing, the script's output and error, a summary.
     Report(moonpilot::report::cli::Args),
@@ -363,6 +371,10 @@ fn main() -> ExitCode {
                 Err(code) => code,
             }
         }
+        Command::Record { record, browser } => match engine_config(browser) {
+            Ok(config) => moonpilot::record::run(config, record),
+            Err(code) => code,
+        },
         Command::Splash {
             file,
             args,

@@ -206,6 +206,15 @@ mod tests {
         }
     }
 
+    /// moonpilot's extensions of the catalogue (README, "Recording"): optional params some commands
+    /// take besides the catalogue's, each command's catalogue params unchanged and in order;
+    /// an `index` the catalogue requires may be replaced by a `selector`.
+    const EXTENDED: &[(&str, &[&str])] = &[
+        ("check_element_by_index", &["selector", "frame", "nth"]),
+        ("uncheck_element_by_index", &["selector", "frame", "nth"]),
+        ("select_dropdown_option", &["selector", "frame", "nth"]),
+    ];
+
     #[test]
     fn table_matches_the_catalogue() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/spec/commands.json");
@@ -260,13 +269,39 @@ mod tests {
                     )
                 })
                 .collect();
+            let extended = EXTENDED.iter().find(|(name, _)| *name == spec.name);
             let got: Vec<(&str, &str, bool)> = spec
                 .params
                 .iter()
+                .filter(|p| !extended.is_some_and(|(_, extra)| extra.contains(&p.name)))
                 .map(|p| (p.name, p.kind.as_str(), p.required))
                 .collect();
+            let want: Vec<(&str, &str, bool)> = want
+                .into_iter()
+                .map(|(name, kind, required)| match extended {
+                    // An extension lets a required catalogue param be left out for another.
+                    Some(_) if name == "index" => (name, kind, false),
+                    _ => (name, kind, required),
+                })
+                .collect();
             assert_eq!(got, want, "{} params", spec.name);
-            for (p, cp) in spec.params.iter().zip(c["params"].as_array().unwrap()) {
+            for p in spec
+                .params
+                .iter()
+                .filter(|p| extended.is_some_and(|(_, extra)| extra.contains(&p.name)))
+            {
+                assert!(
+                    !p.required,
+                    "{}.{}: an extension is optional",
+                    spec.name, p.name
+                );
+            }
+            for (p, cp) in spec
+                .params
+                .iter()
+                .filter(|p| !extended.is_some_and(|(_, extra)| extra.contains(&p.name)))
+                .zip(c["params"].as_array().unwrap())
+            {
                 let want_default = &cp["default"];
                 let got_default: Value = p
                     .default

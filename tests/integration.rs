@@ -37,6 +37,7 @@ mod page_data;
 mod page_state;
 mod read_element;
 mod recipes;
+mod record;
 mod remote;
 mod repl;
 mod report;

@@ -39,6 +39,7 @@ mod input;
 mod listeners;
 mod navigation;
 mod probes;
+mod recording;
 mod runtime;
 mod screenshot;
 mod script;
@@ -51,6 +52,7 @@ pub use listeners::{
 };
 pub use navigation::Fetched;
 pub use navigation::{NavOutcome, NAVIGATION_TIMEOUT};
+pub use recording::HistoryEntry;
 pub use runtime::{exception_json, exception_line, remote_value};
 pub use screenshot::{Layout, Shot, ShotArea, MAX_FULL_PAGE_HEIGHT};
 pub use script::ScriptGroup;

@@ -7,7 +7,8 @@
 //! click on something else; a click that would not reach the element is never made.
 
 use crate::command::*;
-use crate::commands::target::{self, ClickMode, InputMode, Locator, Read};
+use crate::commands::target::locator::{FRAME_PARAM, INDEX_OR, NTH_PARAM, SELECTOR_OR};
+use crate::commands::target::{self, ClickMode, InputMode, Locator, Read, Takes};
 use crate::commands::{click_receipt, observe};
 use crate::error::CommandError;
 use crate::protocol::Params;
@@ -176,6 +177,15 @@ const FOCUS: CommandSpec = Group::InteractIndex
     .params(&[INDEX_PARAM])
     .example("page:focus_element_by_index{ index = 2 }\npage:send_keys{ keys = \"hello\" }");
 
+/// check/uncheck: the catalogue's index and mode, and moonpilot's selector, frame and nth.
+const CHECK_PARAMS: &[ParamSpec] = &[
+    INDEX_OR,
+    CLICK_MODE_PARAM,
+    SELECTOR_OR,
+    FRAME_PARAM,
+    NTH_PARAM,
+];
+
 const CHECK: CommandSpec = Group::InteractIndex
     .action("check_element_by_index", check_element_by_index)
     .summary("Check the checkbox or radio button with this snapshot index")
@@ -184,9 +194,11 @@ const CHECK: CommandSpec = Group::InteractIndex
           click_element_by_index when it is not checked yet, then reads it back: a box that is \
           still unchecked is ACTION_FAILED. One real click fires one change event. A box that is \
           already checked is left alone (alreadyChecked, nothing clicked). Answers hit, checked, \
-          and with mode: mode / fallbackReason / fallbackFrom / note / coveredBy / coveredHint.",
+          and with mode: mode / fallbackReason / fallbackFrom / note / coveredBy / coveredHint. \
+          moonpilot also takes a selector (with frame and nth) instead of the index, as \
+          is_checked does: `role=checkbox[name=\"…\"]` and `label=…` included.",
     )
-    .params(&[INDEX_PARAM, CLICK_MODE_PARAM])
+    .params(CHECK_PARAMS)
     .example("page:check_element_by_index{ index = 5 }");
 
 const UNCHECK: CommandSpec = Group::InteractIndex
@@ -194,9 +206,10 @@ const UNCHECK: CommandSpec = Group::InteractIndex
     .summary("Uncheck the checkbox with this snapshot index")
     .doc(
         "As check_element_by_index, the other way: clicked only when checked (alreadyUnchecked \
-          otherwise), read back afterwards. A radio button cannot be unchecked (ACTION_FAILED).",
+          otherwise), read back afterwards. A radio button cannot be unchecked (ACTION_FAILED). \
+          Takes a selector instead of the index too.",
     )
-    .params(&[INDEX_PARAM, CLICK_MODE_PARAM])
+    .params(CHECK_PARAMS)
     .example("page:uncheck_element_by_index{ index = 5 }");
 
 const UPLOAD_FILE: CommandSpec = Group::InteractIndex
@@ -303,17 +316,21 @@ const SELECT_DROPDOWN_OPTION: CommandSpec = Group::InteractIndex
           else with that label in any case, else (a number) at that position; input and change \
           are dispatched once, only when the selection changes (alreadySelected otherwise). \
           Answers selected {index, value, label} and matchedBy. No such option is \
-          ELEMENT_NOT_FOUND with the available labels.",
+          ELEMENT_NOT_FOUND with the available labels. moonpilot also takes a selector (with \
+          frame and nth) instead of the index, `label=…` included.",
     )
     .params(&[
-        INDEX_PARAM,
+        INDEX_OR,
         string(
             "text",
             "option LABEL to select (or its value, or its position)",
         )
         .req(),
+        SELECTOR_OR,
+        FRAME_PARAM,
+        NTH_PARAM,
     ])
-    .example("page:select_dropdown_option{ index = 3, text = \"Germany\" }");
+    .example("page:select_dropdown_option{ index = 3, text = \"Germany\" }\npage:select_dropdown_option{ selector = 'label=\"Country\"', text = \"Germany\" }");
 
 const SCROLL: CommandSpec = Group::InteractIndex
     .action("scroll", scroll)
@@ -439,15 +456,19 @@ const CHECK_SETTLE: std::time::Duration = std::time::Duration::from_millis(500);
 
 fn set_checked(p: &mut Params, want: bool) -> Prepared<TaskCx> {
     use serde_json::json;
-    let index = read_index(p)?;
+    let cmd = if want {
+        "check_element_by_index"
+    } else {
+        "uncheck_element_by_index"
+    };
+    let locator = target::index_or_selector(p, cmd, Takes::NTH_FRAME)?;
     let raw_mode = p.str_opt("mode")?;
     let mode = ClickMode::parse(raw_mode.as_deref());
     run(move |cx: TaskCx| async move {
         let timeout_ms = cx.engine.config.action_timeout_ms;
         let task = cx.task;
         let verb = if want { "check" } else { "uncheck" };
-        let (target, first) =
-            target::find_or_recover(&task, &Locator::Index(index), mode.first_read()).await?;
+        let (target, first) = target::find_or_recover(&task, &locator, mode.first_read()).await?;
         let before: CheckState = target.act("check_state", json!({})).await?;
         let Some(kind) = before.kind.as_deref() else {
             return Err(CommandError::failed(format!(
@@ -1056,10 +1077,10 @@ fn get_dropdown_options(p: &mut Params) -> Prepared<TaskCx> {
 }
 
 fn select_dropdown_option(p: &mut Params) -> Prepared<TaskCx> {
-    let index = read_index(p)?;
+    let locator = target::index_or_selector(p, "select_dropdown_option", Takes::NTH_FRAME)?;
     let text = p.str_req("text")?;
     run(move |cx: TaskCx| async move {
-        let (target, _) = target::find(&cx.task, &Locator::Index(index), Read::default()).await?;
+        let (target, _) = target::find(&cx.task, &locator, Read::default()).await?;
         let mut data: serde_json::Value = target
             .act("select", serde_json::json!({"text": text}))
             .await?;

@@ -70,6 +70,9 @@ pub const CONTENT_FINGERPRINT_JS: &str = probe!("content_fingerprint.js");
 /// The index interactions' element ops: check state, focus, drop-downs, scrolling, file
 /// inputs and their read-back, the focused element (§9, §14).
 pub const ELEMENT_ACTIONS_JS: &str = lib_probe!("element_actions.js");
+/// `moonpilot record`'s page-side recorder: called once per frame, in an isolated world, with
+/// `{binding, testId}`; reports what a person does through the binding (src/record/).
+pub const RECORDER_JS: &str = lib_probe!("recorder.js");
 /// Expression, evaluated in a frame's main world: its `document` as a remote object, the root
 /// that `Tab::listener_targets` lists event listeners under.
 pub const LISTENER_ROOT_JS: &str = include_str!("listener_root.js");

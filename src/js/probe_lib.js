@@ -536,6 +536,8 @@
       case 'id': return cssAll(scope, '[id="' + CSS.escape(unquote(body).text) + '"]');
       case 'data-testid': case 'data-test-id': case 'data-test':
         return cssAll(scope, '[' + engine + '="' + CSS.escape(unquote(body).text) + '"]');
+      case 'role': return within(scope, roleStep(body));
+      case 'label': return within(scope, labelStep(body));
       default: break;
     }
     if (part.startsWith('//') || part.startsWith('(//') || part.startsWith('..')) return xpathAll(scope, part);
@@ -556,10 +558,34 @@
     if (visibleOnly) found = found.filter(isVisible);
     return found;
   };
+  // The elements of `list` inside `scope` (all of them for the document).
+  const within = (scope, list) => (scope.nodeType === 9 ? list
+    : list.filter((el) => el !== scope && scope.contains(el)));
+  // `role=ROLE`, `role=ROLE[name="…"]` (an accessible name containing it, any case, as a role
+  // locator matches) and `role=ROLE[name="…"s]` (exactly that name), as Playwright writes them.
+  const ROLE_STEP = /^([a-z]+)(?:\[name=(["'])((?:\\.|(?!\2).)*)\2([is])?\])?$/;
+  const roleStep = (body) => {
+    const m = ROLE_STEP.exec(body.trim());
+    if (!m) throw new SyntaxError('`role=' + body + '` is no role selector: role=ROLE or role=ROLE[name="…"]');
+    const role = m[1];
+    const name = m[3] === undefined ? null : m[3].replace(/\\(.)/g, '$1');
+    if (m[4] !== 's' || name === null) return roleAll(role, name);
+    return roleAll(role, name).filter((el) => accessibleName(el, role) === collapse(name));
+  };
+  // `label=…`: the controls labelled so (exact label texts first, then those containing it);
+  // quoted, exactly that label.
+  const labelStep = (body) => {
+    const u = unquote(body);
+    const all = labelAll(u.text);
+    if (!u.exact) return all;
+    const want = collapse(u.text);
+    return all.filter((el) => labelsOf(el).some((t) => t === want));
+  };
   // Every element a CSS or Playwright-style selector matches, in order: CSS (light DOM, then
   // open shadow roots), `css=`, `xpath=` or `//…`, `text=` (quoted: exact), `id=`,
-  // `data-testid=`, `:has-text("…")` and `:visible` at the end of a CSS step, and chains joined
-  // by `>>` with `nth=N` picks. Throws a SyntaxError for a selector that does not parse.
+  // `data-testid=`, `role=ROLE[name="…"]`, `label=…`, `:has-text("…")` and `:visible` at the
+  // end of a CSS step, and chains joined by `>>` with `nth=N` picks. Throws a SyntaxError for a
+  // selector that does not parse.
   const selectAll = (selector) => {
     let current = [document];
     for (const part of splitChain(String(selector))) {
