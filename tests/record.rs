@@ -111,7 +111,7 @@ where
         .unwrap();
     flow(ex.clone(), id).await;
     // The page reports through a binding: its last messages are on their way.
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    tokio::time::sleep(Duration::from_millis(1000)).await;
     let end = state_of(&ex, id).await;
     let steps = recording.stop();
     let text = script::render(&steps, false, &format!("recorded flow {name}"));

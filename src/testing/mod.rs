@@ -476,9 +476,8 @@ async fn attempt(
     test: &Listed,
     out_dir: PathBuf,
 ) -> (Option<Failure>, Vec<TaskId>) {
-    let failure = attempt_run(shared, state, current, test, &out_dir).await;
+    let mut failure = attempt_run(shared, state, current, test, &out_dir).await;
     let pages: Vec<TaskId> = current.pages.borrow_mut().drain(..).collect();
-    let mut failure = failure;
     if let Some(f) = failure.as_mut() {
         f.images = current.images.borrow().clone();
         // The last page opened is what a failing test looked at most often.
@@ -878,13 +877,14 @@ async fn watch_loop(
             .collect();
         let watched: BTreeSet<PathBuf> = deps.iter().flat_map(|(_, s)| s.clone()).collect();
         let modules = watched.len().saturating_sub(files.len());
+        // Watched before it says so: a save right after the line is seen.
+        watcher.set(watched);
         println!(
             "\nwatch: waiting for a save of {} test file{} or {modules} module{} (Ctrl-C stops)",
             files.len(),
             report::plural(files.len()),
             report::plural(modules)
         );
-        watcher.set(watched);
         let changed = tokio::select! {
             changed = watcher.next_save() => changed,
             _ = interrupt.recv() => {
