@@ -54,6 +54,16 @@ fn text(out: &Output) -> String {
     )
 }
 
+/// The titles of a JSON report's tests, in order.
+fn titles(report: &Value) -> Vec<String> {
+    report["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["title"].as_str().unwrap().to_string())
+        .collect()
+}
+
 fn status_of<'a>(report: &'a Value, title: &str) -> &'a str {
     report["tests"]
         .as_array()
@@ -272,12 +282,7 @@ fn only_forbid_only_grep_and_load_errors() {
     );
     let (out, report) = run(&dir, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let titles: Vec<&str> = report["tests"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["title"].as_str().unwrap())
-        .collect();
+    let titles = titles(&report);
     assert_eq!(titles, ["two"], "only the .only test runs");
     let (out, _) = run(&dir, &["--forbid-only"]);
     assert_eq!(out.status.code(), Some(1));
@@ -327,12 +332,7 @@ fn shards_partition_the_suite_and_last_failed_reruns_the_failures() {
     let mut seen = Vec::new();
     for i in 1..=3 {
         let (_, report) = run(&dir, &["--shard", &format!("{i}/3")]);
-        let titles: Vec<String> = report["tests"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["title"].as_str().unwrap().to_string())
-            .collect();
+        let titles = titles(&report);
         assert!(!titles.is_empty(), "shard {i}/3 has tests");
         seen.extend(titles);
     }
@@ -346,12 +346,7 @@ fn shards_partition_the_suite_and_last_failed_reruns_the_failures() {
     assert_eq!(out.status.code(), Some(1));
     let (out, report) = run(&dir, &["--last-failed"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    let titles: Vec<&str> = report["tests"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["title"].as_str().unwrap())
-        .collect();
+    let titles = titles(&report);
     assert_eq!(titles, ["t12"]);
     let (_, report) = run(&dir, &["--repeat-each", "2", "--grep", "t00"]);
     assert_eq!(report["tests"].as_array().unwrap().len(), 2);

@@ -50,9 +50,8 @@ pub use input::{MouseButton, Pointer};
 pub use listeners::{
     ListenerTargets, CLICK_TYPES, MAX_LISTENER_CANDIDATES, MAX_LISTENER_TARGETS, MAX_LISTENER_TYPES,
 };
-pub use navigation::Fetched;
+pub use navigation::{Fetched, HistoryEntry};
 pub use navigation::{NavOutcome, NAVIGATION_TIMEOUT};
-pub use recording::HistoryEntry;
 pub use runtime::{exception_json, exception_line, remote_value};
 pub use screenshot::{Layout, Shot, ShotArea, MAX_FULL_PAGE_HEIGHT};
 pub use script::ScriptGroup;

@@ -189,13 +189,13 @@ async fn history_step(cx: TaskCx, delta: i64, what: &'static str) -> Result<Valu
             "cannot go {what}: no usable history"
         )));
     };
-    if entry.1 == old_url {
+    if entry.url == old_url {
         return Err(CommandError::failed(format!(
             "cannot go {what}: no usable history (the entry has the same URL)"
         )));
     }
     task.set_snapshot(None);
-    let status = tab.go_to_history_entry(entry.0.clone(), &old_url).await?;
+    let status = tab.go_to_history_entry(entry.id, &old_url).await?;
     // The step went through: a URL unreadable mid-redirect is reported as null, never as a
     // failure (a retry would step twice).
     Ok(json!({"status": status, "url": tab.url().await.ok()}))

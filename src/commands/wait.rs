@@ -566,7 +566,7 @@ async fn committed_url(tab: &Tab) -> Result<String, CommandError> {
     usize::try_from(current)
         .ok()
         .and_then(|i| entries.get(i))
-        .map(|(_, url)| url.clone())
+        .map(|e| e.url.clone())
         .ok_or_else(|| CommandError::new(ErrorCode::PageNavigating, "no history entry yet"))
 }
 

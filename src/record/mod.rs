@@ -138,8 +138,11 @@ struct History {
 
 impl History {
     async fn read(tab: &Tab) -> Result<History, CommandError> {
-        let (current, entries) = tab.history_entries().await?;
-        Ok(History { current, entries })
+        let (current, entries) = tab.history().await?;
+        Ok(History {
+            current: usize::try_from(current).unwrap_or(0),
+            entries,
+        })
     }
 
     /// [`History::read`], again while the page is between documents ("not attached to an

@@ -8,8 +8,7 @@ use serde_json::Value;
 
 use super::{Report, Screenshot, Step};
 
-/// The page's style, shared with `moonpilot test`'s HTML report.
-pub(crate) const CSS: &str = include_str!("report.css");
+const CSS: &str = include_str!("report.css");
 const JS: &str = include_str!("report.js");
 
 /// A duration for people: `850 ms`, `1.25 s`, `2 min 05 s`.
@@ -46,19 +45,27 @@ fn compact(v: &Value) -> String {
     }
 }
 
+/// The `<head>` of a report page: its content security policy, its title, the report's style
+/// and `extra_css` (also `moonpilot test`'s HTML report).
+pub(crate) fn head(csp: &str, title: &str, extra_css: &str) -> Markup {
+    html! {
+        head {
+            meta charset="utf-8";
+            meta http-equiv="Content-Security-Policy" content=(csp);
+            meta name="viewport" content="width=device-width, initial-scale=1";
+            title { (title) }
+            style { (PreEscaped(CSS)) (PreEscaped(extra_css)) }
+        }
+    }
+}
+
 /// The page.
 pub(super) fn page(r: &Report) -> String {
     let csp = "default-src 'none'; img-src data: 'self' file:; style-src 'unsafe-inline'; script-src 'unsafe-inline'";
     let markup = html! {
         (DOCTYPE)
         html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta http-equiv="Content-Security-Policy" content=(csp);
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                title { "moonpilot report · " (r.title) }
-                style { (PreEscaped(CSS)) }
-            }
+            (head(csp, &format!("moonpilot report · {}", r.title), ""))
             body {
                 (header(r))
                 (summary(r))

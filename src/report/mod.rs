@@ -29,7 +29,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use hosting::{Recording, Run};
-pub(crate) use html::CSS;
+pub(crate) use html::head as page_head;
 pub use read::{task_lines, ReportError};
 
 use crate::runs::{Output, RunRecord, RunStatus};

@@ -9,8 +9,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use maud::{html, Markup, PreEscaped, DOCTYPE};
+use maud::{html, Markup, DOCTYPE};
 
+use super::report::ms;
 use super::{Failure, Outcome, Status};
 use crate::report::{self, Images, Step, Subject};
 
@@ -38,24 +39,6 @@ pub fn write(job: &Job) -> std::io::Result<usize> {
     }
     crate::evidence::write_whole_blocking(&job.path, page.as_bytes())?;
     Ok(page.len())
-}
-
-fn status_name(s: Status) -> &'static str {
-    match s {
-        Status::Passed => "passed",
-        Status::Failed => "failed",
-        Status::Flaky => "flaky",
-        Status::Skipped => "skipped",
-    }
-}
-
-fn ms(d: Duration) -> String {
-    let v = d.as_secs_f64() * 1e3;
-    if v < 1_000.0 {
-        format!("{v:.0} ms")
-    } else {
-        format!("{:.2} s", v / 1_000.0)
-    }
 }
 
 /// An image file as a data URL, scaled to a thumbnail (the original when it cannot be).
@@ -109,13 +92,7 @@ fn page(job: &Job) -> String {
     let markup = html! {
         (DOCTYPE)
         html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta http-equiv="Content-Security-Policy" content=(csp);
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                title { "moonpilot test report" }
-                style { (PreEscaped(report::CSS)) (PreEscaped(EXTRA_CSS)) }
-            }
+            (report::page_head(csp, "moonpilot test report", EXTRA_CSS))
             body {
                 header {
                     h1 { "moonpilot test" }
@@ -145,7 +122,7 @@ fn page(job: &Job) -> String {
 }
 
 fn test(job: &Job, o: &Outcome) -> Markup {
-    let status = status_name(o.status);
+    let status = o.status.as_str();
     let steps = steps(job, o);
     let open = matches!(o.status, Status::Failed | Status::Flaky);
     html! {

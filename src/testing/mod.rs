@@ -137,6 +137,18 @@ pub enum Status {
     Skipped,
 }
 
+impl Status {
+    /// How the reports name it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Passed => "passed",
+            Status::Failed => "failed",
+            Status::Flaky => "flaky",
+            Status::Skipped => "skipped",
+        }
+    }
+}
+
 /// A failure as the test reported it.
 #[derive(Debug, Clone, Default)]
 pub struct Failure {

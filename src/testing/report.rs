@@ -210,7 +210,7 @@ pub(super) fn plural(n: usize) -> &'static str {
     }
 }
 
-fn ms(d: Duration) -> String {
+pub(super) fn ms(d: Duration) -> String {
     let ms = d.as_secs_f64() * 1e3;
     if ms >= 1000.0 {
         format!("{:.1} s", ms / 1000.0)
@@ -342,12 +342,6 @@ pub fn junit(outcomes: &[Outcome]) -> String {
 }
 
 fn json_report(outcomes: &[Outcome], wall: Duration, interrupted: bool) -> Value {
-    let status = |s: Status| match s {
-        Status::Passed => "passed",
-        Status::Failed => "failed",
-        Status::Flaky => "flaky",
-        Status::Skipped => "skipped",
-    };
     let tests: Vec<Value> = outcomes
         .iter()
         .map(|o| {
@@ -356,7 +350,7 @@ fn json_report(outcomes: &[Outcome], wall: Duration, interrupted: bool) -> Value
                 "line": o.test.line,
                 "title": o.test.title,
                 "repeat": o.repeat,
-                "status": status(o.status),
+                "status": o.status.as_str(),
                 "durationMs": (o.duration.as_secs_f64() * 1e3).round(),
                 "attempts": o.attempts,
                 "failures": o.failures.iter().map(|f| json!({

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use chromiumoxide::cdp::browser_protocol::network::{EventLoadingFailed, EventResponseReceived};
 use chromiumoxide::cdp::browser_protocol::page::{
-    EventFrameNavigated, EventLifecycleEvent, EventLoadEventFired, EventNavigatedWithinDocument,
+    EventLifecycleEvent, EventLoadEventFired, EventNavigatedWithinDocument,
 };
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
@@ -139,6 +139,17 @@ async fn response_status(
     status.unwrap_or(0)
 }
 
+/// One entry of a tab's history.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryEntry {
+    /// Its id (stable while it is in the history).
+    pub id: i64,
+    /// Its URL.
+    pub url: String,
+    /// How it was reached (`typed`, `link`, `reload`, `form_submit`, …).
+    pub transition: String,
+}
+
 impl Tab {
     /// A stream that yields each time the main document's loading or URL moves on (a lifecycle
     /// event, a commit, a same-document navigation), for waits that re-check on each. It is
@@ -149,11 +160,7 @@ impl Tab {
             .event_listener::<EventLifecycleEvent>()
             .await
             .map_err(|e| from_cdp("Page.lifecycleEvent", e))?;
-        let committed = self
-            .page
-            .event_listener::<EventFrameNavigated>()
-            .await
-            .map_err(|e| from_cdp("Page.frameNavigated", e))?;
+        let committed = self.main_frame_commits().await?;
         let within = self
             .page
             .event_listener::<EventNavigatedWithinDocument>()
@@ -163,9 +170,6 @@ impl Tab {
         let main_too = main.clone();
         let lifecycle = lifecycle
             .filter(move |ev| std::future::ready(ev.frame_id.as_ref() == main))
-            .map(drop);
-        let committed = committed
-            .filter(move |ev| std::future::ready(ev.frame.parent_id.is_none()))
             .map(drop);
         let within = within
             .filter(move |ev| std::future::ready(ev.frame_id.as_ref() == main_too))
@@ -441,18 +445,19 @@ impl Tab {
             .await
     }
 
-    /// The tab's history: the current entry's position and every entry's `(id, url)`
-    /// (`Page.getNavigationHistory`).
-    pub async fn history(&self) -> Result<(i64, Vec<(Value, String)>), CommandError> {
+    /// The tab's history: the current entry's position and every entry, with how it was
+    /// reached (`Page.getNavigationHistory`).
+    pub async fn history(&self) -> Result<(i64, Vec<HistoryEntry>), CommandError> {
         let history = self.call("Page.getNavigationHistory", json!({})).await?;
         let current = history["currentIndex"].as_i64().unwrap_or(0);
         let entries = history["entries"]
             .as_array()
             .map(|all| {
                 all.iter()
-                    .map(|e| {
-                        let url = e["url"].as_str().unwrap_or_default().to_string();
-                        (e["id"].clone(), url)
+                    .map(|e| HistoryEntry {
+                        id: e["id"].as_i64().unwrap_or(-1),
+                        url: e["url"].as_str().unwrap_or_default().to_string(),
+                        transition: e["transitionType"].as_str().unwrap_or_default().to_string(),
                     })
                     .collect()
             })
@@ -463,7 +468,7 @@ impl Tab {
     /// Steps to history entry `entry_id` (from `old_url`) and answers the document's status.
     pub async fn go_to_history_entry(
         &self,
-        entry_id: Value,
+        entry_id: i64,
         old_url: &str,
     ) -> Result<i64, CommandError> {
         self.navigate_with(

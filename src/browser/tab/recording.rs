@@ -1,12 +1,12 @@
 //! What `moonpilot record` (src/record/) needs of a tab: a script of its own in an isolated
-//! world of every frame, with a binding it reports through, and the main frame's commits and
-//! history, from which navigations that no click made are told apart.
+//! world of every frame, with a binding it reports through, and the main frame's commits (the
+//! history they are read against is `Tab::history`).
 //!
 //! A child of `tab.rs`.
 
 use futures::stream::BoxStream;
 use futures::StreamExt;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use chromiumoxide::cdp::browser_protocol::page::EventFrameNavigated;
 use chromiumoxide::cdp::js_protocol::runtime::EventBindingCalled;
@@ -14,17 +14,6 @@ use chromiumoxide::cdp::js_protocol::runtime::EventBindingCalled;
 use super::Tab;
 use crate::browser::cdp_error::from_cdp;
 use crate::error::CommandError;
-
-/// One entry of a tab's history.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HistoryEntry {
-    /// Its id (stable while it is in the history).
-    pub id: i64,
-    /// Its URL.
-    pub url: String,
-    /// How it was reached (`typed`, `link`, `reload`, `form_submit`, …).
-    pub transition: String,
-}
 
 impl Tab {
     /// Runs `source` in the isolated world `world` of every frame of this tab that shares its
@@ -71,24 +60,5 @@ impl Tab {
         Ok(navigated
             .filter_map(|ev| std::future::ready(ev.frame.parent_id.is_none().then_some(())))
             .boxed())
-    }
-
-    /// The tab's history: the current entry's position and every entry with its transition
-    /// (`Page.getNavigationHistory`).
-    pub async fn history_entries(&self) -> Result<(usize, Vec<HistoryEntry>), CommandError> {
-        let v: Value = self.call("Page.getNavigationHistory", json!({})).await?;
-        let entries = v["entries"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .map(|e| HistoryEntry {
-                        id: e["id"].as_i64().unwrap_or(-1),
-                        url: e["url"].as_str().unwrap_or_default().to_string(),
-                        transition: e["transitionType"].as_str().unwrap_or_default().to_string(),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        Ok((v["currentIndex"].as_u64().unwrap_or(0) as usize, entries))
     }
 }
