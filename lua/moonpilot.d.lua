@@ -374,33 +374,42 @@ function Task:input_text(params) end
 function Task:type_text(params) end
 
 ---@class moonpilot.double_click_element_by_index.params
----@field index integer element index from the latest get_browser_state snapshot (frame routing is automatic)
+---@field index? integer element index from the latest snapshot
 ---@field mode? string click technique: auto | native | mouse | js (aliases: dispatch/force/event -> js; real/coordinate/coords -> mouse; playwright -> native; anything else -> auto) (default "auto")
+---@field selector? string CSS/Playwright selector (no snapshot needed)
+---@field frame? string frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames
+---@field nth? integer 0-based explicit match; disables visibility-based choice; out of range -> ELEMENT_NOT_FOUND with the count
 
 ---Double-click the element with this snapshot index and report what changed
 ---
----As click_element_by_index (actionability within the action timeout, hit test, never through a covering element, the click receipt), with two clicks and a dblclick: real mouse events with click counts 1 and 2, or dispatched events in mode js.
----@param params moonpilot.double_click_element_by_index.params
+---As click_element_by_index (actionability within the action timeout, hit test, never through a covering element, the click receipt), with two clicks and a dblclick: real mouse events with click counts 1 and 2, or dispatched events in mode js. moonpilot also takes a selector (with frame and nth) instead of the index.
+---@param params? moonpilot.double_click_element_by_index.params
 ---@return moonpilot.Result
 function Task:double_click_element_by_index(params) end
 
 ---@class moonpilot.hover_element_by_index.params
----@field index integer element index from the latest get_browser_state snapshot (frame routing is automatic)
+---@field index? integer element index from the latest snapshot
+---@field selector? string CSS/Playwright selector (no snapshot needed)
+---@field frame? string frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames
+---@field nth? integer 0-based explicit match; disables visibility-based choice; out of range -> ELEMENT_NOT_FOUND with the count
 
 ---Move the real mouse onto the element with this snapshot index
 ---
----Waits until the element is visible, stable and enabled (the action timeout), then moves the mouse (trusted events) to a point of its own boxes that hit-tests to it: hover styles and mouseover/pointerover listeners see it. A covered element is ELEMENT_OBSCURED. Answers hit (what the pointer is over) and point.
----@param params moonpilot.hover_element_by_index.params
+---Waits until the element is visible, stable and enabled (the action timeout), then moves the mouse (trusted events) to a point of its own boxes that hit-tests to it: hover styles and mouseover/pointerover listeners see it. A covered element is ELEMENT_OBSCURED. Answers hit (what the pointer is over) and point. Takes a selector (with frame and nth) instead of the index too.
+---@param params? moonpilot.hover_element_by_index.params
 ---@return moonpilot.Result
 function Task:hover_element_by_index(params) end
 
 ---@class moonpilot.focus_element_by_index.params
----@field index integer element index from the latest get_browser_state snapshot (frame routing is automatic)
+---@field index? integer element index from the latest snapshot
+---@field selector? string CSS/Playwright selector (no snapshot needed)
+---@field frame? string frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames
+---@field nth? integer 0-based explicit match; disables visibility-based choice; out of range -> ELEMENT_NOT_FOUND with the count
 
 ---Focus the element with this snapshot index
 ---
----Focuses the element (no click, no selection change). Answers hit and focused (false, with a note, for an element that does not take the focus).
----@param params moonpilot.focus_element_by_index.params
+---Focuses the element (no click, no selection change). Answers hit and focused (false, with a note, for an element that does not take the focus). Takes a selector (with frame and nth) instead of the index too.
+---@param params? moonpilot.focus_element_by_index.params
 ---@return moonpilot.Result
 function Task:focus_element_by_index(params) end
 
@@ -575,12 +584,14 @@ function Task:get_element_text(params) end
 function Task:get_element_html(params) end
 
 ---@class moonpilot.get_element_value.params
----@field index integer element index from the latest get_browser_state snapshot (frame routing is automatic)
+---@field index? integer element index from the latest snapshot
+---@field selector? string CSS/Playwright selector (no snapshot needed)
+---@field frame? string frame to search in: integer ordinal (0 = main frame, depth-first order as in list_frames) or a substring of the frame URL or name; numeric strings are treated as ordinals; unknown ordinal or no match -> failure listing available frames
 
 ---Read the live value of the form field with this snapshot index
 ---
----The control's current value (a content-editable element's text); null for elements without one (hasValue false). Password fields answer [redacted] and their length.
----@param params moonpilot.get_element_value.params
+---The control's current value (a content-editable element's text); null for elements without one (hasValue false). Password fields answer [redacted] and their length. Extension: a selector (in a frame) instead of the index.
+---@param params? moonpilot.get_element_value.params
 ---@return moonpilot.Result
 function Task:get_element_value(params) end
 
@@ -1115,6 +1126,7 @@ function Task:clear_js_dialog(params) end
 
 ---@class moonpilot.set_dialog_behavior.params
 ---@field dismiss? boolean true = future dialogs are dismissed; false/absent = accepted (default false)
+---@field promptText? string what accepted prompts answer from now on (absent: each prompt's default value; an extension, as Playwright's dialog.accept(promptText))
 
 ---Accept (default) or dismiss the native dialogs that open from now on
 ---

@@ -212,7 +212,8 @@ impl Engine {
         }
     }
 
-    /// Queues one command's trace record (never blocks, never fails).
+    /// Queues one command's trace record (never blocks, never fails), with the description of
+    /// the element the command's index meant, if it had one.
     pub fn trace(
         &self,
         task: Option<TaskId>,
@@ -220,9 +221,10 @@ impl Engine {
         declared: &'static [crate::command::param::ParamSpec],
         params: serde_json::Value,
         receipt: &crate::Receipt,
+        element: Option<serde_json::Value>,
     ) {
         if let Some(t) = &self.tracer {
-            t.record(task, method, declared, params, receipt);
+            t.record(task, method, declared, params, receipt, element);
         }
     }
 

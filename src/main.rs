@@ -257,6 +257,9 @@ enum Command {
         #[command(flatten)]
         browser: BrowserOpts,
     },
+    /// Write the script that replays a traced task or run (from `run`, the REPL, `serve` or an
+    /// MCP session) without the agent: its actions, with robust selectors for snapshot indices.
+    Codegen(moonpilot::record::codegen::Args),
     /// Write one HTML page of a recorded run (the newest when no DIR): every command with its
     /// params, outcome, screenshot and timing, the script's output and error, a summary.
     Report(moonpilot::report::cli::Args),
@@ -361,6 +364,7 @@ fn main() -> ExitCode {
             browser,
         } => watch(file, args, out, report, browser),
         Command::Report(args) => moonpilot::report::cli::run(args),
+        Command::Codegen(args) => moonpilot::record::codegen::run(args),
         Command::Test { test, browser } => {
             let Some(state) = moonpilot::evidence::state_dir(browser.state_dir.clone()) else {
                 eprintln!("moonpilot: no state directory: pass --state-dir DIR or set MOONPILOT_STATE_DIR");

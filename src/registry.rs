@@ -213,6 +213,14 @@ mod tests {
         ("check_element_by_index", &["selector", "frame", "nth"]),
         ("uncheck_element_by_index", &["selector", "frame", "nth"]),
         ("select_dropdown_option", &["selector", "frame", "nth"]),
+        ("set_dialog_behavior", &["promptText"]),
+        ("get_element_value", &["selector", "frame"]),
+        (
+            "double_click_element_by_index",
+            &["selector", "frame", "nth"],
+        ),
+        ("hover_element_by_index", &["selector", "frame", "nth"]),
+        ("focus_element_by_index", &["selector", "frame", "nth"]),
     ];
 
     #[test]

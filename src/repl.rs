@@ -279,6 +279,8 @@ pub fn help(name: &str) -> String {
             "  :methods [TEXT]   the commands whose name contains TEXT",
             "  :state            the current page's snapshot (get_browser_state text)",
             "  :answer           ask the human-input requests you skipped again",
+            "  :record start     record this session's commands; :record stop ends it",
+            "  :record save FILE [--test]  write them as a script (moonpilot codegen's rules)",
             "  Tab completes page:<command>, its params inside `{`, and browser.<function>.",
             "  Ctrl-C cancels the running command; Ctrl-D exits and closes the tasks.",
         ]
@@ -340,7 +342,12 @@ return r.data.text
 "#;
 
 /// One REPL command line (`:name args`).
-async fn meta_command(host: &LuaHost, line: &str, interrupt: &mut Signal) -> String {
+async fn meta_command(
+    host: &LuaHost,
+    line: &str,
+    interrupt: &mut Signal,
+    recording: &mut crate::record::codegen::SessionRecording,
+) -> String {
     let line = line.trim_start_matches(':');
     let (name, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
     match name {
@@ -356,6 +363,10 @@ async fn meta_command(host: &LuaHost, line: &str, interrupt: &mut Signal) -> Str
                 .collect::<Vec<_>>()
                 .join("\t"),
             Err(e) => e.to_string(),
+        },
+        "record" => match host.executor() {
+            Some(executor) => recording.command(executor.engine(), rest).await,
+            None => "record: no engine in this session".into(),
         },
         other => format!("unknown REPL command `:{other}`; :help lists them"),
     }
@@ -399,6 +410,8 @@ struct Session<'a> {
     buffer: String,
     /// The console's view needs a refresh (the desk changed, or a deadline passed).
     stale: bool,
+    /// `:record`'s state.
+    recording: crate::record::codegen::SessionRecording,
 }
 
 impl Session<'_> {
@@ -461,7 +474,7 @@ impl Session<'_> {
                 self.stale = true;
                 return;
             }
-            let out = meta_command(self.host, line.trim(), interrupt).await;
+            let out = meta_command(self.host, line.trim(), interrupt, &mut self.recording).await;
             self.terminal.print(&out);
             return;
         }
@@ -627,6 +640,7 @@ async fn session(host: &crate::lua::LuaHost, start: bool) -> ExitCode {
         running: None,
         buffer: String::new(),
         stale: true,
+        recording: Default::default(),
     };
     session.run(&mut interrupt).await;
     session.running = None;

@@ -540,7 +540,9 @@ fn trace_entry(s: &Shared, id: Option<TaskId>, method: Option<&str>, body: Value
         false,
         0.0,
     );
-    s.executor.engine().trace(id, method, &[], body, &receipt);
+    s.executor
+        .engine()
+        .trace(id, method, &[], body, &receipt, None);
 }
 
 /// `POST /playwright/command`.

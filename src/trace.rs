@@ -55,6 +55,46 @@ tokio::task_local! {
     /// Where in a script the command being sent was written (`file:line`): a Lua host sets it
     /// around its call, and the command's trace line carries it (`at`), for the report.
     pub static SCRIPT_AT: Arc<str>;
+    /// While an index command runs (the executor sets it): the description of the element its
+    /// index meant, being read (`target::find`); the trace line carries it (`element`), for
+    /// `moonpilot codegen`.
+    pub static ELEMENT_NOTE: ElementNote;
+}
+
+/// The description of an index command's element, read beside the command (see
+/// [`ELEMENT_NOTE`]): `{selector, tag, role, name, label, text, attributes}`.
+#[derive(Clone, Default)]
+pub struct ElementNote(Arc<Mutex<Option<tokio::task::JoinHandle<Option<Value>>>>>);
+
+/// How long a command's trace line waits for its element's description (it is read beside the
+/// command and is done long before in practice).
+const NOTE_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+
+impl ElementNote {
+    /// Whether a description is on its way.
+    pub fn is_set(&self) -> bool {
+        self.0.lock().map(|n| n.is_some()).unwrap_or(true)
+    }
+
+    /// Sets the read of the description (the first one: a drag's second element is not it).
+    pub fn set(&self, read: tokio::task::JoinHandle<Option<Value>>) {
+        if let Ok(mut n) = self.0.lock() {
+            if n.is_none() {
+                *n = Some(read);
+            } else {
+                read.abort();
+            }
+        }
+    }
+
+    /// The description, if one was read (waits at most half a second for it).
+    pub async fn take(&self) -> Option<Value> {
+        let read = self.0.lock().ok().and_then(|mut n| n.take())?;
+        match tokio::time::timeout(NOTE_WAIT, read).await {
+            Ok(Ok(v)) => v,
+            _ => None,
+        }
+    }
 }
 
 struct Record {
@@ -70,6 +110,8 @@ struct Record {
     declared: &'static [ParamSpec],
     params: Value,
     receipt: Receipt,
+    /// What the command's index meant (`ELEMENT_NOTE`).
+    element: Option<Value>,
 }
 
 /// The receipt with its data cut down to the highlights and the password flag: a queued
@@ -149,6 +191,7 @@ impl Tracer {
         declared: &'static [ParamSpec],
         params: Value,
         receipt: &Receipt,
+        element: Option<Value>,
     ) {
         let record = Record {
             seq: self.seq.fetch_add(1, Ordering::Relaxed) + 1,
@@ -160,6 +203,7 @@ impl Tracer {
             declared,
             params,
             receipt: light(receipt),
+            element,
         };
         match self.tx.try_send(Msg::Record(Box::new(record))) {
             Ok(()) => {}
@@ -346,6 +390,10 @@ fn line_of(r: Record) -> Value {
     if let (Some(at), Some(obj)) = (r.at, line.as_object_mut()) {
         obj.insert("at".into(), json!(&*at));
     }
+    if let (Some(mut element), Some(obj)) = (r.element, line.as_object_mut()) {
+        redact(&mut element);
+        obj.insert("element".into(), element);
+    }
     line
 }
 
@@ -378,6 +426,7 @@ mod tests {
             declared: spec.params,
             params,
             receipt,
+            element: None,
         })
     }
 

@@ -168,7 +168,8 @@ fn in_a_terminal_completes_evaluates_and_survives_ctrl_c() {
     );
 }
 
-fn repl(input: &str) -> (String, String) {
+/// Runs `moonpilot repl` on `input` (its standard input); answers its stdout and stderr.
+pub(crate) fn repl(input: &str) -> (String, String) {
     let data = std::env::temp_dir().join(format!("moonpilot-repl-{}", std::process::id()));
     let mut child = Command::new(env!("CARGO_BIN_EXE_moonpilot"))
         .arg("repl")

@@ -61,6 +61,11 @@ struct EventState {
     dialog: Option<DialogRecord>,
     dialog_seq: u64,
     dismiss_dialogs: bool,
+    /// What an accepted prompt answers (`None`: its default value).
+    prompt_text: Option<String>,
+    /// Dialogs are left to a person at the browser's window (`moonpilot record`): none is
+    /// answered here.
+    by_hand: bool,
     /// Dialogs opened and not answered yet.
     dialogs_open: u32,
 }
@@ -150,6 +155,26 @@ impl TabEvents {
         }
     }
 
+    /// Sets the text accepted prompts answer from now on (`None`: each prompt's default).
+    pub fn set_prompt_text(&self, text: Option<String>) {
+        if let Ok(mut s) = self.state.lock() {
+            s.prompt_text = text;
+        }
+    }
+
+    /// The text accepted prompts answer (`None`: each prompt's default).
+    pub fn prompt_text(&self) -> Option<String> {
+        self.state.lock().ok().and_then(|s| s.prompt_text.clone())
+    }
+
+    /// Leaves dialogs from now on to a person at the browser's window (`moonpilot record`,
+    /// headful): they are recorded, not answered.
+    pub fn leave_dialogs_to_hand(&self) {
+        if let Ok(mut s) = self.state.lock() {
+            s.by_hand = true;
+        }
+    }
+
     /// Whether dialogs are dismissed.
     pub fn dismiss_dialogs(&self) -> bool {
         self.state
@@ -158,14 +183,21 @@ impl TabEvents {
             .unwrap_or(false)
     }
 
-    /// Records a dialog that opened: its seq and whether the policy accepts it.
-    fn record_dialog(&self, ev: &EventJavascriptDialogOpening) -> (u64, bool) {
+    /// Records a dialog that opened: its seq and the policy's answer (whether it accepts, a
+    /// prompt's text), or `None` when a person answers it.
+    fn record_dialog(&self, ev: &EventJavascriptDialogOpening) -> (u64, Option<Answer>) {
         let Ok(mut s) = self.state.lock() else {
-            return (0, true);
+            return (0, Some(Answer::default()));
         };
         s.dialog_seq += 1;
-        s.dialogs_open += 1;
         let accept = !s.dismiss_dialogs;
+        let answer = (!s.by_hand).then(|| Answer {
+            accept,
+            prompt_text: s.prompt_text.clone(),
+        });
+        if answer.is_some() {
+            s.dialogs_open += 1;
+        }
         s.dialog = Some(DialogRecord {
             kind: ev.r#type.as_ref().to_string(),
             message: ev.message.clone(),
@@ -177,7 +209,7 @@ impl TabEvents {
             answered: false,
             answer_error: None,
         });
-        (s.dialog_seq, accept)
+        (s.dialog_seq, answer)
     }
 
     /// Subscribes to `page`'s dialogs and answers each one by the task's policy.
@@ -196,10 +228,17 @@ impl TabEvents {
         let page = page.clone();
         browser.spawn(async move {
             while let Some(ev) = stream.next().await {
-                let (seq, accept) = events.record_dialog(&ev);
+                let (seq, policy) = events.record_dialog(&ev);
+                let Some(Answer {
+                    accept,
+                    prompt_text,
+                }) = policy
+                else {
+                    continue;
+                };
                 let mut params = HandleJavaScriptDialogParams::new(accept);
                 if accept && ev.r#type.as_ref() == "prompt" {
-                    params.prompt_text = ev.default_prompt.clone();
+                    params.prompt_text = prompt_text.or_else(|| ev.default_prompt.clone());
                 }
                 // Not awaited by any command: the command that opened the dialog is blocked in the
                 // renderer until this answer lands.
@@ -218,6 +257,23 @@ impl TabEvents {
             }
         });
         Ok(())
+    }
+}
+
+/// How the policy answers a dialog.
+#[derive(Debug, PartialEq)]
+struct Answer {
+    accept: bool,
+    /// A prompt's text (`None`: its default).
+    prompt_text: Option<String>,
+}
+
+impl Default for Answer {
+    fn default() -> Answer {
+        Answer {
+            accept: true,
+            prompt_text: None,
+        }
     }
 }
 
@@ -265,7 +321,17 @@ mod tests {
         }))
         .expect("a dialog event");
         assert!(!events.dialog_open());
-        assert_eq!(events.record_dialog(&ev), (1, true), "accepted by default");
+        let accept = |yes| {
+            Some(Answer {
+                accept: yes,
+                prompt_text: None,
+            })
+        };
+        assert_eq!(
+            events.record_dialog(&ev),
+            (1, accept(true)),
+            "accepted by default"
+        );
         assert!(events.dialog_open(), "on screen until answered");
         let open = events.last_dialog().expect("a record");
         assert_eq!((open.seq, open.accepted, open.answered), (1, false, false));
@@ -275,7 +341,7 @@ mod tests {
         events.set_dismiss_dialogs(true);
         assert_eq!(
             events.record_dialog(&ev),
-            (2, false),
+            (2, accept(false)),
             "dismissed from now on"
         );
         assert_eq!(
@@ -284,15 +350,31 @@ mod tests {
         );
         assert!(events.last_dialog().is_none(), "consumed");
         // An answer that never landed is not reported as accepted.
-        assert_eq!(events.record_dialog(&ev), (3, false));
+        assert_eq!(events.record_dialog(&ev), (3, accept(false)));
         events.set_dismiss_dialogs(false);
-        assert_eq!(events.record_dialog(&ev), (4, true));
+        assert_eq!(events.record_dialog(&ev), (4, accept(true)));
         events.dialog_answered(4, true, Err("Not attached to an active page".into()));
         let d = events.last_dialog().expect("a record");
         assert!(!d.accepted && !d.answered);
         assert_eq!(
             d.answer_error.as_deref(),
             Some("Not attached to an active page")
+        );
+        // A prompt's text, then a person's hand: recorded, not answered, not on our count.
+        events.set_prompt_text(Some("Ada".into()));
+        assert_eq!(
+            events.record_dialog(&ev).1,
+            Some(Answer {
+                accept: true,
+                prompt_text: Some("Ada".into())
+            })
+        );
+        events.leave_dialogs_to_hand();
+        let open = events.state.lock().map(|s| s.dialogs_open).unwrap_or(0);
+        assert_eq!(events.record_dialog(&ev), (6, None));
+        assert_eq!(
+            events.state.lock().map(|s| s.dialogs_open).unwrap_or(0),
+            open
         );
     }
 }

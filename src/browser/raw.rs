@@ -254,6 +254,7 @@ impl RawConnection {
                             }
                         }
                         if method.starts_with("Network.")
+                            || method == "Runtime.bindingCalled"
                             || method == "Target.attachedToTarget"
                             || method == "Target.detachedFromTarget"
                         {
@@ -463,7 +464,9 @@ impl RawConnection {
         self.targets.subscribe()
     }
 
-    /// Events of sessions attached on this connection, from now on.
+    /// Events of sessions attached on this connection, from now on: `Network.*`,
+    /// `Runtime.bindingCalled` (a recorder in an out-of-process frame) and child sessions
+    /// attaching and detaching.
     pub fn session_events(&self) -> tokio::sync::broadcast::Receiver<SessionEvent> {
         self.session_events.subscribe()
     }

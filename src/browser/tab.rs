@@ -52,6 +52,7 @@ pub use listeners::{
 };
 pub use navigation::{Fetched, HistoryEntry};
 pub use navigation::{NavOutcome, NAVIGATION_TIMEOUT};
+pub use recording::DialogSeen;
 pub use runtime::{exception_json, exception_line, remote_value};
 pub use screenshot::{Layout, Shot, ShotArea, MAX_FULL_PAGE_HEIGHT};
 pub use script::ScriptGroup;

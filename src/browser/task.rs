@@ -289,7 +289,15 @@ struct TaskState {
     settings_gen: u64,
     /// The downloads its pages began, oldest first (`downloads.rs`).
     downloads: Vec<Download>,
+    /// Called with each tab that joins the task (a recording follows it).
+    tab_hooks: Vec<TabHook>,
 }
+
+/// What a tab joining a task is handed to ([`Task::on_tab_joined`]).
+pub type TabHook = Arc<dyn Fn(Arc<Tab>) -> futures::future::BoxFuture<'static, ()> + Send + Sync>;
+
+/// How long a hook may take with a joining tab.
+const HOOK_BOUND: Duration = Duration::from_secs(3);
 
 /// A browser context that is disposed when this drops (on the browser's runtime).
 struct DisposeOnDrop {
@@ -812,10 +820,28 @@ impl Task {
         Ok((out, applied))
     }
 
+    /// Calls `hook` with every tab that joins the task from now on (popups its pages open,
+    /// `new_tab`, a replacement), before the tab gets the task's settings.
+    pub fn on_tab_joined(&self, hook: TabHook) {
+        self.state(|s| s.tab_hooks.push(hook));
+    }
+
     /// Brings `tab`, just listed among the task's tabs (`new_tab`, an adopted popup, a
     /// replacement), up to the task's settings: the one place a joining tab gets them. A change
     /// made meanwhile is applied again (bounded: three rounds).
     pub async fn join_tab(&self, tab: &Arc<Tab>) {
+        let hooks = self.state(|s| s.tab_hooks.clone());
+        for hook in hooks {
+            if tokio::time::timeout(HOOK_BOUND, hook(tab.clone()))
+                .await
+                .is_err()
+            {
+                tracing::warn!(
+                    "task {}: a joining tab's hook took over {HOOK_BOUND:?}",
+                    self.id
+                );
+            }
+        }
         for _ in 0..3 {
             let (gen, settings) = self.state(|s| (s.settings_gen, s.settings.to_apply()));
             for setting in &settings {

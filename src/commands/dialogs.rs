@@ -46,11 +46,18 @@ pub const SPECS: &[CommandSpec] = &[
             "Per task; affects only dialogs that appear afterwards and never replays earlier \
               ones. A dismissed prompt returns null to the page, a dismissed confirm false.",
         )
-        .params(&[boolean(
-            "dismiss",
-            "true = future dialogs are dismissed; false/absent = accepted",
-        )
-        .or("false")])
+        .params(&[
+            boolean(
+                "dismiss",
+                "true = future dialogs are dismissed; false/absent = accepted",
+            )
+            .or("false"),
+            string(
+                "promptText",
+                "what accepted prompts answer from now on (absent: each prompt's default value; \
+                 an extension, as Playwright's dialog.accept(promptText))",
+            ),
+        ])
         .example("page:set_dialog_behavior{ dismiss = true }")
         .mutates(true),
 ];
@@ -78,10 +85,16 @@ fn clear_dialog(_p: &mut Params) -> Prepared<TaskCx> {
 
 fn set_dialog_behavior(p: &mut Params) -> Prepared<TaskCx> {
     let dismiss = p.bool_or("dismiss", false)?;
+    let prompt_text = p.str_opt("promptText")?;
     run(move |cx: TaskCx| async move {
         let events = &cx.task.events;
         let previous = events.dismiss_dialogs();
         events.set_dismiss_dialogs(dismiss);
-        Ok(json!({"dismiss": dismiss, "previous": if previous { "dismiss" } else { "accept" }}))
+        events.set_prompt_text(prompt_text.clone());
+        Ok(json!({
+            "dismiss": dismiss,
+            "promptText": prompt_text,
+            "previous": if previous { "dismiss" } else { "accept" },
+        }))
     })
 }

@@ -150,9 +150,16 @@ const DOUBLE_CLICK: CommandSpec = Group::InteractIndex
     .doc(
         "As click_element_by_index (actionability within the action timeout, hit test, never \
           through a covering element, the click receipt), with two clicks and a dblclick: real \
-          mouse events with click counts 1 and 2, or dispatched events in mode js.",
+          mouse events with click counts 1 and 2, or dispatched events in mode js. moonpilot \
+          also takes a selector (with frame and nth) instead of the index.",
     )
-    .params(&[INDEX_PARAM, CLICK_MODE_PARAM])
+    .params(&[
+        INDEX_OR,
+        CLICK_MODE_PARAM,
+        SELECTOR_OR,
+        FRAME_PARAM,
+        NTH_PARAM,
+    ])
     .example("local r = page:double_click_element_by_index{ index = 4 }\nprint(r.data.changed)");
 
 const HOVER: CommandSpec = Group::InteractIndex
@@ -162,9 +169,10 @@ const HOVER: CommandSpec = Group::InteractIndex
         "Waits until the element is visible, stable and enabled (the action timeout), then moves \
           the mouse (trusted events) to a point of its own boxes that hit-tests to it: hover \
           styles and mouseover/pointerover listeners see it. A covered element is \
-          ELEMENT_OBSCURED. Answers hit (what the pointer is over) and point.",
+          ELEMENT_OBSCURED. Answers hit (what the pointer is over) and point. Takes a selector \
+          (with frame and nth) instead of the index too.",
     )
-    .params(&[INDEX_PARAM])
+    .params(&[INDEX_OR, SELECTOR_OR, FRAME_PARAM, NTH_PARAM])
     .example("page:hover_element_by_index{ index = 2 }");
 
 const FOCUS: CommandSpec = Group::InteractIndex
@@ -172,9 +180,10 @@ const FOCUS: CommandSpec = Group::InteractIndex
     .summary("Focus the element with this snapshot index")
     .doc(
         "Focuses the element (no click, no selection change). Answers hit and focused (false, \
-          with a note, for an element that does not take the focus).",
+          with a note, for an element that does not take the focus). Takes a selector (with \
+          frame and nth) instead of the index too.",
     )
-    .params(&[INDEX_PARAM])
+    .params(&[INDEX_OR, SELECTOR_OR, FRAME_PARAM, NTH_PARAM])
     .example("page:focus_element_by_index{ index = 2 }\npage:send_keys{ keys = \"hello\" }");
 
 /// check/uncheck: the catalogue's index and mode, and moonpilot's selector, frame and nth.
@@ -374,13 +383,12 @@ fn target_fields(target: &target::Target, data: &mut serde_json::Value) {
 }
 
 fn double_click_element_by_index(p: &mut Params) -> Prepared<TaskCx> {
-    let index = read_index(p)?;
+    let locator = target::index_or_selector(p, "double_click_element_by_index", Takes::NTH_FRAME)?;
     let mode = ClickMode::parse(p.str_opt("mode")?.as_deref());
     run(move |cx: TaskCx| async move {
         let timeout_ms = cx.engine.config.action_timeout_ms;
         let task = cx.task;
-        let (target, first) =
-            target::find_or_recover(&task, &Locator::Index(index), mode.first_read()).await?;
+        let (target, first) = target::find_or_recover(&task, &locator, mode.first_read()).await?;
         let clicked = target
             .press(&task, first, mode, timeout_ms, target::Press::Double)
             .await?;
@@ -391,7 +399,7 @@ fn double_click_element_by_index(p: &mut Params) -> Prepared<TaskCx> {
 }
 
 fn hover_element_by_index(p: &mut Params) -> Prepared<TaskCx> {
-    let index = read_index(p)?;
+    let locator = target::index_or_selector(p, "hover_element_by_index", Takes::NTH_FRAME)?;
     run(move |cx: TaskCx| async move {
         let timeout_ms = cx.engine.config.action_timeout_ms;
         let task = cx.task;
@@ -401,7 +409,7 @@ fn hover_element_by_index(p: &mut Params) -> Prepared<TaskCx> {
             keep_scroll: false,
             settle: false,
         };
-        let (target, first) = target::find_or_recover(&task, &Locator::Index(index), read).await?;
+        let (target, first) = target::find_or_recover(&task, &locator, read).await?;
         let state = target.hover_when_ready(first, timeout_ms).await?;
         let mut data = serde_json::json!({"hit": state.hit, "point": state.point});
         target_fields(&target, &mut data);
@@ -417,11 +425,10 @@ struct Focus {
 }
 
 fn focus_element_by_index(p: &mut Params) -> Prepared<TaskCx> {
-    let index = read_index(p)?;
+    let locator = target::index_or_selector(p, "focus_element_by_index", Takes::NTH_FRAME)?;
     run(move |cx: TaskCx| async move {
         let task = cx.task;
-        let (target, _) =
-            target::find_or_recover(&task, &Locator::Index(index), Read::default()).await?;
+        let (target, _) = target::find_or_recover(&task, &locator, Read::default()).await?;
         let focus: Focus = target.act("focus", serde_json::json!({})).await?;
         let mut data = serde_json::json!({"hit": focus.hit, "focused": focus.focused});
         if !focus.focused {

@@ -54,8 +54,8 @@ pub const SPECS: &[CommandSpec] = &[
         .summary("Read the live value of the form field with this snapshot index")
         .doc("The control's current value (a content-editable element's text); null for \
               elements without one (hasValue false). Password fields answer [redacted] and \
-              their length.")
-        .params(&[INDEX_REQ])
+              their length. Extension: a selector (in a frame) instead of the index.")
+        .params(&[INDEX_OR, SELECTOR_OR, FRAME_PARAM])
         .example("print(page:get_element_value{ index = 2 }:unwrap().value)"),
     Group::ReadElement
         .read("get_element_attribute", get_element_attribute)
@@ -194,7 +194,7 @@ fn get_element_html(p: &mut Params) -> Prepared<TaskCx> {
 }
 
 fn get_element_value(p: &mut Params) -> Prepared<TaskCx> {
-    let locator = index(p)?;
+    let locator = locator(p, "get_element_value")?;
     run(move |cx: TaskCx| async move {
         #[derive(Deserialize)]
         #[serde(rename_all = "camelCase")]

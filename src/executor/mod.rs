@@ -288,18 +288,29 @@ impl Executor {
                 ms_since(t0),
             );
             receipt.redact_echoes();
-            self.engine.trace(task_id, method, &[], params, &receipt);
+            self.engine
+                .trace(task_id, method, &[], params, &receipt, None);
             return receipt;
         };
         let traced = self.engine.tracing().then(|| params.clone());
-        let mut receipt = self
-            .execute_spec(spec, task_id, method, params, t0, within)
-            .await;
+        // A command that takes an index: what the index meant is described for the trace
+        // (`moonpilot codegen` writes it as a selector), read beside the command.
+        let note = (traced.is_some() && spec.params.iter().any(|p| p.name == "index"))
+            .then(crate::trace::ElementNote::default);
+        let run = self.execute_spec(spec, task_id, method, params, t0, within);
+        let mut receipt = match &note {
+            Some(note) => crate::trace::ELEMENT_NOTE.scope(note.clone(), run).await,
+            None => run.await,
+        };
         // Every caller and the trace see the same masked echoes.
         receipt.redact_echoes();
         if let Some(params) = traced {
+            let element = match note {
+                Some(note) if note.is_set() => note.take().await,
+                _ => None,
+            };
             self.engine
-                .trace(task_id, method, spec.params, params, &receipt);
+                .trace(task_id, method, spec.params, params, &receipt, element);
         }
         receipt
     }

@@ -1009,12 +1009,95 @@
   const passwordMessage = (msg) => (msg === null || msg === undefined ? msg
     : String(msg).replace(/\s*\([^()]*\d[^()]*\)/g, '').trim());
 
+  // ---- Robust selectors (record, codegen) ----
+  const quoted = (s) => '"' + String(s).replace(/\\/g, '\\\\').replace(/"/g, '\\"') + '"';
+  const attrSel = (name, value) => '[' + name + '=' + quoted(value) + ']';
+
+  // Whether `sel` finds `el` alone (for a click: or an element inside the same clickable one).
+  const findsAlone = (sel, el, click) => {
+    let found;
+    try {
+      found = selectAll(sel);
+    } catch (e) {
+      return false;
+    }
+    if (found.length !== 1) return false;
+    const f = found[0];
+    if (f === el) return true;
+    if (!click) return false;
+    const a = f.closest(CLICKABLE);
+    return a !== null && a === el.closest(CLICKABLE);
+  };
+  // The CSS of `el` below `root` (an element with a unique id, or the document): tag with its
+  // stable attributes, then :nth-of-type only where siblings need it.
+  const stable = (el) => {
+    let s = el.localName;
+    for (const a of ['name', 'type', 'href', 'for', 'aria-label']) {
+      const v = el.getAttribute(a);
+      if (v && v.length <= 80) s += attrSel(a, v);
+    }
+    return s;
+  };
+  const uniqueId = (el) => el.id && !/\d{3,}|^[a-f0-9-]{16,}$/i.test(el.id)
+    && document.querySelectorAll('#' + CSS.escape(el.id)).length === 1;
+  const cssOf = (el) => {
+    if (uniqueId(el)) return '#' + CSS.escape(el.id);
+    const parts = [];
+    let cur = el;
+    while (cur && cur.nodeType === 1 && cur !== document.documentElement) {
+      let part = stable(cur);
+      const parent = cur.parentElement;
+      if (parent) {
+        const same = [...parent.children].filter((c) => c.localName === cur.localName);
+        if (same.length > 1 && parent.querySelectorAll(':scope > ' + part).length > 1) {
+          part += ':nth-of-type(' + (same.indexOf(cur) + 1) + ')';
+        }
+      }
+      parts.unshift(part);
+      const sel = parts.join(' > ');
+      if (parent && uniqueId(parent)) {
+        const scoped = '#' + CSS.escape(parent.id) + ' > ' + sel;
+        if (document.querySelectorAll(scoped).length === 1) return scoped;
+      }
+      if (document.querySelectorAll(sel).length === 1) return sel;
+      cur = parent;
+    }
+    return parts.join(' > ');
+  };
+  // The most robust selector of `el` now: the first that `selectAll` answers with it alone
+  // (`click`: or with an element inside the same clickable one), in order: role and accessible
+  // name, label, placeholder, alt, title, visible text (with `withText`), the test-id attribute
+  // (`testId`, default data-testid), then CSS scoped to the nearest ancestor with a unique id.
+  // `moonpilot record` (recorder.js) and codegen's `describe` read (element_read.js) use it.
+  const robustSelector = (el, { click = false, withText = click, testId = 'data-testid' } = {}) => {
+    const tries = [];
+    const role = roleOf(el);
+    if (role) {
+      const name = accessibleName(el, role);
+      if (name && name.length <= 80) tries.push('role=' + role + '[name=' + quoted(name) + 's]');
+    }
+    const labels = labelsOf(el);
+    if (labels.length > 0 && labels[0].length <= 80) tries.push('label=' + quoted(labels[0]));
+    for (const a of ['placeholder', 'alt', 'title']) {
+      const v = el.getAttribute(a);
+      if (v && v.length <= 80) tries.push(attrSel(a, v));
+    }
+    if (withText) {
+      const t = collapse(el.localName === 'input' ? el.value : el.textContent).slice(0, 80);
+      if (t && t.length < 80) tries.push('text=' + quoted(t));
+    }
+    const tid = el.getAttribute(testId);
+    if (tid) tries.push(attrSel(testId, tid));
+    for (const sel of tries) if (findsAlone(sel, el, click)) return sel;
+    return cssOf(el);
+  };
+
   const lib = Object.freeze({
     ok, fail, resolver, identity, sameIdentity, locate, collapse, classOf, textOf, summary,
     rectOf, hasBox, viewport, fullyInView, scrollToCenter, contains, deepHit, clickPoint,
     typeOf, fillKind, isPassword, liveValue, readBack, nativeSet, pageMark, pathOf, isVisible,
     selectAll, choose, count, roleOf, accessibleName, labelsOf, labelsFor, fieldItem, fieldError,
-    passwordMessage,
+    passwordMessage, robustSelector,
   });
   return (args) => {
     try {

@@ -11,12 +11,17 @@
   //
   // Reported: {kind: "click", selector, button, clickCount, modifiers}, {kind: "fill", selector,
   // value}, {kind: "select", selector, text}, {kind: "check", selector, checked}, {kind: "press",
-  // keys}, {kind: "upload", selector, files}; each with `frame` {top, url, name}.
+  // keys}, {kind: "upload", selector, files}, {kind: "assert", check, selector, expected}; each
+  // with `frame` {top, url, name}.
+  //
+  // With `args.overlay` (a person at a window), the top frame shows a small toolbar: after a
+  // click on "visible", "text" or "value" the next click on the page is not the page's but an
+  // assertion on the element clicked (Escape cancels).
   const send = globalThis[args.binding];
   if (typeof send !== 'function' || globalThis.__mpRecording) return lib.ok(false);
   globalThis.__mpRecording = true;
   const testId = typeof args.testId === 'string' && args.testId ? args.testId : 'data-testid';
-  const { collapse, selectAll, roleOf, accessibleName, labelsOf } = lib;
+  const { collapse, robustSelector } = lib;
 
   const frame = () => ({ top: window === window.top, url: location.href, name: window.name || '' });
   const report = (o) => {
@@ -27,8 +32,8 @@
       // A binding that is gone (the recorder stopped) records nothing.
     }
   };
-  const quote = (s) => '"' + String(s).replace(/\\/g, '\\\\').replace(/"/g, '\\"') + '"';
-  const attr = (name, value) => '[' + name + '=' + quote(value) + ']';
+  const selectorFor = (el, click, withText = click) => robustSelector(el, { click, withText, testId });
+  const short = (s) => collapse(s).slice(0, 80);
 
   // What a click means: the nearest interactive element around the node clicked.
   const INTERACTIVE = 'a[href], button, input, select, textarea, label, summary, option, '
@@ -39,82 +44,6 @@
     if (!el) return null;
     return el.closest(INTERACTIVE) || el;
   };
-  const CLICKABLE = 'a, button, [role=button], input[type=button], input[type=submit], [onclick]';
-  // Whether `sel` finds `el` alone (for a click: or an element inside the same clickable one).
-  const finds = (sel, el, click) => {
-    let found;
-    try {
-      found = selectAll(sel);
-    } catch (e) {
-      return false;
-    }
-    if (found.length !== 1) return false;
-    const f = found[0];
-    if (f === el) return true;
-    if (!click) return false;
-    const a = f.closest(CLICKABLE);
-    return a !== null && a === el.closest(CLICKABLE);
-  };
-  const short = (s) => collapse(s).slice(0, 80);
-  // The CSS of `el` below `root` (an element with a unique id, or the document): tag with its
-  // stable attributes, then :nth-of-type only where siblings need it.
-  const stable = (el) => {
-    let s = el.localName;
-    for (const a of ['name', 'type', 'href', 'for', 'aria-label']) {
-      const v = el.getAttribute(a);
-      if (v && v.length <= 80) s += attr(a, v);
-    }
-    return s;
-  };
-  const uniqueId = (el) => el.id && !/\d{3,}|^[a-f0-9-]{16,}$/i.test(el.id)
-    && document.querySelectorAll('#' + CSS.escape(el.id)).length === 1;
-  const cssOf = (el) => {
-    if (uniqueId(el)) return '#' + CSS.escape(el.id);
-    const parts = [];
-    let cur = el;
-    while (cur && cur.nodeType === 1 && cur !== document.documentElement) {
-      let part = stable(cur);
-      const parent = cur.parentElement;
-      if (parent) {
-        const same = [...parent.children].filter((c) => c.localName === cur.localName);
-        if (same.length > 1 && parent.querySelectorAll(':scope > ' + part).length > 1) {
-          part += ':nth-of-type(' + (same.indexOf(cur) + 1) + ')';
-        }
-      }
-      parts.unshift(part);
-      const sel = parts.join(' > ');
-      if (parent && uniqueId(parent)) {
-        const scoped = '#' + CSS.escape(parent.id) + ' > ' + sel;
-        if (document.querySelectorAll(scoped).length === 1) return scoped;
-      }
-      if (document.querySelectorAll(sel).length === 1) return sel;
-      cur = parent;
-    }
-    return parts.join(' > ');
-  };
-  const selectorFor = (el, click) => {
-    const tries = [];
-    const role = roleOf(el);
-    if (role) {
-      const name = accessibleName(el, role);
-      if (name && name.length <= 80) tries.push('role=' + role + '[name=' + quote(name) + 's]');
-    }
-    const labels = labelsOf(el);
-    if (labels.length > 0 && labels[0].length <= 80) tries.push('label=' + quote(labels[0]));
-    for (const a of ['placeholder', 'alt', 'title']) {
-      const v = el.getAttribute(a);
-      if (v && v.length <= 80) tries.push(attr(a, v));
-    }
-    if (click) {
-      const t = short(el.localName === 'input' ? el.value : el.textContent);
-      if (t && t.length < 80) tries.push('text=' + quote(t));
-    }
-    const tid = el.getAttribute(testId);
-    if (tid) tries.push(attr(testId, tid));
-    for (const sel of tries) if (finds(sel, el, click)) return sel;
-    return cssOf(el);
-  };
-
   const isText = (el) => (el.localName === 'input'
     && !['checkbox', 'radio', 'file', 'submit', 'button', 'reset', 'image', 'range', 'color'].includes(el.type))
     || el.localName === 'textarea' || el.isContentEditable;
@@ -175,10 +104,89 @@
     const key = e.key.length === 1 ? e.key.toLowerCase() : e.key;
     report({ kind: 'press', keys: mods.concat([key]).join('+') });
   };
-  window.addEventListener('click', onClick, true);
-  window.addEventListener('auxclick', onAux, true);
-  window.addEventListener('input', onInput, true);
-  window.addEventListener('change', onChange, true);
-  window.addEventListener('keydown', onKey, true);
+  // The assertion overlay: a toolbar in an open shadow root (its clicks are not the page's).
+  let armed = null;
+  let host = null;
+  if (args.overlay && window === window.top) {
+    const mark = document.createElement('div');
+    const build = () => {
+      if (host && host.isConnected) return;
+      host = document.createElement('moonpilot-recorder');
+      host.style.cssText = 'all:initial;position:fixed;top:8px;right:8px;z-index:2147483647';
+      const root = host.attachShadow({ mode: 'open' });
+      root.innerHTML = '<style>div{font:12px sans-serif;background:#222;color:#fff;padding:4px;'
+        + 'border-radius:4px;box-shadow:0 1px 4px #0008}button{font:inherit;margin:0 2px;cursor:pointer}'
+        + 'button[aria-pressed=true]{background:#fc0}</style><div>assert '
+        + '<button data-check="visible">visible</button><button data-check="text">text</button>'
+        + '<button data-check="value">value</button></div>';
+      for (const b of root.querySelectorAll('button')) {
+        b.addEventListener('click', (e) => {
+          if (!e.isTrusted) return;
+          armed = armed === b.dataset.check ? null : b.dataset.check;
+          for (const o of root.querySelectorAll('button')) o.setAttribute('aria-pressed', String(o.dataset.check === armed));
+        });
+      }
+      (document.body || document.documentElement).appendChild(host);
+    };
+    mark.style.cssText = 'position:fixed;pointer-events:none;outline:2px solid #fc0;z-index:2147483646;display:none';
+    const ready = () => {
+      build();
+      if (!mark.isConnected) document.documentElement.appendChild(mark);
+    };
+    if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', ready);
+    else ready();
+    const inOverlay = (e) => host !== null && e.composedPath().includes(host);
+    const disarm = () => {
+      armed = null;
+      mark.style.display = 'none';
+      if (host) for (const o of host.shadowRoot.querySelectorAll('button')) o.setAttribute('aria-pressed', 'false');
+    };
+    const pick = (e) => {
+      const el = e.target && e.target.nodeType === 1 ? e.target : null;
+      if (!el || armed !== 'value') return el;
+      const field = el.closest('input, textarea, select') || (el.localName === 'label' ? el.control : null);
+      return field || el;
+    };
+    const block = (e) => {
+      if (!armed || !e.isTrusted || inOverlay(e)) return;
+      e.preventDefault();
+      e.stopImmediatePropagation();
+      if (e.type !== 'click') return;
+      const el = pick(e);
+      if (el) {
+        const check = armed;
+        const expected = check === 'text' ? short(el.innerText || el.textContent)
+          : check === 'value' ? String(el.value === undefined ? '' : el.value) : '';
+        report({ kind: 'assert', check, selector: selectorFor(el, false, check !== 'value'), expected });
+      }
+      disarm();
+    };
+    for (const type of ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click', 'dblclick', 'auxclick']) {
+      window.addEventListener(type, block, true);
+    }
+    window.addEventListener('mousemove', (e) => {
+      if (!armed || inOverlay(e)) return;
+      const el = pick(e);
+      if (!el) return;
+      const r = el.getBoundingClientRect();
+      Object.assign(mark.style, { display: 'block', left: r.left + 'px', top: r.top + 'px', width: r.width + 'px', height: r.height + 'px' });
+    }, true);
+    window.addEventListener('keydown', (e) => {
+      if (armed && e.key === 'Escape') {
+        disarm();
+        e.stopImmediatePropagation();
+      }
+    }, true);
+  }
+  const notOverlay = (f) => (e) => {
+    if (host !== null && e.composedPath().includes(host)) return;
+    f(e);
+  };
+
+  window.addEventListener('click', notOverlay(onClick), true);
+  window.addEventListener('auxclick', notOverlay(onAux), true);
+  window.addEventListener('input', notOverlay(onInput), true);
+  window.addEventListener('change', notOverlay(onChange), true);
+  window.addEventListener('keydown', notOverlay(onKey), true);
   return lib.ok(true);
 })

@@ -1,30 +1,36 @@
 //! `moonpilot record [URL]`: what a person does in the browser, as a Lua script (or a
 //! `moonpilot test` file) that does it again.
 //!
-//! A [`Recording`] watches one tab. In every frame of it that shares the tab's process, the
-//! page-side recorder (`js/recorder.js`, in an isolated world of its own, installed before the
-//! page's scripts) reports each click, fill, choice, check, key and upload through a CDP
-//! binding, with the most robust selector the element has at that moment (role and name,
-//! label, placeholder, alt, title, text, test id, then scoped CSS), checked there to find that
-//! element alone with the resolver every command uses. Main-frame navigations that no click
-//! caused are read from the tab's history: a URL typed into the address bar, back, forward and
-//! reload. The steps become the script of `script.rs`.
+//! A [`Recording`] watches one task: its tabs, the popups its pages open (each joins through
+//! `Task::on_tab_joined`), and every frame of them, out-of-process ones included (looked for
+//! every 250 ms). In each frame the page-side recorder (`js/recorder.js`, in an isolated world
+//! of its own, installed before the page's scripts) reports each click, fill, choice, check,
+//! key, upload and overlay assertion through a CDP binding, with the most robust selector the
+//! element has at that moment (role and name, label, placeholder, alt, title, text, test id,
+//! then scoped CSS), checked there to find that element alone with the resolver every command
+//! uses. Main-frame navigations that no click caused are read from each tab's history: a URL
+//! typed into the address bar, back, forward and reload. Native dialogs are recorded as they
+//! close (accepted or not, a prompt's text), and an action in another tab than a replay's
+//! current one is preceded by a switch. The steps become the script of `script.rs`.
 //!
-//! What is not recorded yet: frames of other sites (out of process), tabs and popups the page
-//! opens, native dialogs, drag and drop, canvas drawing, hovers.
+//! What is not recorded: drag and drop, canvas drawing, hovers, tabs a person opens by hand.
 
+pub mod codegen;
 pub mod script;
 
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures::stream::BoxStream;
 use futures::StreamExt;
 use serde_json::json;
 
-use crate::browser::tab::{HistoryEntry, Tab};
-use crate::browser::task::TaskId;
+use crate::browser::raw::TargetEvent;
+use crate::browser::tab::{DialogSeen, HistoryEntry, Tab};
+use crate::browser::task::{Task, TaskId};
 use crate::error::CommandError;
 use crate::executor::Executor;
 pub use script::{Action, Step, Steps};
@@ -54,79 +60,303 @@ pub struct Args {
     pub headless: bool,
 }
 
-/// A recording of one tab: its steps so far.
-pub struct Recording {
-    steps: Arc<Mutex<Steps>>,
-    pumps: Vec<tokio::task::JoinHandle<()>>,
+/// What a recording is told.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The attribute that holds test ids.
+    pub test_id: String,
+    /// The assertion overlay (a person at a window adds checks from it).
+    pub overlay: bool,
 }
 
-impl Recording {
-    /// Starts recording `tab`, whose current page is `first_url` (the script's first step)
-    /// when given; `test_id` is the test-id attribute.
-    pub async fn attach(
-        tab: &Arc<Tab>,
-        first_url: Option<&str>,
-        test_id: &str,
-    ) -> Result<Recording, CommandError> {
-        let steps = Arc::new(Mutex::new(Steps::default()));
-        if let Some(url) = first_url {
-            lock(&steps).push(Step::Navigate(url.to_string()));
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            test_id: "data-testid".into(),
+            overlay: false,
         }
-        let mut navigated = tab.main_frame_commits().await?;
+    }
+}
+
+/// A recording of a task: what happens in each of its tabs (the ones it has, the ones its
+/// pages open) and each of their frames.
+pub struct Recording {
+    inner: Arc<Inner>,
+}
+
+/// What the pumps share.
+struct Inner {
+    /// The page-side recorder, with its arguments.
+    source: String,
+    state: Mutex<State>,
+    pumps: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+}
+
+/// The steps, and the tabs as a replay sees them.
+#[derive(Default)]
+struct State {
+    steps: Steps,
+    /// The task's tabs, in its order.
+    tabs: Vec<Arc<Tab>>,
+    /// The one a replay acts in now.
+    current: usize,
+    /// A dialog on screen: its kind and message.
+    dialog: Option<(String, String)>,
+    /// Out-of-process frames recorded (target ids), and how often one not found was looked for.
+    frames: HashSet<String>,
+    frames_missed: HashMap<String, u32>,
+}
+
+impl State {
+    /// Adds `step`, done in `tab`: first a switch to it when a replay is in another tab.
+    fn push_in(&mut self, tab: &Arc<Tab>, step: Step) {
+        let Some(at) = self.tabs.iter().position(|t| Arc::ptr_eq(t, tab)) else {
+            return;
+        };
+        if at != self.current {
+            self.steps.push(Step::SwitchTab(at));
+            self.current = at;
+        }
+        self.steps.push(step);
+    }
+
+    /// `tab` joined (a popup: the click that opened it made it current).
+    fn opened(&mut self, tab: &Arc<Tab>) {
+        if !self.tabs.iter().any(|t| Arc::ptr_eq(t, tab)) {
+            self.tabs.push(tab.clone());
+        }
+        self.current = self.tabs.len() - 1;
+    }
+
+    /// Tab `target` is gone: the task then acts in its last tab.
+    fn gone(&mut self, target: &str) {
+        let Some(at) = self.tabs.iter().position(|t| t.target_id() == target) else {
+            return;
+        };
+        if self.tabs.len() == 1 {
+            return;
+        }
+        self.tabs.remove(at);
+        if self.current == at {
+            self.current = self.tabs.len() - 1;
+        } else if self.current > at {
+            self.current -= 1;
+        }
+    }
+}
+
+/// How often out-of-process frames are looked for.
+const FRAME_POLL: Duration = Duration::from_millis(250);
+/// How often a frame target is looked for in the task's tabs before it counts as another's.
+const FRAME_TRIES: u32 = 8;
+
+impl Recording {
+    /// Starts recording `task`, whose current page is `first_url` (the script's first step)
+    /// when given.
+    pub async fn attach(
+        task: &Arc<Task>,
+        first_url: Option<&str>,
+        options: Options,
+    ) -> Result<Recording, CommandError> {
         // The arguments are JSON, a literal of the call: nothing is spliced into the code.
         let source = format!(
             "({})({})",
             crate::js::RECORDER_JS,
-            json!({"binding": BINDING, "testId": test_id})
+            json!({"binding": BINDING, "testId": options.test_id, "overlay": options.overlay})
         );
-        let mut called = tab
-            .world_script_with_binding(WORLD, BINDING, &source)
-            .await?;
-        let mut pumps = Vec::new();
-        let sink = steps.clone();
-        pumps.push(tokio::spawn(async move {
-            while let Some(payload) = called.next().await {
-                match serde_json::from_str::<Action>(&payload) {
-                    Ok(action) => lock(&sink).push(Step::Act(action)),
-                    Err(e) => {
-                        tracing::debug!(target: "moonpilot::record", "not an action ({e}): {payload}")
+        let (tabs, current) = task.tabs();
+        let inner = Arc::new(Inner {
+            source,
+            state: Mutex::new(State {
+                tabs: tabs.clone(),
+                current,
+                ..State::default()
+            }),
+            pumps: Mutex::default(),
+        });
+        if let Some(url) = first_url {
+            inner.lock().steps.push(Step::Navigate(url.to_string()));
+        }
+        for tab in &tabs {
+            inner.instrument(tab).await?;
+        }
+        let weak = Arc::downgrade(&inner);
+        task.on_tab_joined(Arc::new(move |tab| {
+            let weak = weak.clone();
+            Box::pin(async move {
+                let Some(inner) = weak.upgrade() else {
+                    return;
+                };
+                inner.lock().opened(&tab);
+                if let Err(e) = inner.instrument(&tab).await {
+                    tracing::warn!(target: "moonpilot::record", "a new tab is not recorded: {}", e.msg);
+                }
+            })
+        }));
+        if let Some(tab) = tabs.first() {
+            let mut targets = tab.browser().raw().await?.targets();
+            let me = Arc::downgrade(&inner);
+            inner.spawn(async move {
+                while let Ok(ev) = targets.recv().await {
+                    if let (TargetEvent::Gone { target }, Some(inner)) = (ev, me.upgrade()) {
+                        inner.lock().gone(&target);
                     }
                 }
-            }
-        }));
-        let sink = steps.clone();
-        let history_tab = tab.clone();
-        let mut seen = History::read(tab).await.unwrap_or_default();
-        pumps.push(tokio::spawn(async move {
-            while navigated.next().await.is_some() {
-                let Some(now) = History::read_settled(&history_tab).await else {
-                    continue;
-                };
-                for step in seen.steps_to(&now) {
-                    lock(&sink).push(step);
+            });
+            // The frames there now, before the first action; later ones within a poll.
+            inner.find_frames(tab).await;
+            let me = Arc::downgrade(&inner);
+            let tab = tab.clone();
+            inner.spawn(async move {
+                loop {
+                    tokio::time::sleep(FRAME_POLL).await;
+                    let Some(inner) = me.upgrade() else { return };
+                    inner.find_frames(&tab).await;
                 }
-                seen = now;
-            }
-        }));
-        Ok(Recording { steps, pumps })
+            });
+        }
+        Ok(Recording { inner })
     }
 
     /// The steps recorded so far.
     pub fn steps(&self) -> Vec<Step> {
-        lock(&self.steps).0.clone()
+        self.inner.lock().steps.0.clone()
     }
 
     /// Stops recording: the steps.
     pub fn stop(self) -> Vec<Step> {
-        for p in &self.pumps {
-            p.abort();
+        if let Ok(pumps) = self.inner.pumps.lock() {
+            for p in pumps.iter() {
+                p.abort();
+            }
         }
         self.steps()
     }
 }
 
-fn lock(steps: &Mutex<Steps>) -> std::sync::MutexGuard<'_, Steps> {
-    steps.lock().unwrap_or_else(|e| e.into_inner())
+impl Inner {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn spawn(&self, job: impl std::future::Future<Output = ()> + Send + 'static) {
+        let handle = tokio::spawn(job);
+        if let Ok(mut pumps) = self.pumps.lock() {
+            pumps.push(handle);
+        }
+    }
+
+    /// Records `tab`: the recorder in its frames, its history, its dialogs.
+    async fn instrument(self: &Arc<Self>, tab: &Arc<Tab>) -> Result<(), CommandError> {
+        let mut navigated = tab.main_frame_commits().await?;
+        let mut dialogs = tab.dialogs_seen().await?;
+        let called = tab
+            .world_script_with_binding(WORLD, BINDING, &self.source)
+            .await?;
+        self.pump_actions(tab, called);
+        let (me, history_tab) = (Arc::downgrade(self), tab.clone());
+        let mut seen = History::read(tab).await.unwrap_or_default();
+        self.spawn(async move {
+            while navigated.next().await.is_some() {
+                let Some(now) = History::read_settled(&history_tab).await else {
+                    continue;
+                };
+                let Some(inner) = me.upgrade() else { return };
+                let mut state = inner.lock();
+                for step in seen.steps_to(&now) {
+                    state.push_in(&history_tab, step);
+                }
+                seen = now;
+            }
+        });
+        let me = Arc::downgrade(self);
+        self.spawn(async move {
+            while let Some(seen) = dialogs.next().await {
+                let Some(inner) = me.upgrade() else { return };
+                let mut state = inner.lock();
+                match seen {
+                    DialogSeen::Opened { kind, message } => state.dialog = Some((kind, message)),
+                    DialogSeen::Closed { accepted, input } => {
+                        let (kind, message) = state.dialog.take().unwrap_or_default();
+                        let text = (accepted && kind == "prompt").then_some(input);
+                        state.steps.push(Step::Dialog {
+                            kind,
+                            message,
+                            accept: accepted,
+                            text,
+                        });
+                    }
+                }
+            }
+        });
+        Ok(())
+    }
+
+    /// Pushes each action `called` reports, as done in `tab`.
+    fn pump_actions(self: &Arc<Self>, tab: &Arc<Tab>, mut called: BoxStream<'static, String>) {
+        let (me, tab) = (Arc::downgrade(self), tab.clone());
+        self.spawn(async move {
+            while let Some(payload) = called.next().await {
+                let Some(inner) = me.upgrade() else { return };
+                match serde_json::from_str::<Action>(&payload) {
+                    Ok(action) => inner.lock().push_in(&tab, Step::Act(action)),
+                    Err(e) => {
+                        tracing::debug!(target: "moonpilot::record", "not an action ({e}): {payload}")
+                    }
+                }
+            }
+        });
+    }
+
+    /// Puts the recorder in the out-of-process frames that appeared in the task's tabs
+    /// (`any` is one of them: the browser's frame targets are read through it).
+    async fn find_frames(self: &Arc<Self>, any: &Arc<Tab>) {
+        let Ok(targets) = any.frame_targets().await else {
+            return;
+        };
+        let new: Vec<String> = {
+            let state = self.lock();
+            targets
+                .into_iter()
+                .filter(|t| {
+                    !state.frames.contains(t)
+                        && state.frames_missed.get(t).copied().unwrap_or(0) < FRAME_TRIES
+                })
+                .collect()
+        };
+        if new.is_empty() {
+            return;
+        }
+        let tabs = self.lock().tabs.clone();
+        for tab in &tabs {
+            let Ok(sessions) = tab.remote_frame_sessions().await else {
+                continue;
+            };
+            for (target, session) in sessions {
+                if !new.contains(&target) || self.lock().frames.contains(&target) {
+                    continue;
+                }
+                match tab
+                    .remote_world_script_with_binding(&session, WORLD, BINDING, &self.source)
+                    .await
+                {
+                    Ok(called) => {
+                        self.lock().frames.insert(target);
+                        self.pump_actions(tab, called);
+                    }
+                    Err(e) => {
+                        tracing::debug!(target: "moonpilot::record", "frame {target}: {}", e.msg)
+                    }
+                }
+            }
+        }
+        let mut state = self.lock();
+        for t in new {
+            if !state.frames.contains(&t) {
+                *state.frames_missed.entry(t).or_default() += 1;
+            }
+        }
+    }
 }
 
 /// The tab's history: the current entry and every entry.
@@ -251,18 +481,29 @@ async fn record(executor: &Executor, args: &Args) -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    let Some(tab) = executor.engine().task(id).and_then(|t| t.tab().ok()) else {
+    let Some(task) = executor.engine().task(id) else {
+        eprintln!("moonpilot: the recording's task is gone");
+        return ExitCode::from(2);
+    };
+    let Ok(tab) = task.tab() else {
         eprintln!("moonpilot: the recording's tab is gone");
         return ExitCode::from(2);
     };
-    let recording =
-        match Recording::attach(&tab, args.url.as_deref(), &args.test_id_attribute).await {
-            Ok(r) => r,
-            Err(e) => {
-                eprintln!("moonpilot: cannot record: {}", e.msg);
-                return ExitCode::from(2);
-            }
-        };
+    if !args.headless {
+        // A person at the window answers the page's dialogs; the recording says how.
+        task.events.leave_dialogs_to_hand();
+    }
+    let options = Options {
+        test_id: args.test_id_attribute.clone(),
+        overlay: !args.headless,
+    };
+    let recording = match Recording::attach(&task, args.url.as_deref(), options).await {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("moonpilot: cannot record: {}", e.msg);
+            return ExitCode::from(2);
+        }
+    };
     eprintln!("record: recording; act in the browser, then press Ctrl-C (or close it) to write the script");
     // Until Ctrl-C, or until the browser or the tab is gone (a person closed the window).
     loop {

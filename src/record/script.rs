@@ -24,7 +24,7 @@ pub struct Frame {
 impl Frame {
     /// The `frame` param that finds it again: its name, else its URL's path (a part of the
     /// URL: the host may change between recording and replay).
-    fn param(&self) -> Option<String> {
+    pub fn param(&self) -> Option<String> {
         if self.top {
             return None;
         }
@@ -108,6 +108,20 @@ pub enum Action {
         #[serde(default)]
         frame: Frame,
     },
+    /// An assertion the person added from the recorder's overlay: the element is visible,
+    /// has a text, or has a value.
+    Assert {
+        /// `visible`, `text` or `value`.
+        check: String,
+        /// The element.
+        selector: String,
+        /// The text or value it has (empty for `visible`).
+        #[serde(default)]
+        expected: String,
+        /// Where.
+        #[serde(default)]
+        frame: Frame,
+    },
 }
 
 fn one() -> u32 {
@@ -127,6 +141,32 @@ pub enum Step {
     Forward,
     /// A reload.
     Reload,
+    /// The actions that follow happen in tab `0`-based N (as `get_tabs` lists them).
+    SwitchTab(usize),
+    /// A command with its arguments as Lua (`name = value`), as `moonpilot codegen` read it
+    /// from a trace.
+    Call {
+        /// The command.
+        method: String,
+        /// Its arguments.
+        args: Vec<String>,
+    },
+    /// Lua written as it is (codegen's secrets, read from the environment).
+    Lua(String),
+    /// A comment (what codegen left out, and why).
+    Note(String),
+    /// How the native dialog that the next action opens is answered (its place is before the
+    /// action: the policy must be set first).
+    Dialog {
+        /// `alert`, `confirm`, `prompt` or `beforeunload`.
+        kind: String,
+        /// Its message.
+        message: String,
+        /// Accepted (else dismissed).
+        accept: bool,
+        /// An accepted prompt's text.
+        text: Option<String>,
+    },
 }
 
 /// The steps of a recording, as they come.
@@ -135,8 +175,18 @@ pub struct Steps(pub Vec<Step>);
 
 impl Steps {
     /// Adds a step: a fill of the field the previous step filled replaces it; the second
-    /// click of a double click replaces the first.
+    /// click of a double click replaces the first; a dialog goes before the action that
+    /// opened it (the last one).
     pub fn push(&mut self, step: Step) {
+        if let Step::Dialog { .. } = step {
+            let at = self
+                .0
+                .iter()
+                .rposition(|s| matches!(s, Step::Act(_)))
+                .unwrap_or(self.0.len());
+            self.0.insert(at, step);
+            return;
+        }
         if let Some(Step::Act(last)) = self.0.last() {
             match (last, &step) {
                 (
@@ -200,6 +250,54 @@ pub fn lua_string(s: &str) -> String {
     out
 }
 
+/// A Lua literal of a JSON value (`nil` for null; objects with keys that are no Lua name
+/// written `["key"] = …`).
+pub fn lua_value(v: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match v {
+        Value::Null => "nil".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => lua_string(s),
+        Value::Array(items) => {
+            if items.is_empty() {
+                return "{}".into();
+            }
+            let inner: Vec<String> = items.iter().map(lua_value).collect();
+            format!("{{ {} }}", inner.join(", "))
+        }
+        Value::Object(map) => {
+            if map.is_empty() {
+                return "{}".into();
+            }
+            let inner: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{} = {}", lua_key(k), lua_value(v)))
+                .collect();
+            format!("{{ {} }}", inner.join(", "))
+        }
+    }
+}
+
+/// A table key: the name itself when it is a Lua name, else `["…"]`.
+pub fn lua_key(k: &str) -> String {
+    const RESERVED: &[&str] = &[
+        "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if",
+        "in", "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while",
+    ];
+    let name = k
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !RESERVED.contains(&k);
+    if name {
+        k.to_string()
+    } else {
+        format!("[{}]", lua_string(k))
+    }
+}
+
 /// The longest call on one line (luacheck's limit is 120).
 const LINE: usize = 100;
 
@@ -217,8 +315,9 @@ fn with(mut args: Vec<String>, more: String) -> Vec<String> {
     args
 }
 
-/// The Lua lines of one step (`page` is the task).
-fn lines(step: &Step) -> Vec<String> {
+/// The Lua lines of one step (`page` is the task; `test`: in a `moonpilot test` file, where
+/// assertions are `expect`'s).
+fn lines(step: &Step, test: bool) -> Vec<String> {
     let call = |method: &str, args: Vec<String>| {
         if args.is_empty() {
             return format!("page:{method}():unwrap()");
@@ -240,6 +339,38 @@ fn lines(step: &Step) -> Vec<String> {
         Step::Back => vec![call("go_back", vec![])],
         Step::Forward => vec![call("go_forward", vec![])],
         Step::Reload => vec![call("reload", vec![])],
+        Step::SwitchTab(i) => vec![call("switch_tab", vec![format!("pageIndex = {i}")])],
+        Step::Call { method, args } => vec![call(method, args.clone())],
+        Step::Lua(code) => vec![code.clone()],
+        Step::Note(text) => vec![text
+            .lines()
+            .map(|l| format!("-- {l}"))
+            .collect::<Vec<_>>()
+            .join("\n")],
+        Step::Dialog {
+            kind,
+            message,
+            accept,
+            text,
+        } => {
+            let mut message: String = message
+                .chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .take(80)
+                .collect();
+            if message.chars().count() == 80 {
+                message.push('…');
+            }
+            let mut args = vec![format!("dismiss = {}", !accept)];
+            if let (true, Some(t)) = (accept, text) {
+                args.push(format!("promptText = {}", lua_string(t)));
+            }
+            vec![format!(
+                "-- the page's {kind} \"{message}\" is {}\n{}",
+                if *accept { "accepted" } else { "dismissed" },
+                call("set_dialog_behavior", args)
+            )]
+        }
         Step::Act(a) => match a {
             Action::Click {
                 selector,
@@ -341,6 +472,53 @@ fn lines(step: &Step) -> Vec<String> {
                     )
                 })
                 .collect(),
+            Action::Assert {
+                check,
+                selector,
+                expected,
+                frame,
+            } => {
+                let args = target(selector, frame);
+                let (matcher, field, read) = match check.as_str() {
+                    "text" => ("to_contain_text", "text", "get_element_text"),
+                    "value" => ("to_have_value", "value", "get_element_value"),
+                    _ => ("to_be_visible", "", "is_visible"),
+                };
+                let with_expected = |mut args: Vec<String>| {
+                    if !field.is_empty() {
+                        args.push(format!("{field} = {}", lua_string(expected)));
+                    }
+                    args
+                };
+                if test {
+                    let c = call(matcher, with_expected(args));
+                    let c = c.replacen("page:", "expect(page):", 1);
+                    return vec![c.strip_suffix(":unwrap()").unwrap_or(&c).to_string()];
+                }
+                let read = call(read, args);
+                let check = match field {
+                    "text" => format!("seen.text:find({}, 1, true)", lua_string(expected)),
+                    "value" => format!("seen.value == {}", lua_string(expected)),
+                    _ => "seen.visible".to_string(),
+                };
+                // The message names what was expected; the line names the element.
+                let what = if field.is_empty() {
+                    "the element to be visible".to_string()
+                } else {
+                    format!("the {field} {expected}")
+                };
+                let mut out = String::from("do\n");
+                for l in format!("local seen = {read}").lines() {
+                    let _ = writeln!(out, "  {l}");
+                }
+                let _ = writeln!(
+                    out,
+                    "  assert({check},\n    {})",
+                    lua_string(&format!("expected {what}"))
+                );
+                out.push_str("end");
+                vec![out]
+            }
         },
     }
 }
@@ -358,7 +536,7 @@ pub fn render(steps: &[Step], test: bool, header: &str) -> String {
     if uploads {
         out.push_str("local here = arg[0]:match(\"^(.*)/[^/]*$\") or \".\"\n");
     }
-    let body: Vec<String> = steps.iter().flat_map(lines).collect();
+    let body: Vec<String> = steps.iter().flat_map(|s| lines(s, test)).collect();
     if test {
         out.push_str(
             "describe(\"recorded\", function()\n  it(\"replays the recording\", function(page)\n",
@@ -417,6 +595,62 @@ mod tests {
         s.push(click(2));
         assert_eq!(s.0.last(), Some(&click(2)));
         assert_eq!(s.0.len(), 4);
+    }
+
+    #[test]
+    fn a_dialog_goes_before_the_action_that_opened_it_and_assertions_render_both_ways() {
+        let click = Step::Act(Action::Click {
+            selector: "role=button[name=\"Delete\"s]".into(),
+            button: 0,
+            click_count: 1,
+            modifiers: vec![],
+            frame: Frame {
+                top: true,
+                ..Frame::default()
+            },
+        });
+        let mut s = Steps::default();
+        s.push(Step::Navigate("http://x/".into()));
+        s.push(click.clone());
+        s.push(Step::Dialog {
+            kind: "prompt".into(),
+            message: "Name?\nreally".into(),
+            accept: true,
+            text: Some("Ada \"L\"".into()),
+        });
+        assert!(matches!(s.0[1], Step::Dialog { .. }), "{:?}", s.0);
+        assert_eq!(s.0[2], click);
+        let assert = Step::Act(Action::Assert {
+            check: "text".into(),
+            selector: "#status".into(),
+            expected: "Done".into(),
+            frame: Frame {
+                top: true,
+                ..Frame::default()
+            },
+        });
+        s.push(assert);
+        s.push(Step::SwitchTab(1));
+        let plain = render(&s.0, false, "t");
+        for want in [
+            "-- the page's prompt \"Name? really\" is accepted\n",
+            "page:set_dialog_behavior{ dismiss = false, promptText = \"Ada \\\"L\\\"\" }:unwrap()",
+            "local seen = page:get_element_text{ selector = \"#status\" }:unwrap()",
+            "assert(seen.text:find(\"Done\", 1, true),\n    \"expected the text Done\")",
+            "page:switch_tab{ pageIndex = 1 }:unwrap()",
+        ] {
+            assert!(plain.contains(want), "{want} in\n{plain}");
+        }
+        let test = render(&s.0, true, "t");
+        assert!(
+            test.contains(
+                "expect(page):to_contain_text{ selector = \"#status\", text = \"Done\" }\n"
+            ),
+            "{test}"
+        );
+        let lua = mlua::Lua::new();
+        lua.load(&plain).into_function().expect("the script parses");
+        lua.load(&test).into_function().expect("the test parses");
     }
 
     #[test]

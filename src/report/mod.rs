@@ -30,7 +30,7 @@ use serde_json::Value;
 
 pub use hosting::{Recording, Run};
 pub(crate) use html::head as page_head;
-pub use read::{task_lines, ReportError};
+pub use read::{run_lines, tagged_lines, task_lines, ReportError};
 
 use crate::runs::{Output, RunRecord, RunStatus};
 

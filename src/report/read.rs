@@ -107,22 +107,30 @@ pub fn task_lines(task: &str, trace_dir: &Path) -> Vec<Value> {
     })
 }
 
+/// The trace lines of recorded run `run`, in order (none when it ran without a trace).
+pub fn run_lines(run: &RunRecord) -> Vec<Value> {
+    let Some(trace_dir) = &run.trace_dir else {
+        return Vec::new();
+    };
+    tagged_lines(trace_dir, &run.id, run.started_ms, run.ended_ms)
+}
+
+/// The trace lines tagged with run id `tag` (`Engine::set_trace_run`) from day `from_ms` to
+/// day `to_ms` (none: today), in order.
+pub fn tagged_lines(trace_dir: &Path, tag: &str, from_ms: u64, to_ms: Option<u64>) -> Vec<Value> {
+    let first = crate::trace::utc_date(from_ms);
+    let last = crate::trace::utc_date(to_ms.unwrap_or_else(crate::clock::epoch_ms));
+    let needle = format!("\"run\":\"{tag}\"");
+    lines_of(&days(trace_dir, &first, &last), &needle, |v| {
+        v["run"].as_str() == Some(tag)
+    })
+}
+
 pub(super) fn load(subject: &Subject) -> Result<Loaded, ReportError> {
     match subject {
         Subject::Run(dir) => {
             let run = RunRecord::load(dir).map_err(ReportError::BadDir)?;
-            let lines = match &run.trace_dir {
-                Some(trace_dir) => {
-                    let first = crate::trace::utc_date(run.started_ms);
-                    let last =
-                        crate::trace::utc_date(run.ended_ms.unwrap_or_else(crate::clock::epoch_ms));
-                    let needle = format!("\"run\":\"{}\"", run.id);
-                    lines_of(&days(trace_dir, &first, &last), &needle, |v| {
-                        v["run"].as_str() == Some(run.id.as_str())
-                    })
-                }
-                None => Vec::new(),
-            };
+            let lines = run_lines(&run);
             Ok(Loaded {
                 output: RunRecord::output(dir),
                 data_dir: run.data_dir.clone(),

@@ -34,6 +34,7 @@ pub async fn find(
 ) -> Result<(Target, ElementState), CommandError> {
     if let Locator::Index(index) = *locator {
         let target = by_index(task, index).await?;
+        target.note_for_trace();
         let state = target.inspect(read).await?;
         return Ok((target, state));
     }
@@ -54,6 +55,7 @@ pub async fn find_or_recover(
         return by_query(task, locator, read).await;
     };
     let mut target = by_index(task, index).await?;
+    target.note_for_trace();
     match target.inspect(read).await {
         Ok(state) => Ok((target, state)),
         Err(e) if e.code == ErrorCode::StaleElement && target.recover().await => {

@@ -139,6 +139,30 @@ impl Target {
         self.call(js::ELEMENT_PROBE_JS, op, args).await
     }
 
+    /// While an index command runs with a trace: reads, beside the command, what codegen needs
+    /// to find this element again (`element_read.js` `describe`), sent now so that the page
+    /// answers it before the command's own calls change anything.
+    pub fn note_for_trace(&self) {
+        let Ok(note) = crate::trace::ELEMENT_NOTE.try_with(Clone::clone) else {
+            return;
+        };
+        if note.is_set() {
+            return;
+        }
+        let (tab, frame) = (self.tab.clone(), self.frame.clone());
+        let args = json!({"op": "describe", "target": self.spec});
+        note.set(tokio::spawn(async move {
+            let mut element = tab
+                .call_probe::<Value>(&frame, js::ELEMENT_READ_JS, args)
+                .await
+                .ok()?;
+            if !frame.is_main() {
+                element["frame"] = json!({"url": frame.url, "name": frame.name});
+            }
+            Some(element)
+        }));
+    }
+
     /// Calls op `op` of another probe built on `probe_lib.js` (one that finds its element with
     /// `lib.locate(args.target)`) on this target; a `STALE_ELEMENT` names the target.
     pub async fn call<T: DeserializeOwned>(
