@@ -55,45 +55,48 @@ tokio::task_local! {
     /// Where in a script the command being sent was written (`file:line`): a Lua host sets it
     /// around its call, and the command's trace line carries it (`at`), for the report.
     pub static SCRIPT_AT: Arc<str>;
-    /// While an index command runs (the executor sets it): the description of the element its
-    /// index meant, being read (`target::find`); the trace line carries it (`element`), for
-    /// `moonpilot codegen`.
+    /// While an index action runs (the executor sets it): the description of the element its
+    /// index meant, read with the action's first read of it (`target::find`); the trace line
+    /// carries it (`element`), for `moonpilot codegen`.
     pub static ELEMENT_NOTE: ElementNote;
 }
 
-/// The description of an index command's element, read beside the command (see
-/// [`ELEMENT_NOTE`]): `{selector, tag, role, name, label, text, attributes}`.
+/// The description of an index action's element, read with the action's first read of it
+/// (see [`ELEMENT_NOTE`]): `{selector, tag, role, name, label, text, attributes[, frame]}`.
 #[derive(Clone, Default)]
-pub struct ElementNote(Arc<Mutex<Option<tokio::task::JoinHandle<Option<Value>>>>>);
+pub struct ElementNote(Arc<Mutex<NoteState>>);
 
-/// How long a command's trace line waits for its element's description (it is read beside the
-/// command and is done long before in practice).
-const NOTE_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+#[derive(Default)]
+struct NoteState {
+    /// Asked for by a read already (a drag's second element is not the one).
+    asked: bool,
+    element: Option<Value>,
+}
 
 impl ElementNote {
-    /// Whether a description is on its way.
-    pub fn is_set(&self) -> bool {
-        self.0.lock().map(|n| n.is_some()).unwrap_or(true)
+    /// Whether the element is still to be described (the first read of the command asks).
+    pub fn ask(&self) -> bool {
+        self.0
+            .lock()
+            .map(|mut n| !std::mem::replace(&mut n.asked, true))
+            .unwrap_or(false)
     }
 
-    /// Sets the read of the description (the first one: a drag's second element is not it).
-    pub fn set(&self, read: tokio::task::JoinHandle<Option<Value>>) {
+    /// Whether the description is still to come (the read that asked has not answered).
+    pub fn wants(&self) -> bool {
+        self.0.lock().map(|n| n.element.is_none()).unwrap_or(false)
+    }
+
+    /// The description that read answered.
+    pub fn set(&self, element: Value) {
         if let Ok(mut n) = self.0.lock() {
-            if n.is_none() {
-                *n = Some(read);
-            } else {
-                read.abort();
-            }
+            n.element = Some(element);
         }
     }
 
-    /// The description, if one was read (waits at most half a second for it).
-    pub async fn take(&self) -> Option<Value> {
-        let read = self.0.lock().ok().and_then(|mut n| n.take())?;
-        match tokio::time::timeout(NOTE_WAIT, read).await {
-            Ok(Ok(v)) => v,
-            _ => None,
-        }
+    /// The description, if one was read.
+    pub fn take(&self) -> Option<Value> {
+        self.0.lock().ok().and_then(|mut n| n.element.take())
     }
 }
 

@@ -721,3 +721,81 @@ fn a_flow_recorded_in_the_repl_is_saved_as_a_script_that_replays() {
         check_replays(&ex, "repl", &with_password(&text), &end).await;
     });
 }
+
+#[test]
+fn a_recorded_runs_script_is_written_again_by_codegen_with_selectors() {
+    crate::support::harness::harness();
+    let dir = temp_dir("run");
+    let state = dir.join("state");
+    let script = dir.join("agent.lua");
+    std::fs::write(
+        &script,
+        format!(
+            "local page = browser.start{{}}\n\
+             page:navigate{{ url = \"{}\" }}:unwrap()\n\
+             local s = page:get_browser_state{{}}:unwrap().text\n\
+             local function idx(t)\n\
+             \x20 for l in s:gmatch('[^\\n]+') do\n\
+             \x20   if l:find(t, 1, true) then return tonumber(l:match('%[(%d+)%]')) end\n\
+             \x20 end\n\
+             end\n\
+             page:input_text{{ index = idx('Username'), text = 'ada' }}:unwrap()\n\
+             page:double_click_element_by_index{{ index = idx('Log in') }}:unwrap()\n",
+            url_a("record/app.html")
+        ),
+    )
+    .unwrap();
+    let ran = std::process::Command::new(env!("CARGO_BIN_EXE_moonpilot"))
+        .args(["run"])
+        .arg(&script)
+        .env("MOONPILOT_STATE_DIR", &state)
+        .output()
+        .unwrap();
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let run = std::fs::read_dir(state.join("runs"))
+        .unwrap()
+        .flatten()
+        .find(|e| e.path().join("run.json").is_file())
+        .expect("a recorded run")
+        .file_name();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_moonpilot"))
+        .arg("codegen")
+        .arg(&run)
+        .args(["--test", "--state-dir"])
+        .arg(&state)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    for want in [
+        "it(\"replays the recording\", function(page)",
+        r#"page:input_text_by_selector{ selector = "role=textbox[name=\"Username\"s]", text = "ada" }"#,
+        r#"page:double_click_element_by_index{ selector = "role=button[name=\"Log in\"s]" }"#,
+    ] {
+        assert!(text.contains(want), "{want} in\n{text}");
+    }
+    assert!(!text.contains("index ="), "{text}");
+    let path = dir.join("agent_spec.lua");
+    std::fs::write(&path, &text).unwrap();
+    luacheck(&path, true);
+    // Not a task, not a run: exit 2 and why.
+    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_moonpilot"))
+        .args(["codegen", "no-such-run", "--state-dir"])
+        .arg(&state)
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("neither a task id"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+}

@@ -293,10 +293,12 @@ impl Executor {
             return receipt;
         };
         let traced = self.engine.tracing().then(|| params.clone());
-        // A command that takes an index: what the index meant is described for the trace
-        // (`moonpilot codegen` writes it as a selector), read beside the command.
-        let note = (traced.is_some() && spec.params.iter().any(|p| p.name == "index"))
-            .then(crate::trace::ElementNote::default);
+        // An action that takes an index: what the index meant is described for the trace
+        // (`moonpilot codegen` writes it as a selector), read with the element.
+        let note = (traced.is_some()
+            && spec.mutates_page
+            && spec.params.iter().any(|p| p.name == "index"))
+        .then(crate::trace::ElementNote::default);
         let run = self.execute_spec(spec, task_id, method, params, t0, within);
         let mut receipt = match &note {
             Some(note) => crate::trace::ELEMENT_NOTE.scope(note.clone(), run).await,
@@ -305,10 +307,7 @@ impl Executor {
         // Every caller and the trace see the same masked echoes.
         receipt.redact_echoes();
         if let Some(params) = traced {
-            let element = match note {
-                Some(note) if note.is_set() => note.take().await,
-                _ => None,
-            };
+            let element = note.and_then(|n| n.take());
             self.engine
                 .trace(task_id, method, spec.params, params, &receipt, element);
         }

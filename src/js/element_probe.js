@@ -9,6 +9,8 @@
   //             point {point, hit, coveredBy, reason} (lib.clickPoint; scrolled to the centre
   //             once more when no point was found), and with `observe` the page mark
   //             {page: lib.pageMark()} taken after the read, for the action's "before";
+  //             with `describe` also `described` (lib.describe: what codegen needs to find
+  //             the element again);
   //             with `frameCheck` the answer waits two animation frames
   //             and adds {stable}: the same exact bounding box in both (Playwright's
   //             stability; frames that never come are stood in for after 150 ms on a
@@ -227,6 +229,7 @@
   switch (opts.op) {
     case 'inspect': {
       const read = inspect();
+      if (read.ok && opts.describe) read.value.described = lib.describe(el);
       return read.ok && opts.frameCheck ? nextFrames(read) : read;
     }
     case 'resolve': {

@@ -14,11 +14,7 @@
   //             other elements), kind};
   //   traces    {}: the framework traces of §13.1 {tag, id, className, type, vue2, vue3, react,
   //             inline, jquery, traces};
-  //   element   {}: the element itself (not an envelope), for a remote object handle;
-  //   describe  {testId}: what codegen needs to find it again later: {selector (the most
-  //             robust one that finds it alone now, lib.robustSelector), tag, role, name,
-  //             label, text (≤ 80), attributes (id, name, type, placeholder, href, title, alt,
-  //             aria-label and the test id, when set)}.
+  //   element   {}: the element itself (not an envelope), for a remote object handle.
   const opts = args || {};
   const found = lib.locate(opts.target);
   if (opts.op === 'element') return found.failure ? null : found.el;
@@ -159,31 +155,7 @@
     });
   };
 
-  const describe = () => {
-    const role = lib.roleOf(el);
-    const testId = typeof opts.testId === 'string' && opts.testId ? opts.testId : 'data-testid';
-    const clickable = el.closest('a, button, [role=button], [role=link], input[type=button], input[type=submit]') !== null;
-    const attributes = {};
-    for (const a of ['id', 'name', 'type', 'placeholder', 'href', 'title', 'alt', 'aria-label', testId]) {
-      const v = el.getAttribute(a);
-      if (v !== null && v.length <= 200) attributes[a] = v;
-    }
-    const labels = lib.labelsOf(el);
-    return lib.ok({
-      selector: lib.robustSelector(el, { click: clickable, withText: clickable, testId }),
-      tag: el.localName,
-      role: role || null,
-      name: role ? lib.accessibleName(el, role) || null : null,
-      label: labels.length > 0 ? labels[0] : null,
-      // An input's value is what was typed (a password, say): only a button's is its text.
-      text: lib.collapse(el.localName !== 'input' ? el.textContent
-        : ['button', 'submit', 'reset'].includes(String(el.type).toLowerCase()) ? el.value : '').slice(0, 80),
-      attributes,
-    });
-  };
-
   switch (opts.op) {
-    case 'describe': return describe();
     case 'text': return text();
     case 'html': return lib.ok({ html: String(el.innerHTML) });
     case 'value': return value();

@@ -734,8 +734,11 @@
     const nameQ = typeof name === 'string' && name !== '' ? name.toLowerCase() : null;
     const out = [];
     for (const el of document.querySelectorAll('*')) {
-      if (roleOf(el) !== want || ariaHidden(el)) continue;
+      // The name before the computed style: on a big page most elements of the role have
+      // another name, and the style is the dearer read.
+      if (roleOf(el) !== want) continue;
       if (nameQ !== null && !accessibleName(el, want).toLowerCase().includes(nameQ)) continue;
+      if (ariaHidden(el)) continue;
       out.push(el);
     }
     return out;
@@ -1013,15 +1016,32 @@
   const quoted = (s) => '"' + String(s).replace(/\\/g, '\\\\').replace(/"/g, '\\"') + '"';
   const attrSel = (name, value) => '[' + name + '=' + quoted(value) + ']';
 
+  // The elements `role=ROLE[name="NAME"s]` matches, as `selectAll` finds them, but at most two
+  // (whether a selector finds one element alone is all a candidate needs to know).
+  // Past `deadline` it gives up (answers null: not known).
+  const roleUpToTwo = (role, name, deadline) => {
+    const out = [];
+    const want = collapse(name);
+    let n = 0;
+    for (const c of document.querySelectorAll('*')) {
+      if ((++n & 255) === 0 && performance.now() > deadline) return null;
+      if (roleOf(c) !== role || accessibleName(c, role) !== want || ariaHidden(c)) continue;
+      out.push(c);
+      if (out.length === 2) break;
+    }
+    return out;
+  };
   // Whether `sel` finds `el` alone (for a click: or an element inside the same clickable one).
-  const findsAlone = (sel, el, click) => {
+  // `role`: the candidate is that role with that exact name (counted without a full scan, and
+  // not past `role.deadline`).
+  const findsAlone = (sel, el, click, role) => {
     let found;
     try {
-      found = selectAll(sel);
+      found = role ? roleUpToTwo(role.role, role.name, role.deadline) : selectAll(sel);
     } catch (e) {
       return false;
     }
-    if (found.length !== 1) return false;
+    if (!found || found.length !== 1) return false;
     const f = found[0];
     if (f === el) return true;
     if (!click) return false;
@@ -1068,13 +1088,20 @@
   // (`click`: or with an element inside the same clickable one), in order: role and accessible
   // name, label, placeholder, alt, title, visible text (with `withText`), the test-id attribute
   // (`testId`, default data-testid), then CSS scoped to the nearest ancestor with a unique id.
-  // `moonpilot record` (recorder.js) and codegen's `describe` read (element_read.js) use it.
-  const robustSelector = (el, { click = false, withText = click, testId = 'data-testid' } = {}) => {
+  // Candidates are tried until `budgetMs` has passed (a big page makes each check a scan of
+  // it); then the CSS is answered. `moonpilot record` (recorder.js, no budget: a person is
+  // slower) and `describe` (an index action's first read, for codegen) use it.
+  const robustSelector = (el, { click = false, withText = click, testId = 'data-testid', budgetMs = Infinity } = {}) => {
+    const deadline = performance.now() + budgetMs;
     const tries = [];
+    let byRole = null;
     const role = roleOf(el);
     if (role) {
       const name = accessibleName(el, role);
-      if (name && name.length <= 80) tries.push('role=' + role + '[name=' + quoted(name) + 's]');
+      if (name && name.length <= 80) {
+        byRole = 'role=' + role + '[name=' + quoted(name) + 's]';
+        tries.push(byRole);
+      }
     }
     const labels = labelsOf(el);
     if (labels.length > 0 && labels[0].length <= 80) tries.push('label=' + quoted(labels[0]));
@@ -1088,8 +1115,40 @@
     }
     const tid = el.getAttribute(testId);
     if (tid) tries.push(attrSel(testId, tid));
-    for (const sel of tries) if (findsAlone(sel, el, click)) return sel;
+    for (const sel of tries) {
+      if (performance.now() > deadline) break;
+      const asRole = sel === byRole ? { role, name: accessibleName(el, role), deadline } : null;
+      if (findsAlone(sel, el, click, asRole)) return sel;
+    }
     return cssOf(el);
+  };
+
+  // What codegen needs to find `el` again later: {selector (the most robust one that finds it
+  // alone now), tag, role, name, label, text (≤ 80; an input's only for buttons: a field's
+  // value is what was typed), attributes (id, name, type, placeholder, href, title, alt,
+  // aria-label and the test id, when set)}.
+  // The selector's search is bounded (`DESCRIBE_BUDGET_MS`): it runs on an action's path.
+  const DESCRIBE_BUDGET_MS = 5;
+  const describe = (el, testId = 'data-testid') => {
+    const role = roleOf(el);
+    const clickable = el.closest('a, button, [role=button], [role=link], input[type=button], input[type=submit]') !== null;
+    const attributes = {};
+    for (const a of ['id', 'name', 'type', 'placeholder', 'href', 'title', 'alt', 'aria-label', testId]) {
+      const v = el.getAttribute(a);
+      if (v !== null && v.length <= 200) attributes[a] = v;
+    }
+    const labels = labelsOf(el);
+    return {
+      selector: robustSelector(el, { click: clickable, withText: clickable, testId, budgetMs: DESCRIBE_BUDGET_MS }),
+      tag: el.localName,
+      role: role || null,
+      name: role ? accessibleName(el, role) || null : null,
+      label: labels.length > 0 ? labels[0] : null,
+      // An input's value is what was typed (a password, say): only a button's is its text.
+      text: collapse(el.localName !== 'input' ? el.textContent
+        : ['button', 'submit', 'reset'].includes(String(el.type).toLowerCase()) ? el.value : '').slice(0, 80),
+      attributes,
+    };
   };
 
   const lib = Object.freeze({
@@ -1097,7 +1156,7 @@
     rectOf, hasBox, viewport, fullyInView, scrollToCenter, contains, deepHit, clickPoint,
     typeOf, fillKind, isPassword, liveValue, readBack, nativeSet, pageMark, pathOf, isVisible,
     selectAll, choose, count, roleOf, accessibleName, labelsOf, labelsFor, fieldItem, fieldError,
-    passwordMessage, robustSelector,
+    passwordMessage, robustSelector, describe,
   });
   return (args) => {
     try {

@@ -3,7 +3,8 @@
 //!
 //! Kept: the commands that act on the page (the catalogue's `mutates_page`) and the waits, that
 //! answered ok, in order. Left out: reads (what the agent only looked at), failed commands,
-//! the task's own lifecycle, human requests and jobs. A command given a snapshot index is
+//! the task's own lifecycle, human requests, and batches, jobs and recipes as such (their
+//! steps are traced one by one, and kept). A command given a snapshot index is
 //! written with the selector the trace recorded for that element at that moment
 //! (`element.selector`: the most robust one that found it alone, as `moonpilot record` writes
 //! them): the command itself when it takes a selector, else its `_by_selector` twin. An index
@@ -39,8 +40,15 @@ pub struct Args {
 }
 
 /// Groups whose commands a replay never sends: the task's lifecycle (the script starts its
-/// own), human requests, jobs, the engine's own.
-const LEFT_OUT: &[Group] = &[Group::Lifecycle, Group::Human, Group::Jobs, Group::Meta];
+/// own), human requests, the engine's own, and batches, jobs and recipes (each of their steps
+/// has a trace line of its own, kept on its own).
+const LEFT_OUT: &[Group] = &[
+    Group::Lifecycle,
+    Group::Human,
+    Group::Jobs,
+    Group::Meta,
+    Group::Recipes,
+];
 
 /// The steps that replay the trace `lines` of one task (in order).
 pub fn steps_of(lines: &[Value]) -> Vec<Step> {

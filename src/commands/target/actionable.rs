@@ -103,6 +103,10 @@ pub struct ElementState {
     /// animation frame (Playwright's stability); `None` from other reads.
     #[serde(default)]
     pub stable: Option<bool>,
+    /// For an index action's first read with a trace: what codegen needs to find the element
+    /// again (`lib.describe`), taken into `trace::ELEMENT_NOTE`.
+    #[serde(default)]
+    pub described: Option<Value>,
 }
 
 impl ElementState {
@@ -144,19 +148,28 @@ impl Target {
         read: Read,
         frame_check: bool,
     ) -> Result<ElementState, CommandError> {
+        let describe = self.describe.as_ref().filter(|n| n.wants());
         let args = json!({
             "hitTest": read.hit_test,
             "observe": read.observe,
             "keepScroll": read.keep_scroll,
             "frameCheck": frame_check || read.settle,
+            "describe": describe.is_some(),
         });
-        match self.probe("inspect", args.clone()).await {
+        let mut state: ElementState = match self.probe("inspect", args.clone()).await {
             Err(e) if e.code == ErrorCode::StaleElement => {
                 tokio::time::sleep(Duration::from_millis(300)).await;
                 self.probe("inspect", args).await
             }
             other => other,
+        }?;
+        if let (Some(note), Some(mut element)) = (describe, state.described.take()) {
+            if !self.frame.is_main() {
+                element["frame"] = json!({"url": self.frame.url, "name": self.frame.name});
+            }
+            note.set(element);
         }
+        Ok(state)
     }
 
     /// Waits until the element is visible, enabled and stable (the same exact box in two

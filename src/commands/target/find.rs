@@ -34,7 +34,6 @@ pub async fn find(
 ) -> Result<(Target, ElementState), CommandError> {
     if let Locator::Index(index) = *locator {
         let target = by_index(task, index).await?;
-        target.note_for_trace();
         let state = target.inspect(read).await?;
         return Ok((target, state));
     }
@@ -55,7 +54,6 @@ pub async fn find_or_recover(
         return by_query(task, locator, read).await;
     };
     let mut target = by_index(task, index).await?;
-    target.note_for_trace();
     match target.inspect(read).await {
         Ok(state) => Ok((target, state)),
         Err(e) if e.code == ErrorCode::StaleElement && target.recover().await => {
@@ -226,6 +224,7 @@ async fn by_query(
         chosen: Some(summary),
         described: locator.describe(),
         query: Some(query),
+        describe: None,
     };
     Ok((target, resolved.state))
 }
@@ -304,6 +303,11 @@ async fn by_index(task: &Task, index: u32) -> Result<Target, CommandError> {
         chosen: None,
         described: format!("index={index}"),
         query: None,
+        // The command's first index target, when the executor asks (a drag's second is not).
+        describe: crate::trace::ELEMENT_NOTE
+            .try_with(Clone::clone)
+            .ok()
+            .filter(crate::trace::ElementNote::ask),
     })
 }
 

@@ -96,6 +96,9 @@ pub struct Target {
     pub described: String,
     /// The query of a locator other than an index (stale messages differ).
     query: Option<Value>,
+    /// For an index action with a trace: where its first read puts the element's description
+    /// (`trace::ELEMENT_NOTE`).
+    describe: Option<crate::trace::ElementNote>,
 }
 
 fn stale(msg: String) -> CommandError {
@@ -137,30 +140,6 @@ impl Target {
         args: Value,
     ) -> Result<T, CommandError> {
         self.call(js::ELEMENT_PROBE_JS, op, args).await
-    }
-
-    /// While an index command runs with a trace: reads, beside the command, what codegen needs
-    /// to find this element again (`element_read.js` `describe`), sent now so that the page
-    /// answers it before the command's own calls change anything.
-    pub fn note_for_trace(&self) {
-        let Ok(note) = crate::trace::ELEMENT_NOTE.try_with(Clone::clone) else {
-            return;
-        };
-        if note.is_set() {
-            return;
-        }
-        let (tab, frame) = (self.tab.clone(), self.frame.clone());
-        let args = json!({"op": "describe", "target": self.spec});
-        note.set(tokio::spawn(async move {
-            let mut element = tab
-                .call_probe::<Value>(&frame, js::ELEMENT_READ_JS, args)
-                .await
-                .ok()?;
-            if !frame.is_main() {
-                element["frame"] = json!({"url": frame.url, "name": frame.name});
-            }
-            Some(element)
-        }));
     }
 
     /// Calls op `op` of another probe built on `probe_lib.js` (one that finds its element with
