@@ -281,6 +281,7 @@ pub fn help(name: &str) -> String {
             "  :answer           ask the human-input requests you skipped again",
             "  :record start     record this session's commands; :record stop ends it",
             "  :record save FILE [--test]  write them as a script (moonpilot codegen's rules)",
+            "  :record assert visible|text|value SELECTOR  check it holds what it holds now",
             "  Tab completes page:<command>, its params inside `{`, and browser.<function>.",
             "  Ctrl-C cancels the running command; Ctrl-D exits and closes the tasks.",
         ]
@@ -365,7 +366,20 @@ async fn meta_command(
             Err(e) => e.to_string(),
         },
         "record" => match host.executor() {
-            Some(executor) => recording.command(executor.engine(), rest).await,
+            Some(executor) => {
+                let page = host
+                    .eval(
+                        "return type(page) == 'userdata' and page.id or nil",
+                        "record",
+                    )
+                    .await
+                    .ok()
+                    .and_then(|v| v.into_iter().next())
+                    .and_then(|v| v.as_i64())
+                    .and_then(|n| u64::try_from(n).ok())
+                    .map(crate::browser::task::TaskId);
+                recording.command(&executor, page, rest).await
+            }
             None => "record: no engine in this session".into(),
         },
         other => format!("unknown REPL command `:{other}`; :help lists them"),

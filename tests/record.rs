@@ -697,7 +697,11 @@ fn a_flow_recorded_in_the_repl_is_saved_as_a_script_that_replays() {
          page:select_dropdown_option{{ index = idx('Shipping'), text = 'Express' }}\n\
          page:check_element_by_index{{ index = idx('I agree') }}\n\
          page:input_text{{ index = idx('A note for the courier'), text = 'repl' }}\n\
+         :record assert value role=textbox[name=\"A note for the courier\"]\n\
+         :record assert visible role=button[name=\"Place order\"]\n\
+         :record assert visible #nowhere\n\
          page:click_element_by_index{{ index = idx('Place order') }}\n\
+         :record assert text text=Status: ordered\n\
          :record stop\n\
          page:click_element_by_index{{ index = idx('Place order') }}\n\
          :record save {}\n",
@@ -710,12 +714,42 @@ fn a_flow_recorded_in_the_repl_is_saved_as_a_script_that_replays() {
         out.contains(&format!("written to {}", file.display())),
         "{out}"
     );
+    assert!(
+        out.contains(
+            r#"record: asserted role=textbox[name="A note for the courier"] has the value "repl""#
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("record: #nowhere: "),
+        "a failed read asserts nothing: {out}"
+    );
     let text = std::fs::read_to_string(&file).unwrap();
     // The navigate after :record start, not the one before; the click after :record stop is
     // not in it either.
     assert_eq!(text.matches("page:navigate").count(), 1, "{text}");
-    assert_eq!(text.matches("Place order").count(), 1, "{text}");
+    assert_eq!(
+        text.matches(r#"click_element_by_selector{ selector = "role=button[name=\"Place order"#)
+            .count(),
+        1,
+        "{text}"
+    );
     assert!(!text.contains("999"), "{text}");
+    // The assertions, in their places.
+    let at = |s: &str| text.find(s).unwrap_or_else(|| panic!("{s} in\n{text}"));
+    assert!(
+        at(r#"text = "repl""#) < at(r#"assert(seen.value == "repl""#),
+        "{text}"
+    );
+    assert!(
+        at("seen.visible") < at("Place order\\\"s]\" }:unwrap()"),
+        "{text}"
+    );
+    assert!(
+        at("Place order\\\"s]\" }:unwrap()") < at(r#"seen.text:find("Status: ordered by ada"#),
+        "{text}"
+    );
+    assert!(!text.contains("#nowhere"), "{text}");
     let end = ordered("repl", "Express");
     private(test_config(), move |ex| async move {
         check_replays(&ex, "repl", &with_password(&text), &end).await;

@@ -52,11 +52,22 @@ const LEFT_OUT: &[Group] = &[
 
 /// The steps that replay the trace `lines` of one task (in order).
 pub fn steps_of(lines: &[Value]) -> Vec<Step> {
+    steps_with(lines, Vec::new())
+}
+
+/// [`steps_of`] with `asserts` (each with the epoch ms it was made at) put among the steps
+/// after the commands traced before it.
+fn steps_with(lines: &[Value], asserts: Vec<(u64, Step)>) -> Vec<Step> {
     let registry = crate::commands::registry();
     let mut out: Vec<Step> = Vec::new();
     let mut secrets = 0usize;
     let mut prelude = Vec::new();
+    let mut asserts = asserts.into_iter().peekable();
     for line in lines {
+        let ts = line["ts"].as_u64().unwrap_or(0);
+        while let Some((_, step)) = asserts.next_if(|(at, _)| *at < ts) {
+            out.push(step);
+        }
         if line["ok"] != Value::Bool(true) {
             continue;
         }
@@ -123,6 +134,7 @@ pub fn steps_of(lines: &[Value]) -> Vec<Step> {
         }
         push(&mut out, method, args);
     }
+    out.extend(asserts.map(|(_, step)| step));
     prelude.extend(out);
     prelude
 }
@@ -270,13 +282,39 @@ pub struct SessionRecording {
     tag: Option<(String, u64)>,
     /// Whether the engine tags lines now.
     on: bool,
+    /// The assertions added (`:record assert`), with when.
+    asserts: Vec<(u64, Step)>,
 }
 
 impl SessionRecording {
-    /// One `:record` line (`rest`: what follows `:record`); answers what to print.
-    pub async fn command(&mut self, engine: &crate::Engine, rest: &str) -> String {
+    /// One `:record` line (`rest`: what follows `:record`) in a session whose page is task
+    /// `page`; answers what to print.
+    pub async fn command(
+        &mut self,
+        executor: &crate::Executor,
+        page: Option<crate::browser::task::TaskId>,
+        rest: &str,
+    ) -> String {
+        let engine = executor.engine();
         let mut words = rest.split_whitespace();
         match words.next() {
+            Some("assert") => {
+                if !self.on {
+                    return "record: not recording (:record start first)".into();
+                }
+                let Some(page) = page else {
+                    return "record: no page to assert on (page = browser.start{})".into();
+                };
+                let check = words.next().unwrap_or_default().to_string();
+                let selector = words.collect::<Vec<_>>().join(" ");
+                match assertion(executor, page, &check, &selector).await {
+                    Ok((step, said)) => {
+                        self.asserts.push((crate::clock::epoch_ms(), step));
+                        format!("record: asserted {said}")
+                    }
+                    Err(e) => format!("record: {e}"),
+                }
+            }
             Some("start") => {
                 if self.on {
                     return "record: already recording (:record stop, then :record save FILE)"
@@ -306,7 +344,8 @@ impl SessionRecording {
                     Err(e) => format!("record: {e}"),
                 }
             }
-            _ => "record: :record start | stop | save FILE [--test]".into(),
+            _ => "record: :record start | stop | save FILE [--test] | assert visible|text|value SELECTOR"
+                .into(),
         }
     }
 
@@ -330,7 +369,7 @@ impl SessionRecording {
         })
         .await
         .map_err(|e| e.to_string())?;
-        let steps = steps_of(&one_task(lines));
+        let steps = steps_with(&one_task(lines), self.asserts.clone());
         let header = format!(
             "Recorded in `moonpilot repl` with :record on {}.",
             crate::trace::iso_utc(since).get(..10).unwrap_or_default()
@@ -339,6 +378,58 @@ impl SessionRecording {
         std::fs::write(file, text).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
         Ok(steps.len())
     }
+}
+
+/// The assertion `check` (`visible`, `text` or `value`) of the element `selector` finds in
+/// task `page` now, with what it holds (read now): the step, and what to tell.
+async fn assertion(
+    executor: &crate::Executor,
+    page: crate::browser::task::TaskId,
+    check: &str,
+    selector: &str,
+) -> Result<(Step, String), String> {
+    let (read, field) = match check {
+        "visible" => ("is_visible", "visible"),
+        "text" => ("get_element_text", "text"),
+        "value" => ("get_element_value", "value"),
+        _ => return Err(":record assert visible|text|value SELECTOR".into()),
+    };
+    if selector.is_empty() {
+        return Err(format!(":record assert {check} SELECTOR: which element?"));
+    }
+    let r = executor
+        .execute(Some(page), read, serde_json::json!({"selector": selector}))
+        .await;
+    if !r.ok {
+        return Err(format!(
+            "{selector}: {}",
+            r.msg.unwrap_or_else(|| "not readable".into())
+        ));
+    }
+    let seen = &r.data[field];
+    let expected = match check {
+        "visible" if seen != &Value::Bool(true) => {
+            return Err(format!("{selector} is not visible now: nothing asserted"))
+        }
+        "visible" => String::new(),
+        "text" => crate::record::script::collapse(seen.as_str().unwrap_or_default()),
+        _ => seen.as_str().unwrap_or_default().to_string(),
+    };
+    let said = if expected.is_empty() {
+        format!("{selector} is {check}")
+    } else {
+        format!("{selector} has the {check} {expected:?}")
+    };
+    let step = Step::Act(super::script::Action::Assert {
+        check: check.into(),
+        selector: selector.into(),
+        expected,
+        frame: Frame {
+            top: true,
+            ..Frame::default()
+        },
+    });
+    Ok((step, said))
 }
 
 /// The lines of the first task that acted among `lines` (a run or a session may drive several).

@@ -228,6 +228,11 @@ impl Steps {
     }
 }
 
+/// `s` with each run of whitespace one space, trimmed (as text assertions compare).
+pub fn collapse(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// A Lua string literal of `s` (any bytes survive: escapes for quotes, backslashes, control
 /// characters).
 pub fn lua_string(s: &str) -> String {
