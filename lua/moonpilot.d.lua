@@ -1390,6 +1390,13 @@ function Task:commands(params) end
 ---@field headless? boolean run without a window; absent means headless (unless the host was started with --headful) (default true)
 ---@field browser? string auto | chromium (chrome, edge and firefox are refused: moonpilot drives Chromium)
 ---@field networkRecording? boolean per-task request/response recording on or off; absent = global setting
+---@field proxy? string the task's proxy: http://[user:pass@]host:port, https://…, socks4:// or socks5://host:port; the task gets a browser context of its own (an extension)
+---@field proxyBypass? string hosts that skip the proxy, Chromium's list (`*.internal;10.0.0.0/8`); `<-loopback>` sends loopback through it too
+---@field userAgent? string the task's User-Agent and navigator.userAgent (an extension)
+---@field locale? string the task's locale, BCP 47 (`de-DE`): navigator.language, Intl and Accept-Language (an extension)
+---@field timezone? string the task's IANA time zone (`Europe/Berlin`) (an extension)
+---@field geolocation? table {latitude, longitude}: the task's position, the permission granted (an extension)
+---@field viewport? table {width, height} in CSS px (an extension; as set_viewport)
 
 ---@class moonpilot.shutdown.params
 

@@ -221,6 +221,18 @@ mod tests {
         ),
         ("hover_element_by_index", &["selector", "frame", "nth"]),
         ("focus_element_by_index", &["selector", "frame", "nth"]),
+        (
+            "start",
+            &[
+                "proxy",
+                "proxyBypass",
+                "userAgent",
+                "locale",
+                "timezone",
+                "geolocation",
+                "viewport",
+            ],
+        ),
     ];
 
     #[test]

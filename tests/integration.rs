@@ -20,6 +20,7 @@ mod frames;
 mod fuzz_doors;
 mod hostile;
 mod human;
+mod identity;
 mod interact;
 mod interact_index;
 mod lifecycle;

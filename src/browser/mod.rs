@@ -860,14 +860,19 @@ impl Browser {
     }
 
     /// Opens a browser context of its own (its own cookie jar, storage and cache, as an
-    /// incognito window): its id.
-    pub async fn create_context(&self) -> Result<String, CommandError> {
-        let res = self
-            .call(
-                "Target.createBrowserContext",
-                json!({"disposeOnDetach": true}),
-            )
-            .await?;
+    /// incognito window), its requests through `proxy` when given: its id.
+    pub async fn create_context(
+        &self,
+        proxy: Option<&settings::Proxy>,
+    ) -> Result<String, CommandError> {
+        let mut params = json!({"disposeOnDetach": true});
+        if let Some(p) = proxy {
+            params["proxyServer"] = json!(p.server);
+            if let Some(b) = &p.bypass {
+                params["proxyBypassList"] = json!(b);
+            }
+        }
+        let res = self.call("Target.createBrowserContext", params).await?;
         res["browserContextId"]
             .as_str()
             .map(str::to_string)

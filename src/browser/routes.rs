@@ -108,7 +108,9 @@ struct RouteState {
     hits: Vec<(String, u64)>,
     /// Basic-auth user and password (`set_credentials`).
     credentials: Option<(String, String)>,
-    /// The newest requests given the credentials.
+    /// The task's proxy's user and password (`start{proxy}` with credentials).
+    proxy_credentials: Option<(String, String)>,
+    /// The newest requests given the credentials (a proxy's challenge as `proxy:<id>`).
     tried_auth: VecDeque<String>,
     /// The raw-connection sessions whose paused requests are answered here, each marked when
     /// it is a frame's (not a tab's own).
@@ -234,35 +236,54 @@ impl Routes {
         self.with(|s| s.credentials = credentials);
     }
 
+    /// Sets the credentials the task's proxy's challenges are answered with (once per request).
+    pub fn set_proxy_credentials(&self, credentials: Option<(String, String)>) {
+        self.with(|s| s.proxy_credentials = credentials);
+    }
+
     /// What `Fetch.enable` needs now; None when nothing needs the Fetch domain.
     fn fetch_params(&self) -> Option<Value> {
         self.with(|s| {
-            (!s.rules.is_empty() || s.credentials.is_some()).then(|| {
+            let auth = s.credentials.is_some() || s.proxy_credentials.is_some();
+            (!s.rules.is_empty() || auth).then(|| {
                 let mut patterns = vec![json!({"urlPattern": "*", "requestStage": "Request"})];
                 if s.rules.iter().any(|r| r.action == RouteAction::AskResponse) {
                     patterns.push(json!({"urlPattern": "*", "requestStage": "Response"}));
                 }
                 json!({
                     "patterns": patterns,
-                    "handleAuthRequests": s.credentials.is_some(),
+                    "handleAuthRequests": auth,
                 })
             })
         })
     }
 
-    /// The answer to challenge `request_id`: the credentials the first time, then cancel;
-    /// the browser's default (no credentials) when none are set or a proxy asks.
+    /// The answer to challenge `request_id`: the credentials the first time (the proxy's for
+    /// a proxy's challenge, else `set_credentials`'), then cancel; the browser's default (no
+    /// credentials) when none are set for who asks.
     fn auth_answer(&self, request_id: &str, from_proxy: bool) -> Value {
-        self.with(|s| match &s.credentials {
-            _ if s.tried_auth.iter().any(|r| r == request_id) => json!({"response": "CancelAuth"}),
-            Some((user, pass)) if !from_proxy => {
-                if s.tried_auth.len() == AUTH_TRIED {
-                    s.tried_auth.pop_front();
+        let key = if from_proxy {
+            format!("proxy:{request_id}")
+        } else {
+            request_id.to_string()
+        };
+        self.with(|s| {
+            let given = if from_proxy {
+                &s.proxy_credentials
+            } else {
+                &s.credentials
+            };
+            match given.clone() {
+                _ if s.tried_auth.contains(&key) => json!({"response": "CancelAuth"}),
+                Some((user, pass)) => {
+                    if s.tried_auth.len() == AUTH_TRIED {
+                        s.tried_auth.pop_front();
+                    }
+                    s.tried_auth.push_back(key);
+                    json!({"response": "ProvideCredentials", "username": user, "password": pass})
                 }
-                s.tried_auth.push_back(request_id.to_string());
-                json!({"response": "ProvideCredentials", "username": user, "password": pass})
+                None => json!({"response": "Default"}),
             }
-            _ => json!({"response": "Default"}),
         })
     }
 

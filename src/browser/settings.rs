@@ -1,5 +1,6 @@
 //! A task's browser settings (viewport, geolocation, offline mode, extra headers, colour scheme,
-//! HTTP credentials) and the cookie and local-storage calls of the `storage` group.
+//! user agent and locale, time zone), the proxy of a task's own browser context, and the cookie
+//! and local-storage calls of the `storage` group.
 //!
 //! Settings are per task: [`crate::browser::task::Task`] keeps them and applies each one to
 //! every tab it has and to every tab that joins it later (`new_tab`, adopted popups,
@@ -68,6 +69,89 @@ pub enum Setting {
     Headers(Map<String, Value>),
     /// The emulated colour scheme.
     Media(ColorScheme),
+    /// The user agent and the locale (`navigator.language`, `Intl`, `Accept-Language`); the
+    /// browser's own user agent when only the locale is given.
+    Agent {
+        /// The `User-Agent` and `navigator.userAgent`.
+        user_agent: Option<String>,
+        /// A BCP 47 locale (`de-DE`).
+        locale: Option<String>,
+    },
+    /// An IANA time zone (`Europe/Berlin`).
+    Timezone(String),
+}
+
+/// The proxy of a task's own browser context (`start{proxy}`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Proxy {
+    /// `scheme://host:port`, as Chromium takes it.
+    pub server: String,
+    /// Chromium's bypass list (`<-loopback>` sends loopback through the proxy too).
+    pub bypass: Option<String>,
+    /// User and password, answered to the proxy's challenges.
+    pub credentials: Option<(String, String)>,
+}
+
+impl Proxy {
+    /// The proxy of URL `raw` (`http://`, `https://`, `socks4://` or `socks5://`, with
+    /// credentials for the first two: Chromium answers no SOCKS authentication); `Err` says
+    /// what is wrong.
+    pub fn parse(raw: &str, bypass: Option<String>) -> Result<Proxy, String> {
+        let url = url::Url::parse(raw.trim())
+            .map_err(|e| format!("`{raw}` is no proxy URL ({e}): write scheme://host:port"))?;
+        let scheme = url.scheme();
+        if !["http", "https", "socks4", "socks5"].contains(&scheme) {
+            return Err(format!(
+                "proxy scheme `{scheme}`: http, https, socks4 and socks5 are the ones Chromium takes"
+            ));
+        }
+        let host = url
+            .host_str()
+            .filter(|h| !h.is_empty())
+            .ok_or_else(|| format!("`{raw}` names no proxy host"))?;
+        let port = url
+            .port_or_known_default()
+            .or_else(|| (scheme.starts_with("socks")).then_some(1080))
+            .ok_or_else(|| format!("`{raw}` names no proxy port"))?;
+        if url.path() != "/" && !url.path().is_empty() || url.query().is_some() {
+            return Err(format!("`{raw}`: a proxy URL has no path or query"));
+        }
+        let decode = |s: &str| {
+            percent_encoding::percent_decode_str(s)
+                .decode_utf8_lossy()
+                .into_owned()
+        };
+        let credentials = (!url.username().is_empty()).then(|| {
+            (
+                decode(url.username()),
+                decode(url.password().unwrap_or_default()),
+            )
+        });
+        if credentials.is_some() && scheme.starts_with("socks") {
+            return Err(format!(
+                "a {scheme} proxy with a user and password: Chromium cannot authenticate to a SOCKS proxy (use an http proxy, or one that needs no login)"
+            ));
+        }
+        if let Some(b) = &bypass {
+            if b.chars().any(|c| c.is_control()) {
+                return Err("proxyBypass holds a control character".into());
+            }
+        }
+        Ok(Proxy {
+            server: format!("{scheme}://{host}:{port}"),
+            bypass,
+            credentials,
+        })
+    }
+
+    /// The proxy as receipts say it: its server, and its user (never the password).
+    pub fn to_json(&self) -> Value {
+        json!({
+            "server": self.server,
+            "bypass": self.bypass,
+            "user": self.credentials.as_ref().map(|(u, _)| u),
+        })
+    }
 }
 
 /// What a task's settings commands have set so far.
@@ -78,6 +162,8 @@ pub struct Settings {
     offline: bool,
     headers: Option<Map<String, Value>>,
     media: Option<ColorScheme>,
+    agent: Option<(Option<String>, Option<String>)>,
+    timezone: Option<String>,
 }
 
 impl Settings {
@@ -89,6 +175,10 @@ impl Settings {
             Setting::Offline(off) => self.offline = *off,
             Setting::Headers(h) => self.headers = Some(h.clone()),
             Setting::Media(m) => self.media = Some(*m),
+            Setting::Agent { user_agent, locale } => {
+                self.agent = Some((user_agent.clone(), locale.clone()))
+            }
+            Setting::Timezone(t) => self.timezone = Some(t.clone()),
         }
     }
 
@@ -109,6 +199,15 @@ impl Settings {
         }
         if let Some(m) = self.media {
             out.push(Setting::Media(m));
+        }
+        if let Some((user_agent, locale)) = &self.agent {
+            out.push(Setting::Agent {
+                user_agent: user_agent.clone(),
+                locale: locale.clone(),
+            });
+        }
+        if let Some(t) = &self.timezone {
+            out.push(Setting::Timezone(t.clone()));
         }
         out
     }
@@ -184,6 +283,29 @@ impl Tab {
                 )
                 .await?;
             }
+            Setting::Agent { user_agent, locale } => {
+                let user_agent = match user_agent {
+                    Some(ua) => ua.clone(),
+                    None => self.browser().call("Browser.getVersion", json!({})).await?
+                        ["userAgent"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                };
+                if let Some(l) = locale {
+                    self.call("Emulation.setLocaleOverride", json!({"locale": l}))
+                        .await?;
+                }
+                let mut params = json!({"userAgent": user_agent});
+                if let Some(l) = locale {
+                    params["acceptLanguage"] = json!(l);
+                }
+                self.call("Emulation.setUserAgentOverride", params).await?;
+            }
+            Setting::Timezone(zone) => {
+                self.call("Emulation.setTimezoneOverride", json!({"timezoneId": zone}))
+                    .await?;
+            }
         }
         Ok(())
     }
@@ -250,5 +372,40 @@ impl Tab {
     pub async fn clear_all_cookies(&self) -> Result<(), CommandError> {
         self.call("Network.clearBrowserCookies", json!({})).await?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proxies_parse_with_credentials_and_refuse_what_chromium_cannot() {
+        let p = Proxy::parse(
+            "http://u%40x:p%3Ass@127.0.0.1:8080",
+            Some("<-loopback>".into()),
+        )
+        .expect("a proxy");
+        assert_eq!(p.server, "http://127.0.0.1:8080");
+        assert_eq!(p.credentials, Some(("u@x".into(), "p:ss".into())));
+        assert_eq!(p.to_json()["user"], "u@x");
+        assert!(!p.to_json().to_string().contains("p:ss"));
+        assert_eq!(
+            Proxy::parse("socks5://10.0.0.1", None).map(|p| p.server),
+            Ok("socks5://10.0.0.1:1080".into())
+        );
+        assert_eq!(
+            Proxy::parse("https://proxy.example", None).map(|p| p.server),
+            Ok("https://proxy.example:443".into())
+        );
+        for bad in [
+            "ftp://x:21",
+            "socks5://u:p@x:1080",
+            "http://x:1/path",
+            "not a url",
+            "http://:8080",
+        ] {
+            assert!(Proxy::parse(bad, None).is_err(), "{bad}");
+        }
     }
 }

@@ -337,11 +337,13 @@ pub struct Task {
 
 impl Task {
     /// Creates a task with one fresh tab; `isolated`, in a browser context of its own (as an
-    /// incognito window: its cookies and storage are its own, and go with it).
+    /// incognito window: its cookies and storage are its own, and go with it). A task with a
+    /// `proxy` always has a context of its own: the proxy is the context's.
     pub async fn open(
         id: TaskId,
         browser: Arc<Browser>,
         isolated: bool,
+        proxy: Option<&super::settings::Proxy>,
     ) -> Result<Arc<Task>, CommandError> {
         let events = TabEvents::default();
         let t0 = Instant::now();
@@ -354,9 +356,9 @@ impl Task {
                 (None, None)
             }
         };
-        let context = match isolated {
-            true => Some(browser.create_context().await?),
-            false => None,
+        let context = match (isolated, proxy) {
+            (false, None) => None,
+            (_, proxy) => Some(browser.create_context(proxy).await?),
         };
         // Its downloads go to the state directory (a browser we launched), not ~/Downloads.
         if let Err(e) = browser.allow_downloads(context.as_deref()).await {

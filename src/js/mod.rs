@@ -99,6 +99,8 @@ pub const MODALS_JS: &str = probe!("modals.js");
 pub const FRAME_OFFSET_JS: &str = probe!("frame_offset.js");
 /// `{url, readyState, title}` of a document.
 pub const PAGE_STATUS_JS: &str = probe!("page_status.js");
+/// Whether `{zone}` is a time zone the browser knows (`start{timezone}`).
+pub const TIME_ZONE_JS: &str = probe!("time_zone.js");
 /// Hides or shows the highlight overlay around screenshots.
 pub const OVERLAY_TOGGLE_JS: &str = probe!("overlay_toggle.js");
 /// Expression: `document.title`.
