@@ -159,6 +159,8 @@ enum Command {
         /// The tools of MCP at /mcp, as `moonpilot mcp --tools`.
         #[arg(long, value_name = "LIST", default_value = "default")]
         mcp_tools: String,
+        #[command(flatten)]
+        identity: IdentityOpts,
         /// Also serve Splash's HTTP API (render.html, render.png, render.json, execute, run) on
         /// PORT [default: 8050, Splash's own].
         #[arg(long, value_name = "PORT", num_args = 0..=1, default_missing_value = "8050")]
@@ -220,6 +222,8 @@ enum Command {
         /// and upload directories.
         #[arg(long)]
         allow_unrestricted_file_access: bool,
+        #[command(flatten)]
+        identity: IdentityOpts,
         #[command(flatten)]
         browser: BrowserOpts,
     },
@@ -310,6 +314,7 @@ fn main() -> ExitCode {
         Command::Serve {
             port,
             mcp_tools,
+            identity,
             splash_port,
             splash_slots,
             splash_max_timeout,
@@ -318,7 +323,12 @@ fn main() -> ExitCode {
             browser,
         } => match (
             engine_config(browser),
-            mcp_options(&mcp_tools, true, http.allow_unrestricted_file_access),
+            mcp_options(
+                &mcp_tools,
+                true,
+                http.allow_unrestricted_file_access,
+                &identity,
+            ),
         ) {
             (Ok(config), Ok(mcp)) => {
                 let mut opts = http.serve_options(port);
@@ -342,10 +352,16 @@ fn main() -> ExitCode {
             tools,
             no_observe,
             allow_unrestricted_file_access,
+            identity,
             browser,
         } => match (
             engine_config(browser),
-            mcp_options(&tools, !no_observe, allow_unrestricted_file_access),
+            mcp_options(
+                &tools,
+                !no_observe,
+                allow_unrestricted_file_access,
+                &identity,
+            ),
         ) {
             (Ok(config), Ok(mcp)) => moonpilot::mcp::host::run_stdio(config, mcp),
             (Err(code), _) | (_, Err(code)) => code,
@@ -398,17 +414,75 @@ fn main() -> ExitCode {
     }
 }
 
-/// The MCP options from `--tools`; a word that names nothing is a usage error.
+/// What each MCP session's task runs as (`start`'s identity params), as @playwright/mcp's
+/// flags say it.
+#[derive(clap::Args, Debug, Clone, Default)]
+struct IdentityOpts {
+    /// Each MCP session's task goes through this proxy: http://[user:pass@]host:port,
+    /// https://…, socks4:// or socks5://host:port.
+    #[arg(long, value_name = "URL")]
+    proxy_server: Option<String>,
+    /// Hosts that skip the proxy (Chromium's list; `<-loopback>` proxies loopback too).
+    #[arg(long, value_name = "LIST")]
+    proxy_bypass: Option<String>,
+    /// Each MCP session's task's user agent.
+    #[arg(long, value_name = "UA")]
+    user_agent: Option<String>,
+    /// Each MCP session's task's locale (BCP 47: `de-DE`).
+    #[arg(long, value_name = "LOCALE")]
+    locale: Option<String>,
+    /// Each MCP session's task's time zone (IANA: `Europe/Berlin`).
+    #[arg(long, value_name = "ZONE")]
+    timezone: Option<String>,
+}
+
+impl IdentityOpts {
+    /// The `start` params they make; a proxy that cannot be is a usage error now, not at the
+    /// first session.
+    fn start_params(&self) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+        let mut out = serde_json::Map::new();
+        if let Some(p) = &self.proxy_server {
+            moonpilot::browser::settings::Proxy::parse(p, self.proxy_bypass.clone())
+                .map_err(|e| format!("--proxy-server: {e}"))?;
+        } else if self.proxy_bypass.is_some() {
+            return Err("--proxy-bypass without --proxy-server".into());
+        }
+        for (key, value) in [
+            ("proxy", &self.proxy_server),
+            ("proxyBypass", &self.proxy_bypass),
+            ("userAgent", &self.user_agent),
+            ("locale", &self.locale),
+            ("timezone", &self.timezone),
+        ] {
+            if let Some(v) = value {
+                out.insert(key.into(), serde_json::Value::from(v.clone()));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The MCP options from `--tools` and the identity flags; a word that names nothing is a
+/// usage error.
 fn mcp_options(
     tools: &str,
     observe: bool,
     unrestricted_files: bool,
+    identity: &IdentityOpts,
 ) -> Result<moonpilot::mcp::McpOptions, ExitCode> {
+    let start = match identity.start_params() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("moonpilot: {e}");
+            return Err(ExitCode::from(2));
+        }
+    };
     match moonpilot::mcp::tools::Selection::parse(tools) {
         Ok(tools) => Ok(moonpilot::mcp::McpOptions {
             tools,
             observe_after_actions: observe,
             unrestricted_files,
+            start,
         }),
         Err(e) => {
             eprintln!("moonpilot: {e}");

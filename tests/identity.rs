@@ -179,3 +179,50 @@ fn a_bad_identity_starts_nothing_and_says_which_param() {
         "no task left behind"
     );
 }
+
+#[test]
+fn an_mcp_sessions_task_runs_as_the_servers_identity_flags_say() {
+    let proxy = Proxy::start(None);
+    let url = proxy.url(None);
+    let mut c = crate::mcp::StdioClient::start(&[
+        "--proxy-server",
+        &url,
+        "--proxy-bypass",
+        "<-loopback>",
+        "--user-agent",
+        "moonpilot-mcp-test/2",
+        "--locale",
+        "fr-FR",
+        "--timezone",
+        "America/Lima",
+    ]);
+    c.initialize(serde_json::json!({}));
+    let page = crate::support::harness::url_a("basic.html?mcp=identity");
+    let r = c.call("navigate", serde_json::json!({"url": page}));
+    assert_eq!(r["isError"], false, "{r}");
+    assert!(c.finish().success());
+    let seen = proxy.seen();
+    let s = seen
+        .iter()
+        .find(|s| s.target.ends_with("mcp=identity"))
+        .unwrap_or_else(|| panic!("through the proxy: {seen:?}"));
+    assert_eq!(s.user_agent.as_deref(), Some("moonpilot-mcp-test/2"));
+    assert!(
+        s.accept_language
+            .as_deref()
+            .is_some_and(|l| l.starts_with("fr-FR")),
+        "{s:?}"
+    );
+    // A proxy that cannot be is a usage error at once.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_moonpilot"))
+        .args(["mcp", "--proxy-server", "ftp://x:21"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--proxy-server"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

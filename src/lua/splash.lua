@@ -1200,7 +1200,8 @@ end
 function Request:enable_response_body() end
 function Request:set_timeout(_) end
 function Request:set_proxy()
-  fail("SPLASH_LUA_ERROR", "request:set_proxy is not supported on this engine", { splash_method = "set_proxy" })
+  fail("SPLASH_LUA_ERROR", "request:set_proxy: Chromium takes a proxy per browser context, not per request; "
+    .. "give the request's `proxy` argument instead (each request has a context of its own)", { splash_method = "set_proxy" })
 end
 
 -- A response whose headers are in (on_response_headers): read it, or abort it.

@@ -60,6 +60,9 @@ pub struct McpOptions {
     /// `--allow-unrestricted-file-access`: file params and `file:` URLs reach any file, not
     /// only the client's workspace roots and the state directory.
     pub unrestricted_files: bool,
+    /// What each session's task is started with (`--proxy-server`, `--user-agent`,
+    /// `--locale`, `--timezone`: `start`'s identity params).
+    pub start: serde_json::Map<String, Value>,
 }
 
 impl Default for McpOptions {
@@ -68,6 +71,7 @@ impl Default for McpOptions {
             tools: Selection::default(),
             observe_after_actions: true,
             unrestricted_files: false,
+            start: serde_json::Map::new(),
         }
     }
 }
@@ -92,6 +96,8 @@ struct Inner {
     roots: Mutex<Option<Vec<PathBuf>>>,
     selection: Selection,
     observe: bool,
+    /// `start`'s params for the session's task (`McpOptions::start`).
+    start: serde_json::Map<String, Value>,
     /// The tool list, built once.
     tools: Vec<Value>,
     /// The session's task, once opened.
@@ -244,6 +250,7 @@ impl Session {
                 roots: Mutex::new(None),
                 selection: options.tools.clone(),
                 observe: options.observe_after_actions,
+                start: options.start.clone(),
                 tools: tools::tools(&options.tools),
                 task: tokio::sync::Mutex::new(None),
                 opened: Mutex::new(None),
@@ -326,11 +333,8 @@ impl Session {
             }
         }
         let id = TaskId::generate();
-        let receipt = self
-            .inner
-            .executor
-            .execute(Some(id), "start", json!({}))
-            .await;
+        let params = Value::Object(self.inner.start.clone());
+        let receipt = self.inner.executor.execute(Some(id), "start", params).await;
         if !receipt.ok {
             return Err(receipt);
         }

@@ -70,6 +70,9 @@ pub struct Checked {
     pub timeout_shown: Value,
     /// The script to run (the request's, or the render endpoints' own).
     pub source: String,
+    /// The request's `proxy`, as a URL `start` takes (Splash's default port 1080 and scheme
+    /// http filled in).
+    pub proxy: Option<String>,
 }
 
 /// The largest side of a viewport this engine renders (Chromium's limit; Splash's is 20000).
@@ -284,11 +287,10 @@ fn hash_of(v: &Value) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Arguments every endpoint takes that need what this engine does not have (a proxy per
-/// request, Adblock filters, JS profiles, domain and content-type filters): a clear error
-/// instead of a silent wrong result.
+/// Arguments every endpoint takes that need what this engine does not have (Adblock filters,
+/// JS profiles, domain and content-type filters): a clear error instead of a silent wrong
+/// result.
 const UNSUPPORTED: &[&str] = &[
-    "proxy",
     "js",
     "filters",
     "allowed_domains",
@@ -364,6 +366,12 @@ pub fn check(
             ));
         }
     }
+    let proxy = match args.get("proxy") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(p)) if p.trim().is_empty() => None,
+        Some(Value::String(p)) => Some(proxy_url(p)?),
+        Some(_) => return Err(wrong_type("proxy", "string")),
+    };
     // Splash gives every request an id scripts can read (`splash.args.uid`).
     args.entry("uid")
         .or_insert_with(|| json!(crate::browser::task::TaskId::generate().0));
@@ -393,7 +401,52 @@ pub fn check(
         wait,
         timeout_shown,
         source,
+        proxy,
     })
+}
+
+/// Splash's `proxy` argument, `[protocol://][user:password@]proxyhost[:port]` (protocol
+/// http or socks5, port 1080 by default), as a URL `start{proxy}` takes. Splash's proxy
+/// profiles (a name of a file in its profiles directory) are not here: a bare name is
+/// refused as such.
+fn proxy_url(raw: &str) -> Result<String, SplashError> {
+    let raw = raw.trim();
+    let (scheme, rest) = match raw.split_once("://") {
+        Some((s, r)) => (s.to_ascii_lowercase(), r),
+        None => ("http".to_string(), raw),
+    };
+    if !["http", "socks5"].contains(&scheme.as_str()) {
+        return Err(bad(
+            "proxy",
+            format!("proxy protocol `{scheme}`: Splash's proxies are http or socks5"),
+            json!({}),
+        ));
+    }
+    let host_port = rest.rsplit('@').next().unwrap_or(rest);
+    if !raw.contains("://")
+        && !host_port.contains(':')
+        && !rest.contains('@')
+        && !host_port.contains('.')
+    {
+        return Err(bad(
+            "proxy",
+            format!("proxy `{raw}` reads as a proxy profile's name: moonpilot has no proxy profiles; give a proxy URL ([protocol://][user:password@]host[:port])"),
+            json!({"engine": "moonpilot"}),
+        ));
+    }
+    let with_port = if host_port
+        .rsplit(']')
+        .next()
+        .unwrap_or(host_port)
+        .contains(':')
+    {
+        rest.to_string()
+    } else {
+        format!("{rest}:1080")
+    };
+    let url = format!("{scheme}://{with_port}");
+    crate::browser::settings::Proxy::parse(&url, None).map_err(|e| bad("proxy", e, json!({})))?;
+    Ok(url)
 }
 
 /// The render endpoints' own arguments, put in the types their script takes.

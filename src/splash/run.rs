@@ -61,7 +61,12 @@ pub async fn run(executor: &Executor, req: Checked) -> Result<Answer, SplashErro
         task,
         armed: true,
     };
-    let started = executor.execute(Some(task), "start", json!({})).await;
+    // Splash sends every request through its proxy, loopback included.
+    let params = match &req.proxy {
+        Some(p) => json!({"proxy": p, "proxyBypass": "<-loopback>"}),
+        None => json!({}),
+    };
+    let started = executor.execute(Some(task), "start", params).await;
     if !started.ok {
         // Refused before it ran (an overloaded engine): the isolation asked is not left behind.
         executor.engine().take_isolated(task);
