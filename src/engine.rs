@@ -81,7 +81,12 @@ impl EngineConfig {
     /// endpoint may keep the connection queued (`--cdp-wait`) and a margin for the rest (asking
     /// `/json/version`, the browser session, the CDP client: 30 s).
     pub fn launch_bound(&self) -> Duration {
-        match self.launch.cdp_url {
+        match self
+            .launch
+            .cdp_url
+            .as_ref()
+            .or(self.launch.grid_url.as_ref())
+        {
             Some(_) => self
                 .launch_timeout
                 .max(self.launch.cdp_wait() + Duration::from_secs(30)),

@@ -39,6 +39,11 @@ struct BrowserOpts {
     /// $MOONPILOT_CDP_URL, unless --chromium is given].
     #[arg(long, value_name = "URL")]
     cdp_url: Option<String>,
+    /// Ask a Selenium Grid 4 for the browser: http(s)://HOST:4444[/wd/hub] (a WebDriver
+    /// session with the engine's Chromium flags; its `se:cdp` endpoint, on the host given
+    /// here; the session is deleted when the engine stops) [default: $MOONPILOT_GRID_URL].
+    #[arg(long, value_name = "URL", conflicts_with_all = ["cdp_url", "chromium"])]
+    grid: Option<String>,
     /// How long an endpoint may keep the connection waiting before it opens a browser (a
     /// fleet queues connections past its concurrency limit) [default: $MOONPILOT_CDP_WAIT, else
     /// 60].
@@ -548,6 +553,12 @@ fn engine_config(opts: BrowserOpts) -> Result<EngineConfig, ExitCode> {
             .filter(|u| !u.trim().is_empty() && opts.chromium.is_none())
             .map(|u| u.trim().to_string())
     });
+    let grid_url = opts.grid.or_else(|| {
+        std::env::var("MOONPILOT_GRID_URL")
+            .ok()
+            .filter(|u| !u.trim().is_empty() && opts.chromium.is_none() && cdp_url.is_none())
+            .map(|u| u.trim().to_string())
+    });
     let cdp_wait = match opts.cdp_wait {
         Some(secs) => Some(std::time::Duration::from_secs(secs)),
         None => match std::env::var("MOONPILOT_CDP_WAIT") {
@@ -569,6 +580,7 @@ fn engine_config(opts: BrowserOpts) -> Result<EngineConfig, ExitCode> {
             headful: opts.headful,
             profile: opts.profile,
             cdp_url,
+            grid_url,
             cdp_wait,
             ..LaunchConfig::default()
         },

@@ -997,3 +997,146 @@ fn browserless_runs_moonpilot_tests_workers() {
     assert!(text.contains("4 passed"), "{text}");
     bl.idle();
 }
+
+/// The Selenium Grid `tools/test-grid` started (`MOONPILOT_TEST_GRID`), or `None` with a note.
+fn grid() -> Option<String> {
+    match std::env::var("MOONPILOT_TEST_GRID") {
+        Ok(url) => Some(url),
+        Err(_) => {
+            eprintln!("skipped: MOONPILOT_TEST_GRID is unset (tools/test-grid sets it)");
+            None
+        }
+    }
+}
+
+/// The session ids the Grid holds now.
+fn grid_sessions(grid: &str) -> Vec<String> {
+    let out = Command::new("curl")
+        .args(["-sf", &format!("{grid}/status")])
+        .output()
+        .expect("curl");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("the Grid's /status is JSON");
+    v["value"]["nodes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|n| n["slots"].as_array().cloned().unwrap_or_default())
+        .filter_map(|s| s["session"]["sessionId"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// `moonpilot run` of `script` with `args`: exit code, stdout, stderr.
+fn run_with(script: &str, args: &[&str]) -> (Option<i32>, String, String) {
+    let dir = std::env::temp_dir().join(format!("moonpilot-grid-{}", TaskId::generate()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("job.lua");
+    std::fs::write(&file, script).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_moonpilot"))
+        .arg("run")
+        .arg(&file)
+        .args(args)
+        .env("MOONPILOT_STATE_DIR", dir.join("state"))
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn grid_hands_out_a_browser_that_runs_tasks_and_its_session_goes_with_the_engine() {
+    let Some(grid) = grid() else { return };
+    assert!(grid_sessions(&grid).is_empty(), "a clean Grid to begin");
+    let script = format!(
+        r##"
+        local a = browser.start{{}}
+        local b = browser.start{{ locale = "de-DE" }}
+        a:navigate{{ url = "{page}" }}:unwrap()
+        b:navigate{{ url = "{frames}" }}:unwrap()
+        -- A cross-site frame through the Grid's proxied socket.
+        b:click_element_by_selector{{ selector = "#child-btn", frame = "localhost" }}:unwrap()
+        local c = browser.call("get_config"):unwrap()
+        print("title", a:get_title():unwrap().title)
+        print("child", b:execute_js{{ body = "document.getElementById('child-btn').textContent", frame = "localhost" }}:unwrap().result)
+        print("session", c.gridSession)
+        print("mode", browser.call("start"):unwrap().browser.mode)
+        "##,
+        page = url_a("basic.html"),
+        frames = url_a("frames.html"),
+    );
+    let (code, out, err) = run_with(&script, &["--grid", &grid]);
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert!(out.contains("title\tBasic"), "{out}");
+    assert!(out.contains("child\tchild clicked 1"), "{out}");
+    assert!(out.contains("mode\tcdp"), "{out}");
+    let session = out
+        .lines()
+        .find_map(|l| l.strip_prefix("session\t"))
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(session.len(), 32, "a WebDriver session id: {out}");
+    // The engine stopped: the Grid holds no session (and no Chromium of it).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !grid_sessions(&grid).is_empty() && Instant::now() < deadline {
+        nap(Duration::from_millis(200));
+    }
+    assert!(
+        grid_sessions(&grid).is_empty(),
+        "{:?}",
+        grid_sessions(&grid)
+    );
+}
+
+#[test]
+fn grid_full_and_refused_sessions_are_start_errors_with_the_grids_word() {
+    let Some(grid) = grid() else { return };
+    // Every slot taken by other clients.
+    let hold = |_: usize| {
+        let out = Command::new("curl")
+            .args([
+                "-sf",
+                "-X",
+                "POST",
+                "-H",
+                "Content-Type: application/json; charset=utf-8",
+                &format!("{grid}/session"),
+                "-d",
+                r#"{"capabilities":{"alwaysMatch":{"browserName":"chrome","goog:chromeOptions":{"args":["--headless=new","--no-sandbox"]}}}}"#,
+            ])
+            .output()
+            .expect("curl");
+        let v: Value = serde_json::from_slice(&out.stdout).expect("a session");
+        v["value"]["sessionId"].as_str().expect("an id").to_string()
+    };
+    let held: Vec<String> = (0..2).map(hold).collect();
+    let t0 = Instant::now();
+    let (code, out, err) = run_with("browser.start{}", &["--grid", &grid, "--cdp-wait", "3"]);
+    let took = t0.elapsed();
+    for id in &held {
+        let _ = Command::new("curl")
+            .args(["-sf", "-X", "DELETE", &format!("{grid}/session/{id}")])
+            .output();
+    }
+    assert_eq!(code, Some(2), "{out}\n{err}");
+    assert!(
+        err.contains("handed out no session within 3 s"),
+        "a full Grid says so: {err}"
+    );
+    assert!(took < Duration::from_secs(40), "{took:?}");
+    // A path where no Grid is: refused, with what the server said.
+    let (code, _, err) = run_with("browser.start{}", &["--grid", &format!("{grid}/nope")]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("refused a session (404)"), "{err}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !grid_sessions(&grid).is_empty() && Instant::now() < deadline {
+        nap(Duration::from_millis(200));
+    }
+    assert!(
+        grid_sessions(&grid).is_empty(),
+        "{:?}",
+        grid_sessions(&grid)
+    );
+}

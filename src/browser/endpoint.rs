@@ -130,13 +130,24 @@ fn with_query(ws: &str, query: Option<&str>) -> String {
 }
 
 /// Why an HTTP exchange got no answer.
-enum Fetch {
+pub enum Fetch {
     /// The connection was refused or the host is unknown.
     Refused(String),
     /// No whole answer within the bound.
     Late,
     /// Anything else (TLS, a broken connection).
     Other(String),
+}
+
+impl Fetch {
+    /// What happened, for a message.
+    pub fn said(&self) -> String {
+        match self {
+            Fetch::Refused(e) => format!("no connection ({e})"),
+            Fetch::Late => "no whole answer in time".into(),
+            Fetch::Other(e) => e.clone(),
+        }
+    }
 }
 
 /// `GET path` of `url`'s host over HTTP or HTTPS: the status and body, or `None` when what
@@ -146,11 +157,31 @@ async fn http_get(
     path: &str,
     bound: Duration,
 ) -> Result<Option<(u16, Vec<u8>)>, Fetch> {
+    http_call(url, "GET", path, None, bound).await
+}
+
+/// `method path` of `url`'s host over HTTP or HTTPS, with a JSON `body` when given: the status
+/// and body, or `None` when what answered is not HTTP.
+pub async fn http_call(
+    url: &url::Url,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+    bound: Duration,
+) -> Result<Option<(u16, Vec<u8>)>, Fetch> {
     let host = host_of(url).map_err(Fetch::Other)?;
     let port = url.port_or_known_default().unwrap_or(80);
     let authority = url.host_str().unwrap_or_default();
+    let content = match body {
+        // Selenium Grid's `POST /session` wants the charset said.
+        Some(b) => format!(
+            "Content-Type: application/json; charset=utf-8\r\nContent-Length: {}\r\n\r\n{b}",
+            b.len()
+        ),
+        None => "\r\n".to_string(),
+    };
     let request = format!(
-        "GET {path} HTTP/1.1\r\nHost: {authority}:{port}\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: {authority}:{port}\r\nAccept: application/json\r\nConnection: close\r\n{content}"
     );
     let tls = matches!(url.scheme(), "https" | "wss");
     let exchange = async {

@@ -12,6 +12,7 @@ pub mod cdp_error;
 pub mod downloads;
 pub mod endpoint;
 pub mod events;
+pub mod grid;
 pub mod mux;
 pub mod netlog;
 pub mod netwatch;
@@ -48,6 +49,8 @@ pub struct LaunchConfig {
     pub profile: Option<PathBuf>,
     /// Attach to this browser (`ws://…` or `http://…`) instead of launching.
     pub cdp_url: Option<String>,
+    /// Ask this Selenium Grid 4 (`http://HOST:4444`) for a browser instead (`--grid`).
+    pub grid_url: Option<String>,
     /// How long an endpoint may keep the connection waiting before it opens a browser
     /// (`--cdp-wait`; a fleet queues connections past its limit). `None`: [`CDP_WAIT`].
     pub cdp_wait: Option<Duration>,
@@ -119,6 +122,8 @@ pub struct Browser {
     /// The task polling chromiumoxide's handler; aborting it drops the handler's socket.
     pump: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
     watchdog: std::sync::Mutex<Option<tokio::process::Child>>,
+    /// The Selenium Grid session this browser is (`--grid`), deleted when it stops.
+    grid: std::sync::Mutex<Option<grid::GridSession>>,
     /// How it was obtained.
     pub mode: Mode,
     /// Whether it runs headless.
@@ -423,6 +428,9 @@ impl Browser {
     /// Launches Chromium (or attaches, with `cdp_url`) and starts the CDP pump on the current
     /// tokio runtime.
     pub async fn start(config: &LaunchConfig) -> Result<Arc<Browser>, StartError> {
+        if let Some(grid) = &config.grid_url {
+            return Browser::from_grid(grid, config).await;
+        }
         match &config.cdp_url {
             Some(url) => Browser::connect(url, config).await,
             None => {
@@ -629,6 +637,51 @@ impl Browser {
         Ok(browser)
     }
 
+    /// Asks Selenium Grid `grid` for a Chromium session with the engine's flags and attaches to
+    /// it (`grid.rs`); the session is the browser's, deleted when it stops (or when the attach
+    /// fails).
+    async fn from_grid(grid: &str, config: &LaunchConfig) -> Result<Arc<Browser>, StartError> {
+        let shown = endpoint::shown(grid);
+        // The flags the engine launches its own Chromium with (no sandbox included, as there).
+        let mut args: Vec<String> = LAUNCH_ARGS.iter().map(|a| format!("--{a}")).collect();
+        args.push("--no-sandbox".into());
+        args.push(format!(
+            "--disable-features={}",
+            DISABLED_FEATURES.join(",")
+        ));
+        args.push(format!("--window-size={},{}", VIEWPORT.0, VIEWPORT.1));
+        if !config.headful {
+            args.push("--headless=new".into());
+        }
+        let (session, ws) = grid::GridSession::create(grid, &args, config.cdp_wait())
+            .await
+            .map_err(|reason| StartError::Connect {
+                url: shown.clone(),
+                reason,
+            })?;
+        match Browser::connect(&ws, config).await {
+            Ok(browser) => {
+                tracing::info!("Selenium Grid {shown}: session {}", session.id);
+                if let Ok(mut slot) = browser.grid.lock() {
+                    *slot = Some(session);
+                }
+                Ok(browser)
+            }
+            Err(e) => {
+                session.delete().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// The Selenium Grid session this browser is, if it is one.
+    pub fn grid_session(&self) -> Option<String> {
+        self.grid
+            .lock()
+            .ok()
+            .and_then(|g| g.as_ref().map(|s| s.id.clone()))
+    }
+
     /// Attaches over one WebSocket to `url`, which chromiumoxide and the raw client share
     /// ([`mux::Mux`]): a fleet endpoint starts one browser per socket.
     async fn connect(url: &str, config: &LaunchConfig) -> Result<Arc<Browser>, StartError> {
@@ -790,6 +843,7 @@ impl Browser {
             undecoded,
             pump: std::sync::Mutex::new(Some(pump)),
             watchdog: std::sync::Mutex::new(None),
+            grid: std::sync::Mutex::new(None),
             mode,
             headless,
             product,
@@ -1024,6 +1078,11 @@ impl Browser {
             }
             drop(taken);
             mux.shutdown().await;
+            // A Grid's browser goes with its session.
+            let grid = self.grid.lock().ok().and_then(|mut g| g.take());
+            if let Some(session) = grid {
+                session.delete().await;
+            }
             return;
         }
         if let Some(mut cdp) = taken {

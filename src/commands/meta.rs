@@ -242,6 +242,8 @@ fn get_config(_p: &mut Params) -> Prepared<Cx> {
             "chromium": c.launch.chromium.as_ref().map(|p| p.display().to_string()),
             "cdpUrl": c.launch.cdp_url.as_deref().map(crate::browser::endpoint::shown),
             "cdpWaitMs": c.launch.cdp_url.as_ref().map(|_| c.launch.cdp_wait().as_millis() as u64),
+            "gridUrl": c.launch.grid_url.as_deref().map(crate::browser::endpoint::shown),
+            "gridSession": cx.engine.current_browser().and_then(|b| b.grid_session()),
             "headful": c.launch.headful,
             "action": {"timeoutMs": c.action_timeout_ms, "jsFallback": true, "mouseFallback": true},
             "launchTimeoutMs": c.launch_timeout.as_millis() as u64,
