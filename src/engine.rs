@@ -44,6 +44,8 @@ pub struct EngineConfig {
     /// How long a launch may take (`browser.launch.timeoutMs`, 60 s); an attach may take
     /// longer when `--cdp-wait` says so ([`EngineConfig::launch_bound`]).
     pub launch_timeout: Duration,
+    /// When the shared browser is replaced for new tasks (its running tasks finish on it).
+    pub recycle: Recycle,
     /// Where the trace log goes (`browser.trace.dir`, `logs/trace` of the state directory);
     /// `None` turns it off.
     pub trace_dir: Option<PathBuf>,
@@ -136,9 +138,38 @@ impl Default for EngineConfig {
             trace_dir: Some(crate::evidence::trace_dir(&state)),
             max_in_flight: 48,
             capture: true,
+            recycle: Recycle::default(),
         }
     }
 }
+
+/// When the shared browser is recycled: new tasks go to a fresh browser, the tasks running on
+/// the old one finish there, and it stops with its last task. Only a browser the engine
+/// launched on a temporary profile is recycled (a `--profile` is locked by the browser that
+/// runs it; an attached browser is the fleet's). What the shared default context held
+/// (cookies of tasks that were not isolated) stays with the old browser.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Recycle {
+    /// After this many tasks were started on it (`--recycle-after`; `None`: never).
+    pub after_tasks: Option<u64>,
+    /// Once its processes hold more than this many MiB of memory (`--max-browser-mb`, read
+    /// at a start at most every 5 s; a browser the engine launched only; `None`: no bound).
+    pub max_browser_mb: Option<u64>,
+}
+
+impl Default for Recycle {
+    fn default() -> Recycle {
+        Recycle {
+            after_tasks: Some(RECYCLE_AFTER_TASKS),
+            max_browser_mb: Some(MAX_BROWSER_MB),
+        }
+    }
+}
+
+/// `--recycle-after`'s default.
+pub const RECYCLE_AFTER_TASKS: u64 = 500;
+/// `--max-browser-mb`'s default.
+pub const MAX_BROWSER_MB: u64 = 2048;
 
 /// The engine: one shared browser, many tasks.
 pub struct Engine {
@@ -147,6 +178,10 @@ pub struct Engine {
     /// When the engine started (for `TASK_NOT_FOUND` messages and health).
     pub started_at: SystemTime,
     browser: tokio::sync::Mutex<Option<Arc<Browser>>>,
+    /// Browsers recycled while tasks still ran on them: each stops with its last task.
+    retired: Mutex<Vec<Arc<Browser>>>,
+    /// How many browsers were recycled (for `get_config`).
+    pub recycled: AtomicUsize,
     launching: Mutex<Option<(Instant, bool)>>,
     starting: AtomicUsize,
     tasks: Mutex<BTreeMap<TaskId, Arc<Task>>>,
@@ -172,6 +207,8 @@ impl Engine {
         Arc::new(Engine {
             started_at: SystemTime::now(),
             browser: tokio::sync::Mutex::new(None),
+            retired: Mutex::new(Vec::new()),
+            recycled: AtomicUsize::new(0),
             launching: Mutex::new(None),
             starting: AtomicUsize::new(0),
             tasks: Mutex::new(BTreeMap::new()),
@@ -343,9 +380,24 @@ impl Engine {
                     ));
                 }
                 if b.headless == headless {
-                    return Ok(b.clone());
+                    match self.recycle_reason(b).await {
+                        None => {
+                            b.count_task();
+                            return Ok(b.clone());
+                        }
+                        Some(why) => {
+                            // New tasks go to a fresh browser; the running ones finish here,
+                            // and it stops with the last of them.
+                            tracing::info!("recycling the shared browser: {why}");
+                            if let Some(old) = slot.take() {
+                                self.retire(old);
+                            }
+                        }
+                    }
                 }
             }
+        }
+        if slot.is_some() {
             // Dead, or idle with the other headless flag: rebuild.
             let old = slot.take();
             self.with_tasks(|t| t.retain(|_, task| task.browser.is_alive()));
@@ -375,12 +427,65 @@ impl Engine {
                 ))
             }
         };
+        browser.count_task();
         *slot = Some(browser.clone());
         Ok(browser)
     }
 
+    /// Why `b` should be recycled now, if it should: its task count or its memory.
+    async fn recycle_reason(&self, b: &Browser) -> Option<String> {
+        // Only a browser launched on a temporary profile: a kept profile is locked by the
+        // running browser, and an attached one is someone else's to recycle.
+        if !matches!(
+            b.mode,
+            crate::browser::Mode::Managed {
+                temporary: true,
+                ..
+            }
+        ) {
+            return None;
+        }
+        let r = self.config.recycle;
+        if let Some(n) = r.after_tasks.filter(|n| *n > 0) {
+            if b.tasks_started() >= n {
+                return Some(format!("{n} tasks were started on it (--recycle-after)"));
+            }
+        }
+        let bound = r.max_browser_mb.filter(|mb| *mb > 0)?;
+        let mb = b.memory_mb().await?;
+        (mb > bound).then(|| format!("its processes hold {mb} MiB (--max-browser-mb {bound})"))
+    }
+
+    /// Keeps `old` for the tasks running on it (stopped at once when none does).
+    fn retire(&self, old: Arc<Browser>) {
+        self.recycled.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut r) = self.retired.lock() {
+            r.push(old);
+        }
+    }
+
+    /// Stops the recycled browsers no task runs on any more (or that died).
+    async fn reap_retired(&self) {
+        let idle: Vec<Arc<Browser>> = {
+            let Ok(mut r) = self.retired.lock() else {
+                return;
+            };
+            let in_use = |b: &Arc<Browser>| {
+                self.with_tasks(|t| t.values().any(|task| Arc::ptr_eq(&task.browser, b)))
+            };
+            let (idle, busy): (Vec<_>, Vec<_>) =
+                r.drain(..).partition(|b| !b.is_alive() || !in_use(b));
+            *r = busy;
+            idle
+        };
+        for b in idle {
+            b.stop().await;
+        }
+    }
+
     /// Stops the shared browser when no task is left.
     pub async fn stop_browser_if_idle(&self) {
+        self.reap_retired().await;
         let mut slot = self.browser.lock().await;
         // A `start` between its launch and registering its task counts as a user of the browser.
         if self.with_tasks(|t| t.is_empty()) && self.starting.load(Ordering::SeqCst) == 0 {
@@ -415,6 +520,8 @@ impl Engine {
         if let Some(b) = self.browser.lock().await.take() {
             b.stop().await;
         }
+        // No task is left: every recycled browser goes too.
+        self.reap_retired().await;
         // What the bound does not keep is gone before the process exits.
         self.keeper.flush(Duration::from_secs(2)).await;
         closed

@@ -71,6 +71,14 @@ struct BrowserOpts {
     /// Do not take a screenshot after each page-changing command.
     #[arg(long)]
     no_capture: bool,
+    /// Recycle the shared browser after N tasks were started on it: new tasks go to a fresh
+    /// one, running ones finish on the old, which then stops (0: never) [default: 500].
+    #[arg(long, value_name = "N")]
+    recycle_after: Option<u64>,
+    /// Recycle the shared browser once its processes hold more than MB MiB (a browser the
+    /// engine launched; 0: no bound) [default: 2048].
+    #[arg(long, value_name = "MB")]
+    max_browser_mb: Option<u64>,
 }
 
 /// Options of the HTTP server (`serve`, `repl --serve`).
@@ -585,6 +593,14 @@ fn engine_config(opts: BrowserOpts) -> Result<EngineConfig, ExitCode> {
             ..LaunchConfig::default()
         },
         capture: !opts.no_capture,
+        recycle: moonpilot::engine::Recycle {
+            after_tasks: opts
+                .recycle_after
+                .map_or(base.recycle.after_tasks, |n| (n > 0).then_some(n)),
+            max_browser_mb: opts
+                .max_browser_mb
+                .map_or(base.recycle.max_browser_mb, |mb| (mb > 0).then_some(mb)),
+        },
         evidence,
         trace_dir: match (opts.no_trace, opts.trace_dir) {
             (true, _) => None,

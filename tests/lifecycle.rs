@@ -227,3 +227,93 @@ fn get_config_reports_effective_settings() {
     assert_eq!(r.data["profileDir"]["cdpConfigured"], false);
     exec(Some(id), "close", json!({}));
 }
+
+/// The process id of task `id`'s browser (one the engine launched).
+fn browser_pid(ex: &moonpilot::Executor, id: TaskId) -> u32 {
+    let task = ex.engine().task(id).expect("a live task");
+    match &task.browser.mode {
+        moonpilot::browser::Mode::Managed { pid: Some(pid), .. } => *pid,
+        _ => panic!("a launched browser"),
+    }
+}
+
+async fn started(ex: &moonpilot::Executor) -> TaskId {
+    let r = ex.execute(None, "start", json!({})).await;
+    assert!(r.ok, "{:?}", r.msg);
+    TaskId(r.data["id"].as_str().unwrap().parse().unwrap())
+}
+
+/// Waits (5 s at most) until process `pid` is gone.
+async fn gone(pid: u32) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        if Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    true
+}
+
+#[test]
+fn the_browser_is_recycled_after_n_tasks_and_the_old_one_stops_with_its_last_task() {
+    let mut config = test_config();
+    config.recycle = moonpilot::engine::Recycle {
+        after_tasks: Some(2),
+        max_browser_mb: None,
+    };
+    private(config, |ex| async move {
+        let (a, b) = (started(&ex).await, started(&ex).await);
+        let old = browser_pid(&ex, a);
+        assert_eq!(browser_pid(&ex, b), old, "two tasks on the first browser");
+        let c = started(&ex).await;
+        let new = browser_pid(&ex, c);
+        assert_ne!(new, old, "the third task is on a fresh browser");
+        // The old browser's tasks go on where they are.
+        for id in [a, c] {
+            let r = ex
+                .execute(Some(id), "navigate", json!({"url": url_a("basic.html")}))
+                .await;
+            assert!(r.ok, "{:?}", r.msg);
+        }
+        let config = ex.execute(None, "get_config", json!({})).await;
+        assert_eq!(config.data["recycle"]["recycled"], 1, "{}", config.data);
+        assert_eq!(config.data["recycle"]["tasksOnBrowser"], 1);
+        ex.execute(Some(a), "close", json!({})).await;
+        assert!(
+            std::path::Path::new(&format!("/proc/{old}")).exists(),
+            "b still runs on the old browser"
+        );
+        let r = ex.execute(Some(b), "get_title", json!({})).await;
+        assert!(r.ok, "{:?}", r.msg);
+        ex.execute(Some(b), "close", json!({})).await;
+        assert!(gone(old).await, "the old browser stops with its last task");
+        assert!(std::path::Path::new(&format!("/proc/{new}")).exists());
+        ex.execute(None, "shutdown", json!({})).await;
+        assert!(gone(new).await, "and the new one with the engine");
+    });
+}
+
+#[test]
+fn a_browser_over_its_memory_bound_is_recycled_for_the_next_task() {
+    let mut config = test_config();
+    config.recycle = moonpilot::engine::Recycle {
+        after_tasks: None,
+        max_browser_mb: Some(1),
+    };
+    private(config, |ex| async move {
+        let a = started(&ex).await;
+        let old = browser_pid(&ex, a);
+        let b = started(&ex).await;
+        assert_ne!(browser_pid(&ex, b), old, "over 1 MiB: a fresh browser");
+        let cfg = ex.execute(None, "get_config", json!({})).await;
+        assert!(
+            cfg.data["recycle"]["browserMb"].as_u64().unwrap_or(0) > 1,
+            "{}",
+            cfg.data["recycle"]
+        );
+        ex.execute(Some(a), "close", json!({})).await;
+        assert!(gone(old).await, "the old browser stops with its last task");
+        ex.execute(None, "shutdown", json!({})).await;
+    });
+}

@@ -25,7 +25,7 @@ pub mod task;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use chromiumoxide::browser::{Browser as CdpBrowser, BrowserConfig};
 use chromiumoxide::cdp::browser_protocol::target::CreateTargetParams;
@@ -124,6 +124,10 @@ pub struct Browser {
     watchdog: std::sync::Mutex<Option<tokio::process::Child>>,
     /// The Selenium Grid session this browser is (`--grid`), deleted when it stops.
     grid: std::sync::Mutex<Option<grid::GridSession>>,
+    /// Tasks started on it (the engine recycles it after `--recycle-after`).
+    tasks_started: AtomicU64,
+    /// Its last memory reading (MiB) and when, read at most every [`MEMORY_EVERY`].
+    memory: std::sync::Mutex<Option<(Instant, u64)>>,
     /// How it was obtained.
     pub mode: Mode,
     /// Whether it runs headless.
@@ -240,6 +244,63 @@ const DISABLED_FEATURES: &[&str] = &[
 ];
 
 static PROFILE_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// How often a browser's memory is read again ([`Browser::memory_mb`]).
+const MEMORY_EVERY: Duration = Duration::from_secs(5);
+
+/// The memory (MiB, proportional set size; resident where that is not readable) of the
+/// processes in process group `pgid` (Chromium and its helpers), from `/proc` (`None` where
+/// there is no `/proc`).
+fn group_rss_mb(pgid: u32) -> Option<u64> {
+    let page = 4096u64;
+    let mut pages = 0u64;
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid pgrp …`: the command may hold spaces and parentheses.
+        let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        let group = after
+            .split_whitespace()
+            .nth(2)
+            .and_then(|g| g.parse::<u32>().ok());
+        if group != Some(pgid) {
+            continue;
+        }
+        // Proportional (shared pages split among their users): resident sizes summed would
+        // count Chromium's shared memory once per process.
+        let pss_kb = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
+            .ok()
+            .and_then(|m| {
+                m.lines()
+                    .find_map(|l| l.strip_prefix("Pss:"))
+                    .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            });
+        match pss_kb {
+            Some(kb) => pages += kb * 1024 / page,
+            None => {
+                let rss = std::fs::read_to_string(format!("/proc/{pid}/statm"))
+                    .ok()
+                    .and_then(|m| {
+                        m.split_whitespace()
+                            .nth(1)
+                            .and_then(|r| r.parse::<u64>().ok())
+                    });
+                pages += rss.unwrap_or(0);
+            }
+        }
+    }
+    Some(pages * page / (1024 * 1024))
+}
 
 /// Finds the Chromium executable: explicit path, `MOONPILOT_CHROMIUM`, then PATH.
 pub fn find_chromium(explicit: Option<&Path>) -> Result<PathBuf, StartError> {
@@ -674,6 +735,39 @@ impl Browser {
         }
     }
 
+    /// Counts a task started on it.
+    pub fn count_task(&self) {
+        self.tasks_started.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// How many tasks were started on it.
+    pub fn tasks_started(&self) -> u64 {
+        self.tasks_started.load(Ordering::Relaxed)
+    }
+
+    /// The memory its processes hold (proportional set size, MiB): Chromium's process group, for a browser
+    /// the engine launched (`None` for an attached one). Read off `/proc` on a blocking thread,
+    /// at most every [`MEMORY_EVERY`] (the last reading otherwise).
+    pub async fn memory_mb(&self) -> Option<u64> {
+        let Mode::Managed { pid: Some(pid), .. } = &self.mode else {
+            return None;
+        };
+        if let Some((at, mb)) = self.memory.lock().ok().and_then(|m| *m) {
+            if at.elapsed() < MEMORY_EVERY {
+                return Some(mb);
+            }
+        }
+        let pid = *pid;
+        let mb = tokio::task::spawn_blocking(move || group_rss_mb(pid))
+            .await
+            .ok()
+            .flatten()?;
+        if let Ok(mut m) = self.memory.lock() {
+            *m = Some((Instant::now(), mb));
+        }
+        Some(mb)
+    }
+
     /// The Selenium Grid session this browser is, if it is one.
     pub fn grid_session(&self) -> Option<String> {
         self.grid
@@ -844,6 +938,8 @@ impl Browser {
             pump: std::sync::Mutex::new(Some(pump)),
             watchdog: std::sync::Mutex::new(None),
             grid: std::sync::Mutex::new(None),
+            tasks_started: AtomicU64::new(0),
+            memory: std::sync::Mutex::new(None),
             mode,
             headless,
             product,

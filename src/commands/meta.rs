@@ -223,6 +223,10 @@ fn get_config(_p: &mut Params) -> Prepared<Cx> {
         let work_dir = std::env::current_dir()
             .map(|d| d.display().to_string())
             .unwrap_or_default();
+        let browser_mb = match cx.engine.current_browser() {
+            Some(b) => b.memory_mb().await,
+            None => None,
+        };
         let mut data = json!({
             "workDir": work_dir,
             "dataDir": c.data_dir.display().to_string(),
@@ -243,6 +247,13 @@ fn get_config(_p: &mut Params) -> Prepared<Cx> {
             "cdpUrl": c.launch.cdp_url.as_deref().map(crate::browser::endpoint::shown),
             "cdpWaitMs": c.launch.cdp_url.as_ref().map(|_| c.launch.cdp_wait().as_millis() as u64),
             "gridUrl": c.launch.grid_url.as_deref().map(crate::browser::endpoint::shown),
+            "recycle": {
+                "afterTasks": c.recycle.after_tasks,
+                "maxBrowserMb": c.recycle.max_browser_mb,
+                "recycled": cx.engine.recycled.load(std::sync::atomic::Ordering::Relaxed),
+                "tasksOnBrowser": cx.engine.current_browser().map(|b| b.tasks_started()),
+                "browserMb": browser_mb,
+            },
             "gridSession": cx.engine.current_browser().and_then(|b| b.grid_session()),
             "headful": c.launch.headful,
             "action": {"timeoutMs": c.action_timeout_ms, "jsFallback": true, "mouseFallback": true},

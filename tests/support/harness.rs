@@ -45,6 +45,12 @@ pub fn test_config() -> EngineConfig {
         upload_dir: data.join("upload"),
         download_dir: data.join("downloads"),
         data_dir: data,
+        // The suite's tasks share one browser's default context (cookies across tasks): no
+        // recycling under them; its own tests turn it on.
+        recycle: moonpilot::engine::Recycle {
+            after_tasks: None,
+            max_browser_mb: None,
+        },
         ..EngineConfig::default()
     }
 }
