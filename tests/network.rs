@@ -108,7 +108,11 @@ fn a_response_body_is_read_after_the_page_navigated_away() {
         eq(first.bodyAvailable, true, "the copy in flight was waited for"); has(first.body, "payload-42")
         -- The default is the latest match.
         js("get('net_data.js?again=1')")
-        until_(function() return page:get_requests{ filter = "again=1" }:unwrap().count == 1 end, "the second fetch")
+        -- Its response, not only its request: the latest *response* is what is read.
+        until_(function()
+          local r = page:get_requests{ filter = "again=1" }:unwrap()
+          return r.count == 1 and r.requests[1].status == 200
+        end, "the second fetch's response")
         local latest = page:get_response_body{ filter = "net_data" }:unwrap()
         has(latest.url, "again=1"); has(latest.body, "payload-42")
         page:navigate{ url = A .. "/basic.html" }:unwrap()
