@@ -277,7 +277,7 @@ fn splash_client(addr: SocketAddr, t0: Instant, end: Instant, page: String) -> C
     let mut turn = 0u64;
     while Instant::now() < end {
         turn += 1;
-        if turn % 2 == 0 {
+        if turn.is_multiple_of(2) {
             let path = format!("/render.html?url={}", url_escape(&page));
             c.timed("splash render.html", || {
                 let r = http::request(addr, "GET", &path, &[], b"");

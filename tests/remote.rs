@@ -1025,6 +1025,16 @@ fn grid_sessions(grid: &str) -> Vec<String> {
         .collect()
 }
 
+/// Asserts that the Grid holds no session within 10 s (a deleted one goes at once; its
+/// browser a moment later).
+fn assert_no_grid_session(grid: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !grid_sessions(grid).is_empty() && Instant::now() < deadline {
+        nap(Duration::from_millis(200));
+    }
+    assert!(grid_sessions(grid).is_empty(), "{:?}", grid_sessions(grid));
+}
+
 /// `moonpilot run` of `script` with `args`: exit code, stdout, stderr.
 fn run_with(script: &str, args: &[&str]) -> (Option<i32>, String, String) {
     let dir = std::env::temp_dir().join(format!("moonpilot-grid-{}", TaskId::generate()));
@@ -1079,15 +1089,7 @@ fn grid_hands_out_a_browser_that_runs_tasks_and_its_session_goes_with_the_engine
         .to_string();
     assert_eq!(session.len(), 32, "a WebDriver session id: {out}");
     // The engine stopped: the Grid holds no session (and no Chromium of it).
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !grid_sessions(&grid).is_empty() && Instant::now() < deadline {
-        nap(Duration::from_millis(200));
-    }
-    assert!(
-        grid_sessions(&grid).is_empty(),
-        "{:?}",
-        grid_sessions(&grid)
-    );
+    assert_no_grid_session(&grid);
 }
 
 #[test]
@@ -1130,13 +1132,5 @@ fn grid_full_and_refused_sessions_are_start_errors_with_the_grids_word() {
     let (code, _, err) = run_with("browser.start{}", &["--grid", &format!("{grid}/nope")]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("refused a session (404)"), "{err}");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !grid_sessions(&grid).is_empty() && Instant::now() < deadline {
-        nap(Duration::from_millis(200));
-    }
-    assert!(
-        grid_sessions(&grid).is_empty(),
-        "{:?}",
-        grid_sessions(&grid)
-    );
+    assert_no_grid_session(&grid);
 }
