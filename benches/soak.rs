@@ -143,18 +143,7 @@ fn button(state: &Value) -> Option<u64> {
 /// One MCP message over Streamable HTTP: the reply and its JSON-RPC messages.
 fn mcp(addr: SocketAddr, session: Option<&str>, body: &Value) -> (http::Reply, Vec<Value>) {
     let reply = http::mcp_post(addr, session, None, body);
-    let raw = String::from_utf8_lossy(&reply.body).to_string();
-    let msgs = if reply
-        .header("content-type")
-        .is_some_and(|c| c.contains("text/event-stream"))
-    {
-        raw.lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .filter_map(|d| serde_json::from_str(d.trim()).ok())
-            .collect()
-    } else {
-        serde_json::from_str(&raw).into_iter().collect()
-    };
+    let msgs = http::mcp_messages(&reply);
     (reply, msgs)
 }
 

@@ -18,7 +18,7 @@ use moonpilot::server::{serve, ServeOptions};
 use serde_json::{json, Value};
 
 use super::support::harness::{harness, url_a};
-use super::support::http::{mcp_post, request, Reply};
+use super::support::http::{mcp_messages, mcp_post, request, Reply};
 use super::support::load::pause;
 
 /// `@playwright/mcp` 0.0.86's own `tools/list` result, in characters of compact JSON (as
@@ -605,18 +605,7 @@ fn post(
     body: &Value,
 ) -> (Reply, Vec<Value>) {
     let reply = mcp_post(addr, session, token, body);
-    let raw = String::from_utf8_lossy(&reply.body).to_string();
-    let msgs = if reply
-        .header("content-type")
-        .is_some_and(|c| c.contains("text/event-stream"))
-    {
-        raw.lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .filter_map(|d| serde_json::from_str(d.trim()).ok())
-            .collect()
-    } else {
-        serde_json::from_str(&raw).into_iter().collect()
-    };
+    let msgs = mcp_messages(&reply);
     (reply, msgs)
 }
 

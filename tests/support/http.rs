@@ -153,6 +153,22 @@ pub fn mcp_post(
     request(addr, "POST", "/mcp", &headers, body.to_string().as_bytes())
 }
 
+/// The JSON-RPC messages of an MCP reply: its event stream's `data:` lines, or its JSON body.
+pub fn mcp_messages(reply: &Reply) -> Vec<Value> {
+    let raw = String::from_utf8_lossy(&reply.body).to_string();
+    if reply
+        .header("content-type")
+        .is_some_and(|c| c.contains("text/event-stream"))
+    {
+        raw.lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str(d.trim()).ok())
+            .collect()
+    } else {
+        serde_json::from_str(&raw).into_iter().collect()
+    }
+}
+
 /// The address a `moonpilot serve` (or `repl --serve`) prints in its banner on `stream` (20 s at
 /// most).
 pub fn banner_addr(stream: impl std::io::Read + Send + 'static) -> SocketAddr {
