@@ -1206,6 +1206,14 @@ impl Browser {
                 let _ = tokio::time::timeout(Duration::from_secs(5), cdp.wait()).await;
             }
         }
+        // chromiumoxide's handler may never notice the socket it lost (it stays pending), and
+        // the pump holds it, and with it every event stream of every tab: the loops reading
+        // those streams hold the browser. Ending the pump ends them (a `serve` that launched
+        // and stopped a browser per task grew about 360 KB and a socket per browser).
+        let pump = self.pump.lock().ok().and_then(|mut p| p.take());
+        if let Some(pump) = pump {
+            pump.abort();
+        }
         if let Mode::Managed {
             profile_dir,
             temporary,
