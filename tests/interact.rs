@@ -362,6 +362,34 @@ fn a_fill_whose_read_back_differs_is_a_failure() {
     "#);
 }
 
+/// Issue 37: an index action counts the snapshot's box as the first read of its stability
+/// check only when no animation runs in the document; an element a script moves (no animation
+/// the page lists) is not where the snapshot saw it, so it still waits for two frames, and
+/// native mode never clicks it. A still element after the snapshot is clicked natively, once.
+#[test]
+fn an_index_whose_element_a_script_keeps_moving_is_not_taken_as_still() {
+    run(r##"
+        page:navigate{ url = A .. "/drifting.html" }:unwrap()
+        local s = page:get_browser_state{}:unwrap()
+        local drift = index_of(s, function(el) return el.id == "drifting" end)
+        local n = page:click_element_by_index{ index = drift, mode = "native", timeoutMs = 600 }
+        eq(n.ok, false, tostring(n)); eq(n.code, "ACTION_TIMEOUT"); has(n.msg, "stability check")
+        eq(js("window.driftClicks"), 0, "native never clicked the drifting element")
+        -- Under a CSS animation (listed by the page), the box is checked over two frames too.
+        s = page:get_browser_state{}:unwrap()
+        local moving = index_of(s, function(el) return el.id == "moving" end)
+        local m = page:click_element_by_index{ index = moving, mode = "native", timeoutMs = 600 }
+        eq(m.code, "ACTION_TIMEOUT"); eq(js("window.movingClicks"), 0)
+        -- A still element: clicked natively at once, exactly once.
+        js("document.getElementById('drifting').remove(); document.getElementById('moving').style.animation = 'none'")
+        s = page:get_browser_state{}:unwrap()
+        moving = index_of(s, function(el) return el.id == "moving" end)
+        local still = page:click_element_by_index{ index = moving, mode = "native", timeoutMs = 600 }
+        eq(still.ok, true, tostring(still)); eq(still.data.mode, "native")
+        eq(js("window.movingClicks"), 1); eq(js("document.getElementById('state').textContent"), "caught 1")
+    "##);
+}
+
 /// Issue 21 §1 (the seed selftest): an element under an endless animation never holds still,
 /// so auto mode clicks it with the real mouse where it is; native mode times out on stability.
 #[test]

@@ -64,6 +64,9 @@ pub struct SnapElement {
     pub text: String,
     /// Why the snapshot indexed it (`IndexedElement::reason`); `None` when not from a snapshot.
     pub reason: Option<String>,
+    /// The box the snapshot read (`[left, top, width, height]`, CSS px, rounded); `None` when
+    /// not from a snapshot. An action's stability check counts it as the first of two reads.
+    pub rect: Option<[i64; 4]>,
 }
 
 /// A frame as recorded in a snapshot (for re-finding it when it reloads).

@@ -98,7 +98,26 @@
   // exactly the same in both (Playwright's stability check). Both boxes are read inside rAF
   // callbacks: a box read in a task between frames may be at a later animation time than the
   // next frame's (Chromium keeps its animation clock monotonic), so it proves nothing.
-  const nextFrames = (read) => new Promise((resolve) => {
+  // Unless no animation runs in the document: then the box of the snapshot the index came from
+  // (`knownBox`, read at least a frame earlier, rounded) is the first read, and a box the same
+  // to the pixel now is stable at once (an agent's step clicks what its last read showed).
+  const knownStill = (read) => {
+    const known = opts.knownBox;
+    if (!Array.isArray(known) || known.length !== 4) return false;
+    let running = true;
+    try {
+      running = document.getAnimations().some((a) => a.playState === 'running');
+    } catch (e) { /* no animation API: not provable */ }
+    if (running) return false;
+    const r = read.value.rect;
+    return Array.isArray(r) && r.every((v, i) => v === known[i]);
+  };
+  const nextFrames = (read) => {
+    if (!knownStill(read)) return framesLater(read);
+    read.value.stable = true;
+    return read;
+  };
+  const framesLater = (read) => new Promise((resolve) => {
     let done = false;
     let first = null;
     const finish = (stable) => {

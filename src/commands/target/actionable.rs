@@ -100,7 +100,9 @@ pub struct ElementState {
     #[serde(default)]
     pub page: Option<PageMark>,
     /// From [`Target::inspect_settled`]: whether the box was exactly the same in the next
-    /// animation frame (Playwright's stability); `None` from other reads.
+    /// animation frame (Playwright's stability), or, for an index with no animation running in
+    /// its document, the same to the pixel as the snapshot's read of it; `None` from other
+    /// reads.
     #[serde(default)]
     pub stable: Option<bool>,
     /// For an index action's first read with a trace: what codegen needs to find the element
@@ -154,6 +156,7 @@ impl Target {
             "observe": read.observe,
             "keepScroll": read.keep_scroll,
             "frameCheck": frame_check || read.settle,
+            "knownBox": self.snap.rect,
             "describe": describe.is_some(),
         });
         let mut state: ElementState = match self.probe("inspect", args.clone()).await {

@@ -211,6 +211,7 @@ async fn by_query(
         name: expect.name,
         text,
         reason: None,
+        rect: None,
     };
     let target = Target {
         tab,
@@ -344,6 +345,8 @@ impl Target {
                 // Tag and text identify it now; the id and name it has are its own.
                 self.snap.id = only.id.clone();
                 self.snap.name = only.name.clone();
+                // Read a moment ago, not a frame before the action's read: no stability proof.
+                self.snap.rect = None;
                 self.spec = index_spec(&self.snap);
                 true
             }
