@@ -451,51 +451,58 @@ async fn read_once(
         }
     }
     tracing::debug!(target: "moonpilot::snapshot", "frames read after {:?}", t0.elapsed());
-    // Re-resolve every index in its frame (JS-PROBES.md §6), one call per frame.
+    // Re-resolve every index in its frame (JS-PROBES.md §6), one call per frame, while the main
+    // document's stamp is taken again (both only read: asked at once, one round trip less).
     let mut changed_identity = Vec::new();
     let mut unresolved = false;
     let mut detail_left = opts.detail;
-    for read in reads.iter_mut() {
-        let Some(dom) = &read.dom else { continue };
-        if dom.elements.is_empty() {
-            continue;
-        }
-        let paths: Vec<&str> = dom.elements.iter().map(|e| e.xpath.as_str()).collect();
-        // What the snapshot saw at each locator; the probe applies the one identity rule
-        // that actions apply too (probe_lib.js `sameIdentity`).
-        let expect: Vec<(&str, Option<&str>, Option<&str>)> = dom
-            .elements
-            .iter()
-            .map(|e| (e.tag.as_str(), e.id.as_deref(), e.name.as_deref()))
-            .collect();
-        let detail = detail_left.min(paths.len());
-        detail_left -= detail;
-        let res = tab
-            .call_probe::<Resolved>(
-                &read.frame,
-                js::RESOLVE_JS,
-                json!({"paths": paths, "expect": expect, "detail": detail}),
-            )
-            .await;
-        let resolved = match res {
-            Ok(r) => r,
-            Err(_) => {
-                issues.push(format!("frame_read_failed:{}", read.frame.ordinal));
-                Resolved::default()
+    let mut failed_frames = Vec::new();
+    let resolve_all = async {
+        for read in reads.iter_mut() {
+            let Some(dom) = &read.dom else { continue };
+            if dom.elements.is_empty() {
+                continue;
             }
-        };
-        read.resolved = (0..dom.elements.len())
-            .map(|i| resolved.items.get(i).cloned().unwrap_or(Value::Null))
-            .collect();
-        unresolved |= read.resolved.iter().any(Value::is_null);
-        changed_identity.extend(
-            resolved
-                .changed
+            let paths: Vec<&str> = dom.elements.iter().map(|e| e.xpath.as_str()).collect();
+            // What the snapshot saw at each locator; the probe applies the one identity rule
+            // that actions apply too (probe_lib.js `sameIdentity`).
+            let expect: Vec<(&str, Option<&str>, Option<&str>)> = dom
+                .elements
                 .iter()
-                .filter_map(|&i| dom.elements.get(i))
-                .map(|el| el.index.to_string()),
-        );
-    }
+                .map(|e| (e.tag.as_str(), e.id.as_deref(), e.name.as_deref()))
+                .collect();
+            let detail = detail_left.min(paths.len());
+            detail_left -= detail;
+            let res = tab
+                .call_probe::<Resolved>(
+                    &read.frame,
+                    js::RESOLVE_JS,
+                    json!({"paths": paths, "expect": expect, "detail": detail}),
+                )
+                .await;
+            let resolved = match res {
+                Ok(r) => r,
+                Err(_) => {
+                    failed_frames.push(format!("frame_read_failed:{}", read.frame.ordinal));
+                    Resolved::default()
+                }
+            };
+            read.resolved = (0..dom.elements.len())
+                .map(|i| resolved.items.get(i).cloned().unwrap_or(Value::Null))
+                .collect();
+            unresolved |= read.resolved.iter().any(Value::is_null);
+            changed_identity.extend(
+                resolved
+                    .changed
+                    .iter()
+                    .filter_map(|&i| dom.elements.get(i))
+                    .map(|el| el.index.to_string()),
+            );
+        }
+    };
+    let stamp_after = tab.call_probe::<Stamp>(&main, js::SNAPSHOT_WATCH_JS, json!({}));
+    let ((), after) = tokio::join!(resolve_all, stamp_after);
+    issues.extend(failed_frames);
     if unresolved {
         issues.push("elements_unresolved".into());
     }
@@ -505,9 +512,6 @@ async fn read_once(
             changed_identity.join(",")
         ));
     }
-    let after = tab
-        .call_probe::<Stamp>(&main, js::SNAPSHOT_WATCH_JS, json!({}))
-        .await;
     let mut mutations = (0, 0, 0);
     let mut last_mutation = Value::Null;
     let mut total = 0;
@@ -677,6 +681,7 @@ impl SnapshotRead {
                         name: el.name.clone(),
                         text: el.text.clone(),
                         reason: el.reason.clone(),
+                        rect: Some(el.rect),
                     });
                 }
             }
