@@ -69,8 +69,13 @@ impl Bare {
         let mut lines = text.lines();
         let port = lines.next().unwrap();
         let path = lines.next().unwrap();
+        // No Nagle, as the engine's own sockets: a click's events go out at once.
+        let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port.parse::<u16>().unwrap()))
+            .await
+            .unwrap();
+        tcp.set_nodelay(true).unwrap();
         let (socket, _) =
-            async_tungstenite::tokio::connect_async(format!("ws://127.0.0.1:{port}{path}"))
+            async_tungstenite::tokio::client_async_tls(format!("ws://127.0.0.1:{port}{path}"), tcp)
                 .await
                 .unwrap();
         let mut bare = Bare {

@@ -1168,10 +1168,7 @@ impl Browser {
         if let Some(mux) = &self.mux {
             // Detach: the pump holds chromiumoxide's handler (and its end of the socket), and
             // the endpoint keeps a fleet slot for as long as the socket is open.
-            let pump = self.pump.lock().ok().and_then(|mut p| p.take());
-            if let Some(pump) = pump {
-                pump.abort();
-            }
+            self.end_pump();
             drop(taken);
             mux.shutdown().await;
             // A Grid's browser goes with its session.
@@ -1206,14 +1203,7 @@ impl Browser {
                 let _ = tokio::time::timeout(Duration::from_secs(5), cdp.wait()).await;
             }
         }
-        // chromiumoxide's handler may never notice the socket it lost (it stays pending), and
-        // the pump holds it, and with it every event stream of every tab: the loops reading
-        // those streams hold the browser. Ending the pump ends them (a `serve` that launched
-        // and stopped a browser per task grew about 360 KB and a socket per browser).
-        let pump = self.pump.lock().ok().and_then(|mut p| p.take());
-        if let Some(pump) = pump {
-            pump.abort();
-        }
+        self.end_pump();
         if let Mode::Managed {
             profile_dir,
             temporary,
@@ -1229,6 +1219,17 @@ impl Browser {
         let watchdog = self.watchdog.lock().ok().and_then(|mut w| w.take());
         if let Some(mut watchdog) = watchdog {
             let _ = watchdog.start_kill();
+        }
+    }
+
+    /// Ends the CDP pump. chromiumoxide's handler may never notice the socket it lost (it
+    /// stays pending), and the pump holds it, and with it every event stream of every tab: the
+    /// loops reading those streams hold the browser. Ending the pump ends them (a `serve` that
+    /// launched and stopped a browser per task grew about 360 KB and a socket per browser).
+    fn end_pump(&self) {
+        let pump = self.pump.lock().ok().and_then(|mut p| p.take());
+        if let Some(pump) = pump {
+            pump.abort();
         }
     }
 

@@ -99,8 +99,9 @@
   // callbacks: a box read in a task between frames may be at a later animation time than the
   // next frame's (Chromium keeps its animation clock monotonic), so it proves nothing.
   // Unless no animation runs in the document: then the box of the snapshot the index came from
-  // (`knownBox`, read at least a frame earlier, rounded) is the first read, and a box the same
-  // to the pixel now is stable at once (an agent's step clicks what its last read showed).
+  // (`knownBox`, read by an earlier command, rounded) is the first read, and a box the same to
+  // the pixel now is stable at once (an agent's step clicks what its last read showed). Only a
+  // script that moves the element and brings it back between the two reads gets past this.
   const knownStill = (read) => {
     const known = opts.knownBox;
     if (!Array.isArray(known) || known.length !== 4) return false;
