@@ -317,3 +317,46 @@ fn a_browser_over_its_memory_bound_is_recycled_for_the_next_task() {
         ex.execute(None, "shutdown", json!({})).await;
     });
 }
+
+/// Waits (20 s at most) until nothing holds any of `browsers` any more.
+async fn all_dropped(browsers: &[std::sync::Weak<moonpilot::browser::Browser>]) -> usize {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let held = browsers.iter().filter(|w| w.strong_count() > 0).count();
+        if held == 0 || Instant::now() > deadline {
+            return held;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[test]
+fn a_stopped_browser_is_let_go_with_its_tabs_and_their_event_loops() {
+    // `serve` with one task at a time launches a browser per task: each one stopped must be
+    // freed, or the engine grows by a browser's worth of memory and a socket every task.
+    private(test_config(), |ex| async move {
+        let mut browsers = Vec::new();
+        for round in 0..3 {
+            let id = started(&ex).await;
+            let task = ex.engine().task(id).expect("a live task");
+            browsers.push(Arc::downgrade(&task.browser));
+            drop(task);
+            // A page with frames, network traffic and a dialog's subscription: every
+            // per-tab loop runs.
+            let r = ex
+                .execute(Some(id), "navigate", json!({"url": url_a("frames.html")}))
+                .await;
+            assert!(r.ok, "round {round}: {:?}", r.msg);
+            let r = ex.execute(Some(id), "get_browser_state", json!({})).await;
+            assert!(r.ok, "round {round}: {:?}", r.msg);
+            let r = ex.execute(Some(id), "close", json!({})).await;
+            assert!(r.ok, "round {round}: {:?}", r.msg);
+        }
+        assert_eq!(
+            all_dropped(&browsers).await,
+            0,
+            "stopped browsers still held"
+        );
+        ex.execute(None, "shutdown", json!({})).await;
+    });
+}

@@ -77,14 +77,9 @@ pub struct RawConnection {
     pending: Pending,
     outgoing: mpsc::UnboundedSender<String>,
     alive: watch::Receiver<bool>,
-    /// Target ids whose renderer crashed (`Target.targetCrashed`, once target discovery is on).
-    crashes: tokio::sync::broadcast::Sender<String>,
-    /// Downloads beginning and progressing (see [`RawConnection::downloads`]).
-    downloads: tokio::sync::broadcast::Sender<DownloadEvent>,
-    /// Page targets opened by another page (popups) and targets that went away.
-    targets: tokio::sync::broadcast::Sender<TargetEvent>,
-    /// Events of attached sessions that recorders follow (see [`SessionEvent`]).
-    session_events: tokio::sync::broadcast::Sender<SessionEvent>,
+    /// The event channels, dropped when the connection ends: their receivers then close, and
+    /// the loops reading them (which hold the browser) end with it.
+    channels: Arc<Mutex<Option<Channels>>>,
     /// Sessions whose events of a kind must all arrive.
     sinks: Sinks,
     /// The browser session commands without a session go to (on a shared socket).
@@ -94,6 +89,19 @@ pub struct RawConnection {
     /// Page targets this engine has as tabs (or is adopting): a held popup of another page
     /// (another engine's, on a shared browser) is not this engine's to hold.
     pages: Mutex<std::collections::HashSet<String>>,
+}
+
+/// The senders of a connection's event broadcasts.
+#[derive(Clone)]
+struct Channels {
+    /// Target ids whose renderer crashed (`Target.targetCrashed`, once target discovery is on).
+    crashes: tokio::sync::broadcast::Sender<String>,
+    /// Downloads beginning and progressing (see [`RawConnection::downloads`]).
+    downloads: tokio::sync::broadcast::Sender<DownloadEvent>,
+    /// Page targets opened by another page (popups) and targets that went away.
+    targets: tokio::sync::broadcast::Sender<TargetEvent>,
+    /// Events of attached sessions that recorders follow (see [`SessionEvent`]).
+    session_events: tokio::sync::broadcast::Sender<SessionEvent>,
 }
 
 /// An event of a session attached on this connection: `Network.*` and
@@ -211,14 +219,20 @@ impl RawConnection {
         let pending: Pending = Arc::new(Mutex::new(HashMap::new()));
         let (alive_tx, alive) = watch::channel(true);
         let reader_pending = pending.clone();
-        let (crashes, _) = tokio::sync::broadcast::channel(16);
-        let crash_tx = crashes.clone();
-        let (downloads, _) = tokio::sync::broadcast::channel(256);
-        let download_tx = downloads.clone();
-        let (targets, _) = tokio::sync::broadcast::channel(256);
-        let target_tx = targets.clone();
-        let (session_events, _) = tokio::sync::broadcast::channel(1024);
-        let session_tx = session_events.clone();
+        let out = Channels {
+            crashes: tokio::sync::broadcast::channel(16).0,
+            downloads: tokio::sync::broadcast::channel(256).0,
+            targets: tokio::sync::broadcast::channel(256).0,
+            session_events: tokio::sync::broadcast::channel(1024).0,
+        };
+        let Channels {
+            crashes: crash_tx,
+            downloads: download_tx,
+            targets: target_tx,
+            session_events: session_tx,
+        } = out.clone();
+        let channels = Arc::new(Mutex::new(Some(out)));
+        let reader_channels = channels.clone();
         let sinks: Sinks = Arc::default();
         let fetch_sinks = sinks.clone();
         let own_session = browser_session.clone();
@@ -364,16 +378,17 @@ impl RawConnection {
             if let Ok(mut f) = fetch_sinks.lock() {
                 f.clear();
             }
+            // With the reader's own senders (dropped as it returns), every receiver closes.
+            if let Ok(mut c) = reader_channels.lock() {
+                c.take();
+            }
         });
         RawConnection {
             next_id: AtomicU64::new(first_id),
             pending,
             outgoing,
             alive,
-            crashes,
-            downloads,
-            targets,
-            session_events,
+            channels,
             sinks,
             browser_session,
             pausing,
@@ -451,7 +466,11 @@ impl RawConnection {
         sink: mpsc::UnboundedSender<SessionEvent>,
     ) {
         if let Ok(mut f) = self.sinks.lock() {
-            f.insert((session.to_string(), kind), sink);
+            // After the connection's end (the reader clears the sinks after saying so) the
+            // sink is dropped at once: its receiver closes.
+            if *self.alive.borrow() {
+                f.insert((session.to_string(), kind), sink);
+            }
         }
     }
 
@@ -464,25 +483,37 @@ impl RawConnection {
 
     /// Crashed target ids from now on (see [`RawConnection::discover_targets`]).
     pub fn crashes(&self) -> tokio::sync::broadcast::Receiver<String> {
-        self.crashes.subscribe()
+        self.subscribe(|c| &c.crashes)
+    }
+
+    /// A receiver of one of the event channels; a closed one once the connection has ended.
+    fn subscribe<T: Clone>(
+        &self,
+        which: impl Fn(&Channels) -> &tokio::sync::broadcast::Sender<T>,
+    ) -> tokio::sync::broadcast::Receiver<T> {
+        let channels = self.channels.lock().ok();
+        match channels.as_ref().and_then(|c| c.as_ref()) {
+            Some(c) => which(c).subscribe(),
+            None => tokio::sync::broadcast::channel(1).1,
+        }
     }
 
     /// Downloads beginning and progressing, from now on (after `Browser.setDownloadBehavior`
     /// with `eventsEnabled` on this connection).
     pub fn downloads(&self) -> tokio::sync::broadcast::Receiver<DownloadEvent> {
-        self.downloads.subscribe()
+        self.subscribe(|c| &c.downloads)
     }
 
     /// Pages opened by pages, and targets that went away, from now on.
     pub fn targets(&self) -> tokio::sync::broadcast::Receiver<TargetEvent> {
-        self.targets.subscribe()
+        self.subscribe(|c| &c.targets)
     }
 
     /// Events of sessions attached on this connection, from now on: `Network.*`,
     /// `Runtime.bindingCalled` (a recorder in an out-of-process frame) and child sessions
     /// attaching and detaching.
     pub fn session_events(&self) -> tokio::sync::broadcast::Receiver<SessionEvent> {
-        self.session_events.subscribe()
+        self.subscribe(|c| &c.session_events)
     }
 
     /// Turns target discovery on for this connection, so `Target.targetCrashed` arrives.
