@@ -89,6 +89,19 @@ fn a_long_table_counts_the_rows_below_the_viewport() {
         -- The whole table: no line.
         local all = page:get_browser_state{ highlight = false, viewportExpansion = -1 }:unwrap()
         eq(all.elementCount, 600); eq(#engine_beyond(all.text), 0)
+        -- Past 5,000 controls the count is still exact (the walk counts what it passes).
+        page:navigate{ url = A .. "/table?rows=2000" }:unwrap()
+        local big = page:get_browser_state{ highlight = false }:unwrap()
+        eq(big.beyondViewport.below.count, (2000 - big.elementCount // 3) * 3)
+        eq(big.beyondViewport.below.capped, false)
+        -- Scrolled to the middle: both sides, and what is on screen in neither.
+        js("window.scrollTo(0, 20000); window.scrollY")
+        local mid = page:get_browser_state{ highlight = false }:unwrap()
+        local a, b = mid.beyondViewport.above.count, mid.beyondViewport.below.count
+        assert(a > 1000 and b > 1000, a .. " above, " .. b .. " below")
+        -- A row cut by an edge is neither indexed nor wholly beyond.
+        local n = a + b + mid.elementCount
+        assert(n <= 6000 and n >= 5994, n .. " of 6000 controls accounted for")
     "#);
 }
 

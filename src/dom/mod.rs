@@ -63,10 +63,12 @@ pub struct Beyond {
     /// Pixels of page past the viewport on that side (`scrollY`, or the height left below).
     #[serde(default)]
     pub px: i64,
-    /// Interactive elements there (not indexed, not disabled, not zero-sized).
+    /// Interactive elements there (not indexed, not disabled, not zero-sized), as the reader's
+    /// walk passed them (shadow trees included, frames not).
     #[serde(default)]
     pub count: u64,
-    /// The count stopped early (5,000 elements or the read budget): it is a lower bound.
+    /// The count is a lower bound (kept for readers of older receipts: the walk now counts
+    /// every element it passes, and a read out of time sends no count at all).
     #[serde(default)]
     pub capped: bool,
 }

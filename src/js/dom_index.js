@@ -271,8 +271,37 @@
       return overlay.querySelector(DIALOG_SEL) ? 'dialog' : 'overlay';
     };
     const behind = { count: 0, dialog: false };
-    // Elements given an index (for the count of what lies beyond the viewport).
+    // Elements given an index.
     const indexedEls = new WeakSet();
+
+    // Viewport mode: the interactive elements the walk passes beyond the viewport, above and
+    // below (not indexed, not disabled, not zero-sized; in a far subtree, not display:none, as
+    // those are not measured). The edge is the viewport itself, not the expanded one: the hit
+    // test finds nothing outside the viewport, so what lies in the expansion is not indexed
+    // either.
+    const beyondCount = { above: 0, below: 0 };
+    const BEYOND_TAGS = new Set(['button', 'select', 'textarea', 'summary']);
+    const BEYOND_ROLES = new Set(['button', 'link', 'checkbox', 'radio', 'tab', 'switch', 'slider',
+      'spinbutton', 'combobox', 'searchbox', 'textbox', 'option', 'menuitem', 'menuitemradio',
+      'menuitemcheckbox', 'treeitem']);
+    const beyondCandidate = (el, tag) => {
+      let yes = BEYOND_TAGS.has(tag) || (tag === 'a' && el.hasAttribute('href'))
+        || (tag === 'input' && el.type !== 'hidden');
+      if (!yes && el.hasAttributes()) {
+        const tabindex = el.getAttribute('tabindex');
+        yes = BEYOND_ROLES.has(el.getAttribute('role'))
+          || (tabindex !== null && !tabindex.startsWith('-'))
+          || el.hasAttribute('onclick') || el.getAttribute('contenteditable') === 'true';
+      }
+      return yes && el.disabled !== true && el.getAttribute('aria-disabled') !== 'true';
+    };
+    // Which side of the viewport a box outside the expanded viewport lies on: 'A' above, 'B'
+    // below, 'S' beside it (counted on neither side).
+    const sideOf = (r) => (r.bottom <= 0 ? 'A' : r.top >= vh ? 'B' : 'S');
+    const countBeyond = (side) => {
+      if (side === 'A') beyondCount.above++;
+      else if (side === 'B') beyondCount.below++;
+    };
 
     const hasHandlerAttr = (el, names) => {
       for (const n of names) {
@@ -705,7 +734,8 @@
     //   lineAbove an ancestor renders a line (its text needs the text nodes below);
     //   parentVT  the parent element is visible and top-most (text lines, §2.1);
     //   shadowBit 4 when `p` is a shadow root, else 0;
-    //   far       the children lie in a subtree outside the viewport (see enterElement);
+    //   far       the children lie in a subtree outside the viewport (see enterElement): the
+    //             side of the viewport it lies on ('A', 'B' or 'S', see sideOf), '' when not;
     //   fast      far without a line above: no text node can be output, so only elements are
     //             visited, and none of them is measured (enterFar);
     //   kept      [entry, element, ...] of the kept children, for setSegments.
@@ -727,11 +757,15 @@
     // can only matter as the ancestor of an escaping descendant.
     const enterFar = (el, tag, it) => {
       if (REJECT.has(tag)) return null;
-      if (mayEscape(getComputedStyle(el))) {
-        return enterElement(el, tag, it.depth, it.hl, it.root, it.idxAbove, false, it.shadowBit, false, it);
+      const style = getComputedStyle(el);
+      if (mayEscape(style)) {
+        return enterElement(el, tag, it.depth, it.hl, it.root, it.idxAbove, false, it.shadowBit, '', it);
       }
       const sr = el.shadowRoot;
       if (sr) window.__moonpilotShadowDoc = document;
+      // Nothing in it has a box: it can neither escape nor count.
+      if (style.display === 'none') return null;
+      if (beyondCandidate(el, tag)) countBeyond(it.far);
       if ((el.firstElementChild === null && sr === null) || tag === 'iframe' || tag === 'frame') return null;
       const mark = out.length;
       out.push(null);
@@ -740,10 +774,10 @@
       // The element itself is never highlighted: rich-text and shadow children start
       // unhighlighted, light children inherit `hl` (isRichText is only asked when it matters).
       if ((it.hl || sr !== null) && isRichText(el, tag)) {
-        pushIter(el, d, false, it.root, it.idxAbove, false, false, 0, true);
+        pushIter(el, d, false, it.root, it.idxAbove, false, false, 0, it.far);
       } else {
-        pushIter(el, d, it.hl, it.root, it.idxAbove, false, false, 0, true);
-        if (sr !== null) pushIter(sr, d, false, sr, it.idxAbove, false, false, 4, true);
+        pushIter(el, d, it.hl, it.root, it.idxAbove, false, false, 0, it.far);
+        if (sr !== null) pushIter(sr, d, false, sr, it.idxAbove, false, false, 4, it.far);
       }
       return PUSHED;
     };
@@ -783,13 +817,15 @@
       let style = null;
       let rect = null;
       let inViewport = allViewport;
-      let childFar = false;
+      let childFar = '';
       if (far) {
         style = getComputedStyle(el);
-        if (mayEscape(style)) far = false;
+        if (mayEscape(style)) far = '';
       }
       if (far) {
-        childFar = true;
+        // Below a display:none element nothing has a box: 'S' counts nothing.
+        childFar = style.display === 'none' ? 'S' : far;
+        if (childFar !== 'S' && beyondCandidate(el, tag)) countBeyond(far);
       } else if (!allViewport) {
         rect = el.getBoundingClientRect();
         if (outside(rect)) {
@@ -800,8 +836,8 @@
               if (style === null) style = getComputedStyle(el);
               if (style.position !== 'fixed' && style.position !== 'sticky') return null;
             }
-          } else {
-            childFar = !overflowsTowardViewport(el, rect);
+          } else if (!overflowsTowardViewport(el, rect)) {
+            childFar = sideOf(rect);
           }
         } else {
           inViewport = true;
@@ -878,6 +914,10 @@
           top = isTop(el, root);
         }
       }
+      if (rect !== null && index < 0 && rect.width > 0 && rect.height > 0
+        && (rect.bottom <= 0 || rect.top >= vh) && beyondCandidate(el, tag)) {
+        countBeyond(sideOf(rect));
+      }
       let attrs = null;
       let extra = null;
       if (line) attrs = captureAttrs(el, tag);
@@ -937,7 +977,7 @@
     };
 
     const walk = (body) => {
-      pushIter(body, 1, false, null, false, false, false, 0, false);
+      pushIter(body, 1, false, null, false, false, false, 0, '');
       while (stack.length > 0) {
         const t = stack[stack.length - 1];
         if (!t.iter) {
@@ -1208,47 +1248,10 @@
       walk(body);
     }
 
-    // Viewport mode: how many interactive elements lie beyond the viewport, above and below
-    // (one selector query and one rect each, not indexed, not disabled, not zero-sized; shadow
-    // trees are not entered). The edge is the viewport itself, not the expanded one: the hit
-    // test finds nothing outside the viewport, so what lies in the expansion is not indexed
-    // either. Stops at BEYOND_CAP elements or when time is up: `capped` then says the count is a
-    // lower bound.
-    let beyond = null;
-    if (!allViewport && body && !timeUp) {
-      const BEYOND_ROLES = ['button', 'link', 'checkbox', 'radio', 'tab', 'switch', 'slider',
-        'spinbutton', 'combobox', 'searchbox', 'textbox', 'option', 'menuitem', 'menuitemradio',
-        'menuitemcheckbox', 'treeitem'].map((r) => '[role=' + r + ']').join(',');
-      const BEYOND_SEL = 'a[href],button,input:not([type=hidden]),select,textarea,' + BEYOND_ROLES
-        + ',[tabindex]:not([tabindex^="-"]),[onclick],[contenteditable=true],summary';
-      const BEYOND_CAP = 5000;
-      const list = document.querySelectorAll(BEYOND_SEL);
-      let above = 0;
-      let below = 0;
-      let seen = 0;
-      let capped = false;
-      for (let i = 0; i < list.length; i++) {
-        // The clock is read every 64th element; running out here leaves `time_up` alone (the
-        // walk itself was complete).
-        if (seen >= BEYOND_CAP || ((i & 63) === 63 && performance.now() > deadline)) {
-          capped = true;
-          break;
-        }
-        const el = list[i];
-        if (indexedEls.has(el)) continue;
-        if (el.disabled === true || el.getAttribute('aria-disabled') === 'true') continue;
-        const r = el.getBoundingClientRect();
-        if (r.width === 0 || r.height === 0) continue;
-        if (r.bottom <= 0) {
-          above++;
-          seen++;
-        } else if (r.top >= vh) {
-          below++;
-          seen++;
-        }
-      }
-      beyond = { above, below, capped };
-    }
+    // Viewport mode: how many interactive elements the walk passed beyond the viewport (see
+    // beyondCount); unknown when the walk ran out of time.
+    const beyond = !allViewport && body && !timeUp
+      ? { above: beyondCount.above, below: beyondCount.below, capped: false } : null;
 
     const value = {
       root_xpath: rootXpath,
