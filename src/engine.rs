@@ -506,6 +506,7 @@ impl Engine {
     /// Closes every task and the shared browser, after the evidence files their receipts named
     /// are written; returns the closed ids.
     pub async fn shutdown(&self) -> Vec<TaskId> {
+        let t0 = Instant::now();
         let tasks: Vec<Arc<Task>> = self.with_tasks(|t| std::mem::take(t).into_values().collect());
         let mut closed = Vec::new();
         for task in tasks {
@@ -513,12 +514,15 @@ impl Engine {
             // Evidence files that receipts already named are written before the tabs go (each
             // job is bounded by EVIDENCE_BOUND, so a hung browser cannot hold this up for long).
             task.evidence_settled().await;
+            tracing::debug!(target: "moonpilot::stop", "task {}: evidence written after {:?}", task.id, t0.elapsed());
             // Bounded: a dead or hung browser must not hold up the shutdown.
             let _ = tokio::time::timeout(Duration::from_secs(5), task.close_tabs()).await;
+            tracing::debug!(target: "moonpilot::stop", "task {}: tabs closed after {:?}", task.id, t0.elapsed());
             closed.push(task.id);
         }
         if let Some(b) = self.browser.lock().await.take() {
             b.stop().await;
+            tracing::debug!(target: "moonpilot::stop", "browser stopped after {:?}", t0.elapsed());
         }
         // No task is left: every recycled browser goes too.
         self.reap_retired().await;

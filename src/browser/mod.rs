@@ -548,6 +548,7 @@ impl Browser {
     }
 
     async fn launch(config: &LaunchConfig) -> Result<Arc<Browser>, StartError> {
+        let t0 = Instant::now();
         let executable = find_chromium(config.chromium.as_deref())?;
         let (profile_dir, temporary) = match &config.profile {
             Some(dir) => (dir.clone(), false),
@@ -667,6 +668,7 @@ impl Browser {
                 });
             }
         };
+        tracing::debug!(target: "moonpilot::start", "DevTools endpoint up after {:?}", t0.elapsed());
         let mut cdp = cdp;
         let pid = cdp
             .get_mut_child()
@@ -695,6 +697,7 @@ impl Browser {
         if let (Some(w), Ok(mut slot)) = (watchdog, browser.watchdog.lock()) {
             *slot = Some(w);
         }
+        tracing::debug!(target: "moonpilot::start", "browser ready after {:?}", t0.elapsed());
         Ok(browser)
     }
 
@@ -831,6 +834,7 @@ impl Browser {
         mux: Option<mux::Mux>,
         gone_reason: Arc<std::sync::Mutex<Option<String>>>,
     ) -> Arc<Browser> {
+        let t0 = Instant::now();
         let (alive_tx, alive_rx) = watch::channel(true);
         let alive_tx = Arc::new(alive_tx);
         // Background tasks of this browser (pump, dialog answerers, raw connection) run on the
@@ -921,6 +925,7 @@ impl Browser {
             }
             Err(e) => tracing::warn!("opening the second CDP connection failed: {e}"),
         }
+        tracing::debug!(target: "moonpilot::start", "second connection set up after {:?}", t0.elapsed());
         let (product, protocol_version) =
             match tokio::time::timeout(Duration::from_secs(5), cdp.version()).await {
                 Ok(Ok(v)) => (v.product, v.protocol_version),
@@ -1164,6 +1169,7 @@ impl Browser {
 
     /// Closes the browser (or detaches from an attached one) and removes a temporary profile.
     pub async fn stop(&self) {
+        let t0 = Instant::now();
         let taken = self.cdp.write().await.take();
         if let Some(mux) = &self.mux {
             // Detach: the pump holds chromiumoxide's handler (and its end of the socket), and
@@ -1201,6 +1207,7 @@ impl Browser {
                     let _ = cdp.kill().await;
                 }
                 let _ = tokio::time::timeout(Duration::from_secs(5), cdp.wait()).await;
+                tracing::debug!(target: "moonpilot::stop", "chromium exited after {:?}", t0.elapsed());
             }
         }
         self.end_pump();
@@ -1215,6 +1222,7 @@ impl Browser {
                 remove_patiently(profile_dir).await;
             }
             remove_patiently(run_dir).await;
+            tracing::debug!(target: "moonpilot::stop", "profile removed after {:?}", t0.elapsed());
         }
         let watchdog = self.watchdog.lock().ok().and_then(|mut w| w.take());
         if let Some(mut watchdog) = watchdog {
