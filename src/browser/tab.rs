@@ -68,6 +68,9 @@ pub struct Tab {
     remote_sessions: Mutex<HashMap<String, String>>,
     /// Isolated-world contexts made in out-of-process frames, by (session, frame id).
     remote_worlds: Mutex<HashMap<(String, String), Value>>,
+    /// Probe functions kept in isolated worlds, by (session, execution context id): see
+    /// `probes.rs` (`Tab::call_in_probe_world`).
+    installed: Mutex<HashMap<(String, i64), std::collections::HashSet<usize>>>,
     /// True once the renderer crashed (a crashed page answers nothing: commands would wait for
     /// chromiumoxide's 60 s request timeout).
     crashed: Arc<tokio::sync::watch::Sender<bool>>,
@@ -176,6 +179,7 @@ impl Tab {
             context,
             remote_sessions: Mutex::new(HashMap::new()),
             remote_worlds: Mutex::new(HashMap::new()),
+            installed: Mutex::new(HashMap::new()),
             crashed,
             nav_session: tokio::sync::OnceCell::new(),
             events,

@@ -145,13 +145,11 @@ impl Tab {
         arg: Value,
     ) -> Result<ElementObject, CommandError> {
         let mut params = json!({
-            "functionDeclaration": function,
             "arguments": [{"value": arg}],
             "returnByValue": false,
         });
-        params["executionContextId"] = self.probe_context(frame, false).await?;
         let res = self
-            .call_in(frame, "Runtime.callFunctionOn", params.clone())
+            .call_in_probe_world(frame, function, params.clone())
             .await?;
         let result = remote_value("Runtime.callFunctionOn", res.clone()).map(drop);
         result?;
@@ -170,9 +168,7 @@ impl Tab {
                 .await;
         }
         params["returnByValue"] = json!(true);
-        let res = self
-            .call_in(frame, "Runtime.callFunctionOn", params)
-            .await?;
+        let res = self.call_in_probe_world(frame, function, params).await?;
         let value = remote_value("Runtime.callFunctionOn", res)?;
         js::reply::<Value>(value)?;
         Err(CommandError::failed("the probe answered no element"))

@@ -98,15 +98,11 @@ impl Tab {
         arg: Value,
     ) -> Result<Option<Vec<String>>, CommandError> {
         let params = json!({
-            "functionDeclaration": function,
             "arguments": [{"value": arg}],
             "returnByValue": false,
             "objectGroup": "moonpilot-listeners",
-            "executionContextId": self.probe_context(frame, false).await?,
         });
-        let res = self
-            .call_in(frame, "Runtime.callFunctionOn", params)
-            .await?;
+        let res = self.call_in_probe_world(frame, function, params).await?;
         if res.get("exceptionDetails").is_some() {
             return Err(CommandError::failed(format!(
                 "listener probe threw: {}",

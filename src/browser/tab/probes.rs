@@ -16,6 +16,16 @@ use crate::error::CommandError;
 use crate::js;
 use crate::protocol::ErrorCode;
 
+/// What the stub of a kept probe throws when its world no longer has it.
+const MISSING: &str = "moonpilot: probe not kept in this world";
+
+/// Whether a `Runtime.callFunctionOn` result is the stub's [`MISSING`] marker.
+fn missing(res: &Value) -> bool {
+    res.pointer("/exceptionDetails/exception/description")
+        .and_then(Value::as_str)
+        .is_some_and(|d| d.contains(MISSING))
+}
+
 impl Tab {
     /// Evaluates one of our expression files (`js/*.js`) in the main frame's utility world.
     /// Falls back to the main world when the utility world is not (or no longer) there, as
@@ -46,6 +56,16 @@ impl Tab {
         frame: &FrameRef,
         fresh: bool,
     ) -> Result<Value, CommandError> {
+        self.probe_world(frame, fresh).await.map(|(ctx, _)| ctx)
+    }
+
+    /// [`Tab::probe_context`], and whether it is the isolated world (not the main world it
+    /// falls back to).
+    async fn probe_world(
+        &self,
+        frame: &FrameRef,
+        fresh: bool,
+    ) -> Result<(Value, bool), CommandError> {
         match &frame.session {
             FrameSession::Page => {
                 let id: FrameId = frame.frame_id.clone().into();
@@ -56,12 +76,18 @@ impl Tab {
                         .frame_secondary_execution_context(id.clone())
                         .await
                 };
-                let ctx = match utility {
-                    Ok(Some(ctx)) => Some(ctx),
-                    _ if frame.is_main() => self.page.execution_context().await.ok().flatten(),
-                    _ => self.page.frame_execution_context(id).await.ok().flatten(),
+                let (ctx, isolated) = match utility {
+                    Ok(Some(ctx)) => (Some(ctx), true),
+                    _ if frame.is_main() => {
+                        (self.page.execution_context().await.ok().flatten(), false)
+                    }
+                    _ => (
+                        self.page.frame_execution_context(id).await.ok().flatten(),
+                        false,
+                    ),
                 };
-                ctx.map(|c| json!(c.inner())).ok_or_else(navigating)
+                ctx.map(|c| (json!(c.inner()), isolated))
+                    .ok_or_else(navigating)
             }
             FrameSession::Remote { session_id, .. } => {
                 let key = (session_id.clone(), frame.frame_id.clone());
@@ -72,7 +98,7 @@ impl Tab {
                         .ok()
                         .and_then(|m| m.get(&key).cloned())
                     {
-                        return Ok(ctx);
+                        return Ok((ctx, true));
                     }
                 }
                 let world = self
@@ -89,8 +115,90 @@ impl Tab {
                 if let Ok(mut m) = self.remote_worlds.lock() {
                     m.insert(key, ctx.clone());
                 }
-                Ok(ctx)
+                Ok((ctx, true))
             }
+        }
+    }
+
+    /// `Runtime.callFunctionOn` of probe `function` in `frame`'s probe world, with `params`
+    /// (arguments, returnByValue, ...) as given; answers CDP's raw result.
+    ///
+    /// The big probes are over 100 KB of source (`probe_lib.js` joined in front), and sending
+    /// and parsing that costs about 3 ms a call. In an isolated world, where the page cannot
+    /// reach it, the function is therefore kept after its first call (in a world-global `Map`
+    /// under a key of its text) and later calls send a one-line stub that calls it. A stub that
+    /// finds nothing (a context id that came back in a new document) throws a marker, and the
+    /// full function is sent again. In the main world the whole text is sent each time.
+    /// Out-of-process frames whose world died with its document get a fresh one, once.
+    pub(super) async fn call_in_probe_world(
+        &self,
+        frame: &FrameRef,
+        function: &'static str,
+        mut params: Value,
+    ) -> Result<Value, CommandError> {
+        let session = match &frame.session {
+            FrameSession::Page => String::new(),
+            FrameSession::Remote { session_id, .. } => session_id.clone(),
+        };
+        let key = function.as_ptr() as usize;
+        let mut fresh = false;
+        let mut stubbed = false;
+        loop {
+            let (ctx, isolated) = self.probe_world(frame, fresh).await?;
+            let slot = (session.clone(), ctx.as_i64().unwrap_or(-1));
+            let kept = isolated
+                && self
+                    .installed
+                    .lock()
+                    .is_ok_and(|m| m.get(&slot).is_some_and(|k| k.contains(&key)));
+            params["executionContextId"] = ctx;
+            params["functionDeclaration"] = json!(if kept {
+                format!(
+                    "function(a) {{ const f = globalThis.__mpProbes && globalThis.__mpProbes.get({key}); \
+                     if (f === undefined) throw new Error('{MISSING}'); return f.call(this, a); }}"
+                )
+            } else if isolated {
+                // On lines of their own: the probe may end in a line comment.
+                format!(
+                    "function(a) {{ const f = (\n{function}\n);\n\
+                     (globalThis.__mpProbes || (globalThis.__mpProbes = new Map())).set({key}, f);\n\
+                     return f.call(this, a); }}"
+                )
+            } else {
+                function.to_string()
+            });
+            let res = self
+                .call_in(frame, "Runtime.callFunctionOn", params.clone())
+                .await;
+            match &res {
+                Err(e)
+                    if e.code == ErrorCode::PageNavigating
+                        && !fresh
+                        && matches!(frame.session, FrameSession::Remote { .. }) =>
+                {
+                    // The cached world died with its document: make a new one, once.
+                    fresh = true;
+                    continue;
+                }
+                Ok(r) if kept && !stubbed && missing(r) => {
+                    stubbed = true;
+                    if let Ok(mut m) = self.installed.lock() {
+                        m.remove(&slot);
+                    }
+                    continue;
+                }
+                Ok(r) if isolated && !kept && r.get("exceptionDetails").is_none() => {
+                    if let Ok(mut m) = self.installed.lock() {
+                        // Contexts come and go with documents: a tab's record stays small.
+                        if m.len() > 64 {
+                            m.clear();
+                        }
+                        m.entry(slot).or_default().insert(key);
+                    }
+                }
+                _ => {}
+            }
+            return res;
         }
     }
 
@@ -117,23 +225,12 @@ impl Tab {
         function: &'static str,
         arg: Value,
     ) -> Result<Value, CommandError> {
-        let mut params = json!({
-            "functionDeclaration": function,
+        let params = json!({
             "arguments": [{"value": arg}],
             "returnByValue": true,
             "awaitPromise": true,
         });
-        params["executionContextId"] = self.probe_context(frame, false).await?;
-        let mut res = self
-            .call_in(frame, "Runtime.callFunctionOn", params.clone())
-            .await;
-        if matches!(&res, Err(e) if e.code == ErrorCode::PageNavigating)
-            && matches!(frame.session, FrameSession::Remote { .. })
-        {
-            // The cached world died with its document: make a new one, once.
-            params["executionContextId"] = self.probe_context(frame, true).await?;
-            res = self.call_in(frame, "Runtime.callFunctionOn", params).await;
-        }
+        let res = self.call_in_probe_world(frame, function, params).await;
         remote_value("Runtime.callFunctionOn", res?)
     }
 
