@@ -497,3 +497,24 @@ fn issue_14_new_marks_compare_within_one_document_only() {
         has(late.text, "\n[4]<button >Child button/>\n", "cross-site frame, seen before")
     "##);
 }
+
+#[test]
+fn reads_stay_right_when_a_new_document_reuses_the_probe_world_id() {
+    // The probes are kept in each document's isolated world and called through a stub; after a
+    // cross-site navigation the new renderer hands out the same world id again, where the stub
+    // finds nothing and the whole probe is sent again. Each read must still see its own page.
+    lua(r##"
+        local counts = {}
+        for round = 1, 3 do
+          for _, url in ipairs({ A .. "/basic.html", B .. "/checkout.html" }) do
+            page:navigate{ url = url }:unwrap()
+            local s = page:get_browser_state{ highlight = false }:unwrap()
+            local c = page:click_element_by_index{ index = 0 }
+            if counts[url] == nil then counts[url] = s.elementCount end
+            eq(s.elementCount, counts[url], "round " .. round .. ": " .. url)
+            eq(c.ok, true, "round " .. round .. ": a click through the kept element probe")
+          end
+        end
+        assert(counts[A .. "/basic.html"] ~= counts[B .. "/checkout.html"], "two different pages")
+    "##);
+}

@@ -154,13 +154,14 @@ impl Tab {
             params["executionContextId"] = ctx;
             params["functionDeclaration"] = json!(if kept {
                 format!(
-                    "function(a) {{ const f = globalThis.__mpProbes && globalThis.__mpProbes.get({key}); \
+                    "function(a) {{ 'use strict'; const f = globalThis.__mpProbes && globalThis.__mpProbes.get({key}); \
                      if (f === undefined) throw new Error('{MISSING}'); return f.call(this, a); }}"
                 )
             } else if isolated {
-                // On lines of their own: the probe may end in a line comment.
+                // On lines of their own: the probe may end in a line comment. Strict, as the
+                // probes are: `this` reaches them as CDP gives it.
                 format!(
-                    "function(a) {{ const f = (\n{function}\n);\n\
+                    "function(a) {{ 'use strict'; const f = (\n{function}\n);\n\
                      (globalThis.__mpProbes || (globalThis.__mpProbes = new Map())).set({key}, f);\n\
                      return f.call(this, a); }}"
                 )
@@ -181,6 +182,7 @@ impl Tab {
                     continue;
                 }
                 Ok(r) if kept && !stubbed && missing(r) => {
+                    tracing::debug!(target: "moonpilot::probes", "a kept probe was missing from its world (context {}): sent again", slot.1);
                     stubbed = true;
                     if let Ok(mut m) = self.installed.lock() {
                         m.remove(&slot);
