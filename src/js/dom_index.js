@@ -271,9 +271,6 @@
       return overlay.querySelector(DIALOG_SEL) ? 'dialog' : 'overlay';
     };
     const behind = { count: 0, dialog: false };
-    // Elements given an index.
-    const indexedEls = new WeakSet();
-
     // Viewport mode: the interactive elements the walk passes beyond the viewport, above and
     // below (not indexed, not disabled, not zero-sized; in a far subtree, not display:none, as
     // those are not measured). The edge is the viewport itself, not the expanded one: the hit
@@ -884,7 +881,6 @@
           top = hit === null;
           if (top) {
             index = nextIndex++;
-            indexedEls.add(el);
           } else if (hit) {
             const coverer = covererOf(el, hit);
             if (coverer !== null) {
