@@ -292,8 +292,8 @@
       }
       return yes && el.disabled !== true && el.getAttribute('aria-disabled') !== 'true';
     };
-    // Which side of the viewport a box outside the expanded viewport lies on: 'A' above, 'B'
-    // below, 'S' beside it (counted on neither side).
+    // Which side of the viewport a box lies on: 'A' wholly above, 'B' wholly below, 'S'
+    // otherwise (beside it, or on screen: counted on neither side).
     const sideOf = (r) => (r.bottom <= 0 ? 'A' : r.top >= vh ? 'B' : 'S');
     const countBeyond = (side) => {
       if (side === 'A') beyondCount.above++;
@@ -910,9 +910,9 @@
           top = isTop(el, root);
         }
       }
-      if (rect !== null && index < 0 && rect.width > 0 && rect.height > 0
-        && (rect.bottom <= 0 || rect.top >= vh) && beyondCandidate(el, tag)) {
-        countBeyond(sideOf(rect));
+      if (rect !== null && index < 0 && rect.width > 0 && rect.height > 0) {
+        const side = sideOf(rect);
+        if (side !== 'S' && beyondCandidate(el, tag)) countBeyond(side);
       }
       let attrs = null;
       let extra = null;
