@@ -259,6 +259,35 @@ fn a_click_that_changes_nothing_answers_at_once_and_says_why() {
     "##);
 }
 
+/// On a busy page (or machine) the click reaches the page late after the watch is armed, and
+/// the timers it sets run late: the window counts from the click's first input event, and a
+/// timer due inside it that has not run yet at its end is waited for a little longer.
+#[test]
+fn a_busy_page_still_shows_its_click_s_timer_within_the_window() {
+    lua(r##"
+        local function js(body) return page:execute_js{ body = body }:unwrap().result end
+        local busy = "const t = performance.now(); while (performance.now() - t < %d) {}"
+        page:navigate{ url = A .. "/click_pace.html" }:unwrap()
+        -- The pointer's arrival holds the page 350 ms: the press comes that late after the arm,
+        -- and the 300 ms timer is due 650 ms after it.
+        js("document.getElementById('later').addEventListener('mouseover', () => { "
+            .. busy:format(350) .. " }, { once: true }); true")
+        local later = page:click_element_by_selector{ selector = "#later" }:unwrap()
+        eq(later.changed, true, tostring(later.observationEnd))
+        eq(js("document.getElementById('msg').textContent"), "later 1")
+        -- A long task from 100 to 550 ms after the click: the 300 ms timer runs after the window.
+        js("document.getElementById('noop').addEventListener('click', () => { "
+            .. "setTimeout(() => { " .. busy:format(450) .. " }, 100); "
+            .. "setTimeout(() => { msg.textContent = 'late timer' }, 300) }); true")
+        local late = page:click_element_by_selector{ selector = "#noop" }:unwrap()
+        eq(late.changed, true, tostring(late.observationEnd))
+        eq(js("document.getElementById('msg').textContent"), "late timer")
+        -- A timer set for later than the window is still counted, not waited for.
+        local far = page:click_element_by_selector{ selector = "#far" }:unwrap()
+        eq(far.changed, false); eq(far.laterTimers, 1)
+    "##);
+}
+
 /// A page that breaks, freezes, forges or spies on the click watch cannot stall a click nor make
 /// it miss a change the page shows at once: the watch lives in the page's world and is only a
 /// hint; `changed` comes from the utility world's comparison, and the window is bounded.

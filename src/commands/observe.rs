@@ -21,6 +21,9 @@ use crate::js;
 /// How long after an action a change still counts, and the poll step (JS-PROBES.md §7).
 pub const WINDOW: Duration = Duration::from_millis(500);
 const STEP: Duration = Duration::from_millis(50);
+/// How much longer than the window the click watch waits for a timer the action set to run
+/// inside it, when the page is late to run it (a busy page or machine).
+const GRACE: Duration = Duration::from_millis(250);
 /// How long an unreadable page (navigating, blank) is waited for, and the poll step.
 const RECOVERY: Duration = Duration::from_millis(2500);
 const RECOVERY_STEP: Duration = Duration::from_millis(100);
@@ -299,13 +302,15 @@ async fn settle(
         "op": "settle",
         "key": js::click_watch_key(),
         "untilMs": WINDOW.as_millis() as u64,
+        "graceMs": GRACE.as_millis() as u64,
         "frames": 2,
     });
     let mut last_mark = Instant::now();
     loop {
-        // The page answers by the window's end; a page too busy to answer is polled instead.
+        // The page answers by the window's end (and its grace); a page too busy to answer is
+        // polled instead.
         let asked = tokio::time::timeout(
-            WINDOW + STEP,
+            WINDOW + GRACE + STEP,
             tab.call_probe_in_main_world::<Settled>(frame, js::CLICK_WATCH_JS, arg.clone()),
         )
         .await;

@@ -10,10 +10,12 @@
   //     Work registered while the page runs code of this epoch (the action's handlers, and what
   //     they scheduled) is the action's; work an older callback schedules (a page that polls)
   //     is not.
-  //   {op: 'settle', key, untilMs, frames}: answers once the action's work is done and no
-  //     mutation happened for `frames` animation frames ({end: 'quiet'}), when a mutation
-  //     happened since the call ({end: 'mutated'}: the caller compares the page), or at
-  //     `untilMs` after the arm ({end: 'window'}). Timers due after `untilMs` cannot change the
+  //   {op: 'settle', key, untilMs, graceMs, frames}: answers once the action's work is done
+  //     and no mutation happened for `frames` animation frames ({end: 'quiet'}), when a
+  //     mutation happened since the call ({end: 'mutated'}: the caller compares the page), or
+  //     at `untilMs` after the action's first input event (the arm, if none was seen), up to
+  //     `graceMs` later while a timer due by then has not run ({end: 'window'}). Timers due
+  //     after `untilMs` cannot change the
   //     page inside the window: they are counted (`laterTimers`), not waited for; `opens`
   //     counts what may have opened a tab (`window.open`, a click on a link or form that
   //     targets another browsing context).
@@ -65,6 +67,7 @@
         native,
         epoch: 0,
         armedAt: 0,
+        actedAt: 0,
         // The epoch of the callback running now (null: none of ours).
         running: null,
         timers: new Map(),
@@ -168,6 +171,14 @@
           return Reflect.apply(t, self, a);
         });
       }
+      // The window is measured from the action's first input event after the arm, not from
+      // the arm: on a loaded machine the input can reach the page a long while after it.
+      const acted = () => {
+        if (st.armedAt > 0 && st.actedAt === 0) st.actedAt = now();
+      };
+      for (const type of ['pointerdown', 'mousedown', 'keydown', 'beforeinput', 'touchstart', 'click']) {
+        window.addEventListener(type, acted, true);
+      }
       window.addEventListener('click', (e) => {
         const el = e.target;
         if (!e.isTrusted || !el || typeof el.closest !== 'function') return;
@@ -190,6 +201,7 @@
     if (args.op === 'install') return { ok: true, value: { epoch: s.epoch } };
     s.epoch += 1;
     s.armedAt = now();
+    s.actedAt = 0;
     s.opens = 0;
     s.observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
     // Frames are counted from the arm on (for `settle`'s "no mutation for N frames": the
@@ -213,7 +225,10 @@
   }
   st.settling = true;
   count(st);
-  const until = st.armedAt + Math.max(0, Number(args.untilMs) || 0);
+  const until = (st.actedAt || st.armedAt) + Math.max(0, Number(args.untilMs) || 0);
+  // A timer due inside the window that has not run by its end is late because the page (or the
+  // machine) is busy, not set for later: it is waited for this much longer.
+  const grace = Math.max(0, Number(args.graceMs) || 0);
   const quietFrames = Math.max(1, Number(args.frames) || 2);
   const startMutations = st.mutations;
   const pending = () => {
@@ -251,7 +266,7 @@
           elapsedMs: Math.round(now() - st.armedAt) } });
       };
       if (st.mutations !== startMutations) return answer('mutated');
-      if (now() >= until) return answer('window');
+      if (now() >= until && (p.timers === 0 || now() >= until + grace)) return answer('window');
       let calm;
       if (visible) {
         // Mutations the frame counter has not seen yet happened in this frame.
