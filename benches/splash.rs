@@ -6,7 +6,10 @@
 //! screenshot, `close`), interleaved round by round on one engine in one run. Reports
 //! throughput and p50/p95 per request, the ratio (target: the Splash layer adds at most 10 %),
 //! and the browser's memory per busy slot (Chromium's RSS while eight requests run, less its
-//! RSS idle, over eight).
+//! RSS idle, over eight). Then, with the engine stopped, a bare CDP client does the same work
+//! (`benches/node/contexts.mjs`, skipped without `npm install` there): in the default context,
+//! in a context per request, and in contexts made ahead of the round, for what a browser
+//! context costs Chromium itself.
 
 #![allow(clippy::unwrap_used)] // Benchmark code: a panic is a failed run.
 
@@ -274,4 +277,22 @@ fn main() {
         engine.shutdown().await;
         engine.flush_trace().await;
     });
+    bare_client(&page, each, rounds);
+}
+
+/// The same work from a bare CDP client (`benches/node/contexts.mjs`), its lines printed as they
+/// come; the fixture server keeps serving on the runtime's workers meanwhile.
+fn bare_client(page: &str, each: usize, rounds: usize) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/node");
+    if !dir.join("node_modules/playwright-core").is_dir() {
+        println!("  bare CDP client skipped: run `npm install` in benches/node");
+        return;
+    }
+    let ran = std::process::Command::new("node")
+        .arg(dir.join("contexts.mjs"))
+        .args([page.to_string(), each.to_string(), rounds.to_string()])
+        .status();
+    if !matches!(ran, Ok(s) if s.success()) {
+        println!("  bare CDP client failed: {ran:?}");
+    }
 }
