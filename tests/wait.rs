@@ -62,7 +62,7 @@ fn a_page_that_never_settles_times_out_with_what_kept_it_busy() {
         assert(took >= 1.15 and took < 2.5, "within its bound: " .. took)
         local d = s.data
         eq(d.stable, false); eq(d.timeoutSeconds, 1.2)
-        assert(d.changes >= 5, "changes " .. d.changes)
+        assert(d.changes >= 3, "changes " .. d.changes)
         -- As of the last look; a slow last look on a loaded machine is its own field.
         assert(d.msSinceLastChange < 400, "it kept changing: " .. d.msSinceLastChange)
         assert(d.msSinceLastLook >= 0 and d.msSinceLastLook < 1200, "last look " .. d.msSinceLastLook)
