@@ -105,6 +105,32 @@ fn a_long_table_counts_the_rows_below_the_viewport() {
     "#);
 }
 
+/// A page scrolled past thousands of fields reads the fields in view as at its top: their
+/// labels are said on their lines, not as lines of their own (the field pass once stopped at
+/// the document's first 2,000 fields, in view or not).
+#[test]
+fn fields_past_the_first_thousands_keep_their_labels_in_view() {
+    run(r#"
+        page:navigate{ url = A .. "/basic.html" }:unwrap()
+        js([[const parts = [];
+          for (let i = 0; i < 3000; i++) parts.push(`<div><label>Field ${i} <input name="f${i}"></label></div>`);
+          document.body.innerHTML = parts.join(''); true]])
+        local function check(s, first)
+            local named, bare = 0, 0
+            for _, line in ipairs(lines(s.text)) do
+                if line:find("<input label='Field ", 1, true) then named = named + 1 end
+                if line:match("^%s*Field %d+$") then bare = bare + 1 end
+            end
+            assert(named >= 10, named .. " named fields in " .. s.text:sub(1, 200))
+            eq(bare, 0, "labels said on their fields' lines: " .. s.text:sub(1, 300))
+            has(s.text, "<input label='Field " .. first)
+        end
+        check(page:get_browser_state{ highlight = false }:unwrap(), "0'")
+        js("window.scrollTo(0, document.body.scrollHeight); true")
+        check(page:get_browser_state{ highlight = false }:unwrap(), "2999'")
+    "#);
+}
+
 #[test]
 fn a_skipped_cross_site_frame_is_a_line_that_says_how_to_read_it() {
     run(r#"

@@ -604,14 +604,18 @@
     const forHidden = new Map();
     const fields = new Map();
     {
+      // The fields examined (in view, in a viewport read): those past it keep no label, item or
+      // error of their own.
       const MAX_FIELDS = 2000;
       let seen = 0;
       for (const c of document.querySelectorAll('input, textarea, select')) {
-        if (++seen > MAX_FIELDS || outOfTime(false)) break;
+        if (outOfTime(false)) break;
         const type = c.localName === 'input' ? String(c.type || '').toLowerCase() : c.localName;
         if (type === 'hidden') continue;
-        // A viewport read leaves out what lies outside it (its labels and errors too).
+        // A viewport read leaves out what lies outside it (its labels and errors too), and
+        // does not count it: a page scrolled past thousands of fields has its own in view.
         if (!allViewport && outside(c.getBoundingClientRect())) continue;
+        if (++seen > MAX_FIELDS) break;
         if (!shownControl(c)) {
           const labels = lib.labelsFor(c);
           if (labels && labels.length > 0 && !c.disabled) {
