@@ -15,14 +15,14 @@
   //     mutation happened since the call ({end: 'mutated'}: the caller compares the page), or
   //     at `untilMs` after the action's first input event (the arm, if none was seen), up to
   //     `graceMs` later while a timer due by then has not run ({end: 'window'}). Timers due
-  //     after `untilMs` cannot change the
-  //     page inside the window: they are counted (`laterTimers`), not waited for; `opens`
-  //     counts what may have opened a tab (`window.open`, a click on a link or form that
-  //     targets another browsing context).
+  //     after `untilMs` cannot change the page inside the window: they are counted
+  //     (`laterTimers`), not waited for; `opens` counts what may have opened a tab
+  //     (`window.open`, a click on a link or form that targets another browsing context).
   // The state is reachable only through the Proxy of setTimeout and the caller's random key.
   const key = String(args.key);
   // Counts frames from an arm on: for the first three (the action's own events usually span
-  // one), then while a `settle` waits, until it answered or 1 s passed. Requesting frames any
+  // one), then while a `settle` waits, until it answered or 1 s passed since the action's
+  // first input event (the arm, if none was seen). Requesting frames any
   // longer would keep the page drawing, and input sent to a drawing page waits for its frames.
   const count = (st) => {
     if (st.counting) return;
@@ -34,7 +34,8 @@
         st.seen = st.mutations;
         st.calmFrom = st.frame - 1;
       }
-      if (!st.done && (st.settling || st.frame < 3) && performance.now() - st.armedAt < 1000) {
+      if (!st.done && (st.settling || st.frame < 3)
+        && performance.now() - (st.actedAt || st.armedAt) < 1000) {
         Reflect.apply(st.native.raf, window, [tick]);
       } else {
         st.counting = false;

@@ -604,8 +604,8 @@
     const forHidden = new Map();
     const fields = new Map();
     {
-      // The fields examined (in view, in a viewport read): those past it keep no label, item or
-      // error of their own.
+      // At most MAX_FIELDS fields are examined (in a viewport read, only those in view count):
+      // those past the cap keep no label, item or error of their own.
       const MAX_FIELDS = 2000;
       let seen = 0;
       for (const c of document.querySelectorAll('input, textarea, select')) {
